@@ -1,0 +1,3 @@
+export type Network = 'mainnet' | 'testnet' | 'signet' | 'regtest'
+
+export const NETWORKS: readonly Network[] = ['mainnet', 'testnet', 'signet', 'regtest']
