@@ -1,0 +1,121 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { AccountsService, Wallet } from './service.js'
+import type { AuthService } from '../auth/service.js'
+import { ApiError } from '../shared/errors.js'
+import { amountJson } from '../shared/amount.js'
+import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { AmountOut, BEARER, errors } from '../http/schemas.js'
+
+export const WalletSchema = Type.Object(
+  {
+    id: Type.String(),
+    ccy: Type.String(),
+    amount: AmountOut('Total balance including reserved funds'),
+    availableBalance: AmountOut('Balance spendable now'),
+    accountId: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Wallet' },
+)
+
+export function walletJson(w: Wallet) {
+  return {
+    id: w.id,
+    ccy: w.ccy,
+    amount: amountJson(w.postedMinor, w.ccy),
+    availableBalance: amountJson(w.postedMinor - w.pendingMinor, w.ccy),
+    accountId: w.accountId,
+    createdAt: new Date(w.createdAt).toISOString(),
+    updatedAt: new Date(w.updatedAt).toISOString(),
+  }
+}
+
+const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })
+
+export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountsService; auth: AuthService }): void {
+  const preHandler = bearerAuth(deps.auth)
+  const { accounts } = deps
+
+  // An unrelated or unknown account answers 401 alike, so account ids cannot be probed.
+  async function requireAccess(principalId: string, accountId: string, status: 401 | 403) {
+    if (!(await accounts.canAccess(principalId, accountId))) {
+      throw status === 401
+        ? new ApiError('unauthorized', 'This token may not read that account')
+        : new ApiError('forbidden', 'This token may not read wallets of that account')
+    }
+  }
+
+  app.get(
+    '/api/v2/account/:accountId',
+    {
+      preHandler,
+      schema: {
+        tags: ['Accounts'],
+        summary: 'Read account information',
+        security: BEARER,
+        params: AccountParams,
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              id: Type.String(),
+              displayName: Type.String(),
+              parentId: Type.Union([Type.String(), Type.Null()]),
+              tier: Type.Union([Type.Literal('standard'), Type.Literal('premium')]),
+              createdAt: Type.Integer(),
+            }),
+          }),
+          ...errors(401, 429),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = request.params as { accountId: string }
+      await requireAccess(principalOf(request).accountId, accountId, 401)
+      const account = await accounts.get(accountId)
+      if (!account) throw new ApiError('unauthorized', 'This token may not read that account')
+      return { data: account }
+    },
+  )
+
+  app.get(
+    '/api/v2/account/:accountId/wallet/',
+    {
+      preHandler,
+      schema: {
+        tags: ['Wallets'],
+        summary: "List an account's wallets",
+        security: BEARER,
+        params: AccountParams,
+        response: { 200: Type.Object({ data: Type.Array(Type.Ref('Wallet')) }), ...errors(401, 429) },
+      },
+    },
+    async (request) => {
+      const { accountId } = request.params as { accountId: string }
+      await requireAccess(principalOf(request).accountId, accountId, 401)
+      return { data: (await accounts.wallets(accountId)).map(walletJson) }
+    },
+  )
+
+  app.get(
+    '/api/v2/account/:accountId/wallet/:walletId',
+    {
+      preHandler,
+      schema: {
+        tags: ['Wallets'],
+        summary: 'Read one wallet',
+        security: BEARER,
+        params: Type.Object({ accountId: Type.String({ maxLength: 64 }), walletId: Type.String({ maxLength: 64 }) }),
+        response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { accountId, walletId } = request.params as { accountId: string; walletId: string }
+      await requireAccess(principalOf(request).accountId, accountId, 403)
+      const wallet = await accounts.wallet(walletId)
+      if (!wallet || wallet.accountId !== accountId) throw new ApiError('not_found', 'Wallet not found')
+      return { data: walletJson(wallet) }
+    },
+  )
+}

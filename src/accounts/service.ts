@@ -1,0 +1,135 @@
+import type { Db, Queryable } from '../db/db.js'
+import { ApiError } from '../shared/errors.js'
+import { newId } from '../shared/ids.js'
+
+export type Tier = 'standard' | 'premium'
+
+export interface Account {
+  id: string
+  displayName: string
+  parentId: string | null
+  tier: Tier
+  createdAt: number
+}
+
+export interface Wallet {
+  id: string
+  accountId: string
+  ccy: string
+  postedMinor: bigint
+  pendingMinor: bigint
+  createdAt: number
+  updatedAt: number
+}
+
+export interface AccountsService {
+  create(input: { displayName: string; parentId?: string | null; tier?: Tier }): Promise<Account>
+  get(accountId: string): Promise<Account | undefined>
+  list(limit: number): Promise<Account[]>
+  setTier(accountId: string, tier: Tier): Promise<boolean>
+  /** Self or parent may act on an account's wallets and details. */
+  canAccess(principalAccountId: string, accountId: string): Promise<boolean>
+  wallets(accountId: string): Promise<Wallet[]>
+  wallet(walletId: string): Promise<Wallet | undefined>
+  walletFor(q: Queryable, accountId: string, ccy: string): Promise<Wallet | undefined>
+}
+
+export function createAccountsService(deps: { db: Db; walletCurrencies: string[] }): AccountsService {
+  const { db } = deps
+  return {
+    async create({ displayName, parentId = null, tier = 'standard' }) {
+      const name = displayName.trim()
+      if (!name || name.length > 140) throw new ApiError('invalid_request', 'The display name must be 1 to 140 characters')
+      const now = Date.now()
+      const id = newId('acc')
+      await db.tx(async (q) => {
+        if (parentId) {
+          const parent = await q.query('SELECT 1 FROM accounts WHERE id = $1', [parentId])
+          if (parent.rowCount === 0) throw new ApiError('not_found', `Parent account ${parentId} not found`)
+        }
+        await q.query(
+          'INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES ($1, $2, $3, $4, $5)',
+          [id, name, parentId, tier, now],
+        )
+        for (const ccy of deps.walletCurrencies) {
+          await q.query(
+            `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
+             VALUES ($1, $2, 'wallet', $3, $4, $4)`,
+            [newId('wal'), id, ccy, now],
+          )
+        }
+      })
+      return { id, displayName: name, parentId, tier, createdAt: now }
+    },
+
+    async get(accountId) {
+      const { rows } = await db.query('SELECT * FROM accounts WHERE id = $1', [accountId])
+      return rows[0] ? toAccount(rows[0]) : undefined
+    },
+
+    async list(limit) {
+      const { rows } = await db.query('SELECT * FROM accounts ORDER BY created_at DESC LIMIT $1', [limit])
+      return rows.map(toAccount)
+    },
+
+    async setTier(accountId, tier) {
+      const r = await db.query('UPDATE accounts SET tier = $2 WHERE id = $1', [accountId, tier])
+      return r.rowCount > 0
+    },
+
+    async canAccess(principalAccountId, accountId) {
+      if (principalAccountId === accountId) return true
+      const { rows } = await db.query<{ parent_id: string | null }>('SELECT parent_id FROM accounts WHERE id = $1', [
+        accountId,
+      ])
+      return rows[0]?.parent_id === principalAccountId
+    },
+
+    async wallets(accountId) {
+      const { rows } = await db.query(
+        `SELECT * FROM ledger_accounts WHERE account_id = $1 AND kind = 'wallet' ORDER BY created_at, ccy`,
+        [accountId],
+      )
+      return sortByCurrency(rows.map(toWallet), deps.walletCurrencies)
+    },
+
+    async wallet(walletId) {
+      const { rows } = await db.query(`SELECT * FROM ledger_accounts WHERE id = $1 AND kind = 'wallet'`, [walletId])
+      return rows[0] ? toWallet(rows[0]) : undefined
+    },
+
+    async walletFor(q, accountId, ccy) {
+      const { rows } = await q.query(
+        `SELECT * FROM ledger_accounts WHERE account_id = $1 AND ccy = $2 AND kind = 'wallet'`,
+        [accountId, ccy],
+      )
+      return rows[0] ? toWallet(rows[0]) : undefined
+    },
+  }
+}
+
+function sortByCurrency(wallets: Wallet[], order: string[]): Wallet[] {
+  return wallets.sort((a, b) => order.indexOf(a.ccy) - order.indexOf(b.ccy))
+}
+
+function toAccount(r: any): Account {
+  return {
+    id: r.id,
+    displayName: r.display_name,
+    parentId: r.parent_id,
+    tier: r.tier,
+    createdAt: Number(r.created_at),
+  }
+}
+
+export function toWallet(r: any): Wallet {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    ccy: r.ccy,
+    postedMinor: BigInt(r.posted),
+    pendingMinor: BigInt(r.pending),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  }
+}

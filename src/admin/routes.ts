@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { timingSafeEqual, createHash } from 'node:crypto'
+import { Type } from 'typebox'
+import type { AccountsService, Tier } from '../accounts/service.js'
+import type { AuthService } from '../auth/service.js'
+import type { Db } from '../db/db.js'
+import { ApiError } from '../shared/errors.js'
+import { checkBooks } from '../ledger/ledger.js'
+
+/**
+ * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
+ * out of the public API reference.
+ */
+export function adminRoutes(
+  app: FastifyInstance,
+  deps: { accounts: AccountsService; auth: AuthService; db: Db; adminToken: string },
+): void {
+  const expected = createHash('sha256').update(deps.adminToken).digest()
+  const preHandler = async (request: FastifyRequest) => {
+    const m = /^Bearer (.{1,512})$/.exec(request.headers.authorization ?? '')
+    const given = createHash('sha256').update(m?.[1] ?? '').digest()
+    if (!m || !timingSafeEqual(given, expected)) throw new ApiError('unauthorized', 'A valid admin token is required')
+  }
+  const schema = { hide: true, tags: ['Admin'] }
+  const TierSchema = Type.Union([Type.Literal('standard'), Type.Literal('premium')])
+
+  app.post(
+    '/admin/accounts',
+    {
+      preHandler,
+      schema: {
+        ...schema,
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 140 }),
+          parentId: Type.Optional(Type.String({ maxLength: 64 })),
+          tier: Type.Optional(TierSchema),
+          withKey: Type.Optional(Type.Boolean()),
+        }),
+      },
+    },
+    async (request) => {
+      const body = request.body as { name: string; parentId?: string; tier?: Tier; withKey?: boolean }
+      const account = await deps.accounts.create({ displayName: body.name, parentId: body.parentId ?? null, tier: body.tier })
+      const key = body.withKey === false ? undefined : await deps.auth.createKey(account.id)
+      return { accountId: account.id, ...(key ?? {}), account }
+    },
+  )
+
+  app.get('/admin/accounts', { preHandler, schema }, async () => ({ data: await deps.accounts.list(1000) }))
+
+  app.put(
+    '/admin/accounts/:accountId/tier',
+    { preHandler, schema: { ...schema, body: Type.Object({ tier: TierSchema }) } },
+    async (request) => {
+      const { accountId } = request.params as { accountId: string }
+      const { tier } = request.body as { tier: Tier }
+      if (!(await deps.accounts.setTier(accountId, tier))) throw new ApiError('not_found', 'Account not found')
+      return { accountId, tier }
+    },
+  )
+
+  app.post(
+    '/admin/keys',
+    { preHandler, schema: { ...schema, body: Type.Object({ accountId: Type.String({ maxLength: 64 }) }) } },
+    async (request) => {
+      const { accountId } = request.body as { accountId: string }
+      if (!(await deps.accounts.get(accountId))) throw new ApiError('not_found', 'Account not found')
+      return { accountId, ...(await deps.auth.createKey(accountId)) }
+    },
+  )
+
+  app.post('/admin/keys/:apiKey/revoke', { preHandler, schema }, async (request) => {
+    const { apiKey } = request.params as { apiKey: string }
+    if (!(await deps.auth.revokeKey(apiKey))) throw new ApiError('not_found', 'No such active key')
+    return { apiKey, revoked: true }
+  })
+
+  app.get('/admin/ledger/check', { preHandler, schema }, async () => checkBooks(deps.db))
+}

@@ -1,0 +1,51 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { Container } from './container.js'
+import { installErrorHandling } from './http/errors.js'
+import { installJson } from './http/json-body.js'
+import { ErrorBodySchema } from './http/schemas.js'
+import { observabilityRoutes } from './http/observability.js'
+import { authRoutes } from './auth/routes.js'
+import { accountRoutes, WalletSchema } from './accounts/routes.js'
+import { rateRoutes } from './rates/routes.js'
+import { adminRoutes } from './admin/routes.js'
+
+/** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
+export async function buildApp(c: Container): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: c.log as unknown as FastifyBaseLogger,
+    bodyLimit: c.config.bodyLimitBytes,
+    trustProxy: c.config.env.TRUST_PROXY === 'true',
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
+  })
+  installJson(app)
+  installErrorHandling(app)
+  app.addSchema(ErrorBodySchema)
+  app.addSchema(WalletSchema)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svcpay — Wallet Service API v2',
+        version: '2.0.0',
+        description:
+          'BTC over Lightning and on-chain, swaps, USDT on TRON and VND bank payouts, signed webhooks. Amounts are JSON numbers written as exact decimals.',
+      },
+      servers: [{ url: c.config.publicBaseUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  observabilityRoutes(app, { db: c.db, metrics: c.metrics })
+  authRoutes(app, c)
+  accountRoutes(app, c)
+  rateRoutes(app, c)
+  adminRoutes(app, c)
+  return app
+}

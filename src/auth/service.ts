@@ -1,0 +1,179 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
+import type { Db } from '../db/db.js'
+import type { SecretBox } from '../shared/secret-box.js'
+import { ApiError } from '../shared/errors.js'
+import { newId } from '../shared/ids.js'
+
+export interface AuthDeps {
+  db: Db
+  box: SecretBox
+  jwtKey: Uint8Array
+  tokenTtlS: number
+  now?: () => number
+}
+
+export interface TokenResponse {
+  accessToken: string
+  expiredAt: number
+  accountId: string
+}
+
+/** Who a request acts for, once its bearer token is verified. */
+export interface Principal {
+  accountId: string
+  keyId: string
+  tier: 'standard' | 'premium'
+  displayName: string
+}
+
+export interface IssuedKey {
+  apiKey: string
+  apiSecret: string
+}
+
+export interface AuthService {
+  createKey(accountId: string): Promise<IssuedKey>
+  revokeKey(apiKey: string): Promise<boolean>
+  /** The token exchange: checks the key, the signature over the exact body, and its one-time use. */
+  exchange(input: { apiKey: string | undefined; signature: string | undefined; rawBody: string }): Promise<TokenResponse>
+  authenticate(authorization: string | undefined): Promise<Principal>
+  /** The account a valid API key belongs to (for counting token requests against it). */
+  accountOfKey(apiKey: string): Promise<string | undefined>
+}
+
+const JWT_ISSUER = 'svcpay'
+const SIGNATURE_RE = /^[0-9a-fA-F]{64}$/
+// A revoked key's tokens stop working within this time on every instance.
+const KEY_CACHE_TTL_MS = 2_000
+const KEY_CACHE_MAX = 10_000
+
+interface KeyInfo {
+  accountId: string
+  revoked: boolean
+  tier: 'standard' | 'premium'
+  displayName: string
+  secretEnc: string
+  loadedAt: number
+}
+
+export function createAuthService(deps: AuthDeps): AuthService {
+  const now = deps.now ?? Date.now
+  const cache = new Map<string, KeyInfo>()
+
+  async function loadKey(apiKey: string): Promise<KeyInfo | undefined> {
+    const hit = cache.get(apiKey)
+    if (hit && now() - hit.loadedAt < KEY_CACHE_TTL_MS) return hit
+    const { rows } = await deps.db.query<{
+      account_id: string
+      revoked_at: bigint | null
+      tier: 'standard' | 'premium'
+      display_name: string
+      secret_enc: string
+    }>(
+      `SELECT k.account_id, k.revoked_at, k.secret_enc, a.tier, a.display_name
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1`,
+      [apiKey],
+    )
+    const row = rows[0]
+    if (!row) {
+      cache.delete(apiKey)
+      return undefined
+    }
+    const info: KeyInfo = {
+      accountId: row.account_id,
+      revoked: row.revoked_at !== null,
+      tier: row.tier,
+      displayName: row.display_name,
+      secretEnc: row.secret_enc,
+      loadedAt: now(),
+    }
+    if (cache.size >= KEY_CACHE_MAX) cache.clear()
+    cache.set(apiKey, info)
+    return info
+  }
+
+  const unauthorized = (message = 'Missing, invalid or expired credentials') => new ApiError('unauthorized', message)
+
+  return {
+    async createKey(accountId) {
+      const apiKey = newId('key')
+      const apiSecret = 'sk_' + randomBytes(32).toString('base64url')
+      await deps.db.query('INSERT INTO api_keys (id, account_id, secret_enc, created_at) VALUES ($1, $2, $3, $4)', [
+        apiKey,
+        accountId,
+        deps.box.seal(apiSecret),
+        now(),
+      ])
+      return { apiKey, apiSecret }
+    },
+
+    async revokeKey(apiKey) {
+      const r = await deps.db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
+        apiKey,
+        now(),
+      ])
+      cache.delete(apiKey)
+      return r.rowCount > 0
+    },
+
+    async exchange({ apiKey, signature, rawBody }) {
+      if (!apiKey || !signature) throw unauthorized('X-Api-Key and X-Api-Signature headers are required')
+      if (!SIGNATURE_RE.test(signature)) {
+        throw new ApiError('invalid_signature', 'X-Api-Signature must be 64 hex characters (HMAC-SHA256)')
+      }
+      const key = apiKey.length <= 64 ? await loadKey(apiKey) : undefined
+      if (!key || key.revoked) throw unauthorized('Unknown or revoked API key')
+      const secret = deps.box.open(key.secretEnc)
+      const expected = createHmac('sha256', secret).update(`${apiKey}&payload=${rawBody}`, 'utf8').digest()
+      const given = Buffer.from(signature, 'hex')
+      if (!timingSafeEqual(expected, given)) {
+        throw new ApiError('invalid_signature', 'The signature does not match the API key and body')
+      }
+      const inserted = await deps.db.query(
+        'INSERT INTO used_signatures (key_id, signature, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [apiKey, signature.toLowerCase(), now()],
+      )
+      if (inserted.rowCount === 0) {
+        throw new ApiError('signature_reused', 'This signature was already used; sign a fresh body for each token request')
+      }
+      const issuedAtS = Math.floor(now() / 1000)
+      const expiredAtS = issuedAtS + deps.tokenTtlS
+      const accessToken = await new SignJWT({ key: apiKey })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(JWT_ISSUER)
+        .setSubject(key.accountId)
+        .setIssuedAt(issuedAtS)
+        .setExpirationTime(expiredAtS)
+        .setJti(randomBytes(12).toString('base64url'))
+        .sign(deps.jwtKey)
+      return { accessToken, expiredAt: expiredAtS * 1000, accountId: key.accountId }
+    },
+
+    async authenticate(authorization) {
+      const m = /^Bearer ([A-Za-z0-9_\-.]{10,4096})$/.exec(authorization ?? '')
+      if (!m) throw unauthorized('Send Authorization: Bearer <accessToken>')
+      let payload
+      try {
+        ;({ payload } = await jwtVerify(m[1]!, deps.jwtKey, {
+          issuer: JWT_ISSUER,
+          algorithms: ['HS256'],
+          currentDate: new Date(now()),
+        }))
+      } catch (err) {
+        if (err instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired; request a new one')
+        throw unauthorized('The access token is invalid')
+      }
+      const keyId = typeof payload.key === 'string' ? payload.key : ''
+      const key = keyId ? await loadKey(keyId) : undefined
+      if (!key || key.revoked || key.accountId !== payload.sub) throw unauthorized('The API key of this token was revoked')
+      return { accountId: key.accountId, keyId, tier: key.tier, displayName: key.displayName }
+    },
+
+    async accountOfKey(apiKey) {
+      if (apiKey.length > 64) return undefined
+      const key = await loadKey(apiKey)
+      return key && !key.revoked ? key.accountId : undefined
+    },
+  }
+}

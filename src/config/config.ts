@@ -1,0 +1,185 @@
+import { join, resolve } from 'node:path'
+import { isCurrency } from '../shared/currency.js'
+import { NETWORKS, type Network } from '../rails/network.js'
+
+/**
+ * Every environment variable the service reads, parsed and checked in one place. A bad value stops
+ * the process at start with a message naming the variable.
+ */
+export interface Config {
+  port: number
+  host: string
+  publicBaseUrl: string
+  invoicePageUrl: string
+  databaseUrl: string | undefined
+  dataDir: string
+  redisUrl: string | undefined
+  rails: 'sandbox' | 'real'
+  lightning: 'sandbox' | 'lnd'
+  onchain: 'sandbox' | 'bitcoind' | 'esplora'
+  tron: 'sandbox' | 'trongrid'
+  vnd: 'sandbox' | 'bank-http'
+  network: Network
+  walletCurrencies: string[]
+  tokenTtlS: number
+  quoteTtlS: number
+  invoiceExpiryS: number
+  onchainConfirmations: number
+  onchainReceiveTtlS: number
+  role: 'all' | 'api' | 'worker'
+  webhookVariant: 'a' | 'b'
+  allowHttpWebhooks: boolean
+  allowPrivateWebhooks: boolean
+  adminToken: string | undefined
+  masterKey: string | undefined
+  jwtSecret: string | undefined
+  ratesProvider: 'static' | 'live'
+  ratesFile: string
+  ratesLiveUrl: string
+  ratesMaxAgeS: number
+  fxSpreadBps: bigint
+  fees: FeeSchedule
+  logLevel: string
+  sandboxTronFail: string[]
+  dbPoolMax: number
+  bodyLimitBytes: number
+  env: Record<string, string | undefined>
+}
+
+/** Per method: a fixed fee in the source currency's minor units plus basis points of the amount. */
+export interface FeeRule {
+  fixedMinor: bigint
+  bps: bigint
+}
+export type FeeSchedule = Record<string, FeeRule>
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535)
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`).replace(/\/$/, '')
+  const rails = oneOf(env, 'RAILS', ['sandbox', 'real'] as const, 'sandbox')
+  const sandbox = rails === 'sandbox'
+  const walletCurrencies = (env.WALLET_CURRENCIES ?? 'BTC,USDT,VND,USD,CAD')
+    .split(',')
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean)
+  for (const c of walletCurrencies) {
+    if (!isCurrency(c)) throw new ConfigError(`WALLET_CURRENCIES: unknown currency ${c}`)
+    if (c === 'ETH') throw new ConfigError('WALLET_CURRENCIES: ETH wallets are not supported (18 decimals)')
+  }
+  if (!walletCurrencies.includes('BTC')) throw new ConfigError('WALLET_CURRENCIES must include BTC')
+  const dataDir = resolve(env.DATA_DIR ?? './data')
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    publicBaseUrl,
+    invoicePageUrl: url(env, 'INVOICE_PAGE_URL', `${publicBaseUrl}/pay`).replace(/\/$/, ''),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    redisUrl: env.REDIS_URL || undefined,
+    rails,
+    lightning: oneOf(env, 'LIGHTNING', ['sandbox', 'lnd'] as const, sandbox ? 'sandbox' : 'lnd'),
+    onchain: oneOf(env, 'ONCHAIN', ['sandbox', 'bitcoind', 'esplora'] as const, sandbox ? 'sandbox' : 'bitcoind'),
+    tron: oneOf(env, 'TRON', ['sandbox', 'trongrid'] as const, sandbox ? 'sandbox' : 'trongrid'),
+    vnd: oneOf(env, 'VND', ['sandbox', 'bank-http'] as const, sandbox ? 'sandbox' : 'bank-http'),
+    network: oneOf(env, 'NETWORK', NETWORKS, sandbox ? 'regtest' : 'mainnet'),
+    walletCurrencies,
+    tokenTtlS: int(env, 'TOKEN_TTL_S', 3600, 10, 86_400),
+    quoteTtlS: int(env, 'QUOTE_TTL_S', 120, 1, 86_400),
+    invoiceExpiryS: int(env, 'INVOICE_EXPIRY_S', 3600, 10, 7 * 86_400),
+    onchainConfirmations: int(env, 'ONCHAIN_CONFIRMATIONS', sandbox ? 1 : 3, 1, 100),
+    onchainReceiveTtlS: int(env, 'ONCHAIN_RECEIVE_TTL_S', 86_400, 60, 30 * 86_400),
+    role: oneOf(env, 'ROLE', ['all', 'api', 'worker'] as const, 'all'),
+    webhookVariant: oneOf(env, 'WEBHOOK_VARIANT', ['a', 'b'] as const, 'a'),
+    allowHttpWebhooks: bool(env, 'ALLOW_HTTP_WEBHOOKS', sandbox),
+    allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', false),
+    adminToken: env.ADMIN_TOKEN || undefined,
+    masterKey: env.MASTER_KEY || undefined,
+    jwtSecret: env.JWT_SECRET || undefined,
+    ratesProvider: oneOf(env, 'RATES_PROVIDER', ['static', 'live'] as const, 'static'),
+    ratesFile: env.RATES_FILE ?? join(new URL('../rates/', import.meta.url).pathname, 'static-rates.json'),
+    ratesLiveUrl: url(env, 'RATES_LIVE_URL', 'https://api.coingecko.com/api/v3/simple/price'),
+    ratesMaxAgeS: int(env, 'RATES_MAX_AGE_S', 300, 5, 86_400),
+    fxSpreadBps: BigInt(int(env, 'FX_SPREAD_BPS', 50, 0, 5_000)),
+    fees: feeSchedule(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    sandboxTronFail: (env.SANDBOX_TRON_FAIL ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
+    bodyLimitBytes: 64 * 1024,
+    env,
+  }
+}
+
+/**
+ * Fee schedule: `FEE_<METHOD>` as `<fixed minor units>+<basis points>`, e.g. `FEE_ONCHAIN=0+50`.
+ * The method key is the destination method for sends and payouts, `swap` for swaps and the source
+ * method for receives.
+ */
+const DEFAULT_FEES: Record<string, string> = {
+  swap: '0+50',
+  lightning_send: '0+10',
+  onchain_send: '0+10',
+  lightning_receive: '0+0',
+  onchain_receive: '0+0',
+  tron: '0+20',
+  'vnd-instant': '0+30',
+}
+
+function feeSchedule(env: Record<string, string | undefined>): FeeSchedule {
+  const out: FeeSchedule = {}
+  for (const [method, fallback] of Object.entries(DEFAULT_FEES)) {
+    const name = `FEE_${method.toUpperCase().replace(/-/g, '_')}`
+    const text = env[name] ?? fallback
+    const m = /^(\d{1,15})\+(\d{1,5})$/.exec(text)
+    if (!m || BigInt(m[2]!) > 10_000n) throw new ConfigError(`${name}: expected <fixed minor units>+<bps>, got ${text}`)
+    out[method] = { fixedMinor: BigInt(m[1]!), bps: BigInt(m[2]!) }
+  }
+  return out
+}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || n < min || n > max) {
+    throw new ConfigError(`${name}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`)
+  }
+  return n
+}
+
+function bool(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  if (text === 'true' || text === '1') return true
+  if (text === 'false' || text === '0') return false
+  throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(text)}`)
+}
+
+function oneOf<T extends string>(
+  env: Record<string, string | undefined>,
+  name: string,
+  values: readonly T[],
+  fallback: T,
+): T {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  if (!values.includes(text as T)) throw new ConfigError(`${name}: expected one of ${values.join(', ')}, got ${JSON.stringify(text)}`)
+  return text as T
+}
+
+function url(env: Record<string, string | undefined>, name: string, fallback: string): string {
+  const text = env[name] || fallback
+  try {
+    const u = new URL(text)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
+  } catch {
+    throw new ConfigError(`${name}: expected an http(s) URL, got ${JSON.stringify(text)}`)
+  }
+  return text
+}

@@ -1,0 +1,56 @@
+import type { Config } from './config/config.js'
+import { adminToken, masterKey } from './config/local-secrets.js'
+import { createPgliteDb, createPostgresDb, type Db } from './db/db.js'
+import { migrate } from './db/migrate.js'
+import { createSecretBox, type SecretBox } from './shared/secret-box.js'
+import { loadJwtKey } from './auth/jwt-key.js'
+import { createAuthService, type AuthService } from './auth/service.js'
+import { createAccountsService, type AccountsService } from './accounts/service.js'
+import { createRatesService, liveRateProvider, staticRateProvider, type RatesService } from './rates/service.js'
+import { ensureSystemAccounts } from './ledger/ledger.js'
+import { createMetrics, type Metrics } from './http/observability.js'
+import { PRECISION } from './shared/currency.js'
+import type { Logger } from 'pino'
+
+/** Every service, wired from its explicit dependencies. Tests build one the same way. */
+export interface Container {
+  config: Config
+  db: Db
+  box: SecretBox
+  adminToken: string
+  auth: AuthService
+  accounts: AccountsService
+  rates: RatesService
+  metrics: Metrics
+  log: Logger
+  close(): Promise<void>
+}
+
+export async function createContainer(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Container> {
+  const db = opts.db ?? (config.databaseUrl ? createPostgresDb(config.databaseUrl, { poolMax: config.dbPoolMax }) : await createPgliteDb(config.dataDir))
+  await migrate(db)
+  const walletAndRateCurrencies = Object.keys(PRECISION).filter((c) => c !== 'ETH' || config.walletCurrencies.includes(c))
+  await ensureSystemAccounts(db, walletAndRateCurrencies)
+  const box = createSecretBox(masterKey(config))
+  const jwtKey = await loadJwtKey(db, box, config.jwtSecret)
+  const auth = createAuthService({ db, box, jwtKey, tokenTtlS: config.tokenTtlS })
+  const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies })
+  const provider =
+    config.ratesProvider === 'live' ? liveRateProvider({ url: config.ratesLiveUrl }) : staticRateProvider(config.ratesFile)
+  const rates = createRatesService({ provider, maxAgeMs: config.ratesMaxAgeS * 1000, log })
+  const metrics = createMetrics()
+  return {
+    config,
+    db,
+    box,
+    adminToken: adminToken(config),
+    auth,
+    accounts,
+    rates,
+    metrics,
+    log,
+    async close() {
+      if (!opts.db) await db.close()
+    },
+  }
+}

@@ -1,0 +1,164 @@
+import pg from 'pg'
+import { PGlite } from '@electric-sql/pglite'
+import { mkdirSync } from 'node:fs'
+
+/**
+ * One query interface over both engines: PostgreSQL through node-postgres, and embedded
+ * PostgreSQL (PGlite). Both run the same SQL. int8 columns come back as bigint on both.
+ */
+export interface Queryable {
+  query<R = any>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>
+}
+
+export type Engine = 'postgres' | 'pglite'
+
+export interface Db extends Queryable {
+  readonly engine: Engine
+  /** Run `fn` in one database transaction; retried on serialization failures and deadlocks. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
+  /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01'])
+const TX_ATTEMPTS_MAX = 5
+
+export function isRetryableDbError(err: unknown): boolean {
+  return RETRYABLE_SQLSTATES.has((err as { code?: string })?.code ?? '')
+}
+
+/** Connection-level failures mean the database is unreachable: 503, not 500. */
+export function isDbUnavailableError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code ?? ''
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08006', '08001', '08003'].includes(
+      code,
+    ) || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+      (err as Error)?.message ?? '',
+    )
+  )
+}
+
+pg.types.setTypeParser(20, (v: string) => BigInt(v))
+
+export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolMax ?? 20,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  })
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+
+  const listeners = new Map<string, Set<(p: string) => void>>()
+  let listenClient: pg.Client | null = null
+  let listenConnecting: Promise<void> | null = null
+  let closed = false
+
+  async function connectListener(): Promise<void> {
+    const client = new pg.Client({ connectionString: url })
+    client.on('notification', (msg) => {
+      for (const fn of listeners.get(msg.channel) ?? []) fn(msg.payload ?? '')
+    })
+    client.on('error', () => {
+      listenClient = null
+      if (!closed) setTimeout(() => void ensureListener().catch(() => {}), 500).unref()
+    })
+    await client.connect()
+    for (const channel of listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`)
+    listenClient = client
+  }
+
+  async function ensureListener(): Promise<void> {
+    if (listenClient || closed) return
+    listenConnecting ??= connectListener().finally(() => (listenConnecting = null))
+    await listenConnecting
+  }
+
+  const query: Queryable['query'] = async (sql, params) => {
+    const r = await pool.query(sql, params as unknown[])
+    return { rows: r.rows, rowCount: r.rowCount ?? 0 }
+  }
+
+  return {
+    engine: 'postgres',
+    query,
+    async tx(fn) {
+      for (let attempt = 1; ; attempt++) {
+        const client = await pool.connect()
+        const q: Queryable = {
+          query: async (sql, params) => {
+            const r = await client.query(sql, params as unknown[])
+            return { rows: r.rows, rowCount: r.rowCount ?? 0 }
+          },
+        }
+        try {
+          await client.query('BEGIN')
+          const result = await fn(q)
+          await client.query('COMMIT')
+          client.release()
+          return result
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {})
+          client.release(isDbUnavailableError(err) ? (err as Error) : undefined)
+          if (attempt < TX_ATTEMPTS_MAX && isRetryableDbError(err)) continue
+          throw err
+        }
+      }
+    },
+    async listen(channel, onPayload) {
+      let set = listeners.get(channel)
+      const isNew = !set
+      if (!set) listeners.set(channel, (set = new Set()))
+      set.add(onPayload)
+      await ensureListener()
+      if (isNew && listenClient) await listenClient.query(`LISTEN ${quoteIdent(channel)}`)
+      return async () => {
+        set!.delete(onPayload)
+      }
+    },
+    async close() {
+      closed = true
+      await listenClient?.end().catch(() => {})
+      await pool.end()
+    },
+  }
+}
+
+export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true })
+  const lite = new PGlite(dataDir, { parsers: { 20: (v: string) => BigInt(v) } })
+  await lite.waitReady
+  const query: Queryable['query'] = async (sql, params) => {
+    const r = await lite.query<any>(sql, params as unknown[])
+    return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+  }
+  return {
+    engine: 'pglite',
+    query,
+    async tx(fn) {
+      // PGlite is a single connection: its transaction holds it exclusively, so no retry is needed.
+      return lite.transaction(async (t) =>
+        fn({
+          query: async (sql, params) => {
+            const r = await t.query<any>(sql, params as unknown[])
+            return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+          },
+        }),
+      )
+    },
+    async listen(channel, onPayload) {
+      const unsub = await lite.listen(channel, onPayload)
+      return async () => unsub()
+    },
+    async close() {
+      await lite.close()
+    },
+  }
+}
+
+function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"'
+}

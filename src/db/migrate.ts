@@ -1,0 +1,44 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import type { Db } from './db.js'
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
+// Any constant works; it only has to be the same for every instance of the service.
+const MIGRATION_LOCK_KEY = 7_203_114_001
+
+/**
+ * Apply every migration not yet applied, in file-name order, each in its own transaction. An
+ * advisory lock makes several instances starting at once apply each migration exactly once.
+ */
+export async function migrate(db: Db): Promise<string[]> {
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+  const applied: string[] = []
+  await db.tx(async (q) => {
+    await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await q.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)',
+    )
+    const done = new Set(
+      (await q.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name),
+    )
+    for (const file of files) {
+      if (done.has(file)) continue
+      const sql = readFileSync(join(MIGRATIONS_DIR, file), 'utf8')
+      for (const statement of splitStatements(sql)) await q.query(statement)
+      await q.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [file, Date.now()])
+      applied.push(file)
+    }
+  })
+  return applied
+}
+
+/** Migrations hold plain statements separated by semicolons at line ends (no function bodies). */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*$/m)
+    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+    .filter(Boolean)
+}

@@ -1,0 +1,165 @@
+import type { Db, Queryable } from '../db/db.js'
+import { assert } from '../shared/assert.js'
+
+/**
+ * The double-entry ledger. Every movement is a journal entry of postings that sum to zero per
+ * currency. Wallets keep running `posted` and `pending` balances, updated in the same database
+ * transaction as their postings and guarded by CHECK constraints and conditional updates; system
+ * accounts (fees, FX liquidity, external networks) have no running balance: theirs is the sum of
+ * their postings, which keeps them from becoming hot rows every transaction would queue on.
+ */
+
+export type SystemPurpose = 'fees' | 'fx' | 'lightning' | 'onchain' | 'tron' | 'bank' | 'sandbox-funding'
+
+export const systemAccountId = (purpose: SystemPurpose, ccy: string) => `sys:${purpose}:${ccy}`
+
+export interface Posting {
+  accountId: string
+  ccy: string
+  /** Positive increases the account's balance, negative decreases it. */
+  amount: bigint
+}
+
+export async function ensureSystemAccounts(db: Db, currencies: string[]): Promise<void> {
+  const purposes: SystemPurpose[] = ['fees', 'fx', 'lightning', 'onchain', 'tron', 'bank', 'sandbox-funding']
+  const now = Date.now()
+  for (const ccy of currencies) {
+    for (const purpose of purposes) {
+      await db.query(
+        `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
+         VALUES ($1, NULL, 'system', $2, $3, $3) ON CONFLICT (id) DO NOTHING`,
+        [systemAccountId(purpose, ccy), ccy, now],
+      )
+    }
+  }
+}
+
+/**
+ * Hold `amount` of a wallet for a transaction: availableBalance falls, the balance does not.
+ * Returns false, changing nothing, when the wallet's available balance does not cover it.
+ */
+export async function placeHold(
+  q: Queryable,
+  input: { txnId: string; walletId: string; amount: bigint; now: number },
+): Promise<boolean> {
+  assert(input.amount > 0n, 'a hold must be positive')
+  const r = await q.query(
+    `UPDATE ledger_accounts SET pending = pending + $2, updated_at = $3
+      WHERE id = $1 AND kind = 'wallet' AND posted - pending >= $2`,
+    [input.walletId, input.amount, input.now],
+  )
+  if (r.rowCount === 0) return false
+  await q.query(
+    `INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
+     VALUES ($1, $2, $3, 'pending', $4, $4)`,
+    [input.txnId, input.walletId, input.amount, input.now],
+  )
+  return true
+}
+
+/** The transaction's open hold amount on a wallet (0 when none). */
+export async function pendingHoldAmount(q: Queryable, txnId: string): Promise<bigint> {
+  const { rows } = await q.query<{ total: bigint | null }>(
+    `SELECT SUM(amount)::int8 AS total FROM holds WHERE txn_id = $1 AND status = 'pending'`,
+    [txnId],
+  )
+  return rows[0]?.total ?? 0n
+}
+
+/** Release every open hold of a transaction: the funds become available again. */
+export async function voidHolds(q: Queryable, txnId: string, now: number): Promise<void> {
+  await closeHolds(q, txnId, 'voided', now)
+}
+
+async function closeHolds(q: Queryable, txnId: string, status: 'posted' | 'voided', now: number): Promise<void> {
+  const { rows } = await q.query<{ ledger_account_id: string; amount: bigint }>(
+    `UPDATE holds SET status = $2, updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+     RETURNING ledger_account_id, amount`,
+    [txnId, status, now],
+  )
+  for (const h of rows) {
+    await q.query('UPDATE ledger_accounts SET pending = pending - $2, updated_at = $3 WHERE id = $1', [
+      h.ledger_account_id,
+      h.amount,
+      now,
+    ])
+  }
+}
+
+/**
+ * Record a balanced journal entry. When `settleHolds` is set, the transaction's open holds are
+ * marked posted in the same step (their amounts are part of these postings).
+ */
+export async function postEntry(
+  q: Queryable,
+  input: { txnId: string | null; kind: string; postings: Posting[]; now: number; settleHolds?: boolean },
+): Promise<void> {
+  const postings = input.postings.filter((p) => p.amount !== 0n)
+  const sums = new Map<string, bigint>()
+  for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
+  for (const [ccy, sum] of sums) assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
+  if (input.settleHolds && input.txnId) await closeHolds(q, input.txnId, 'posted', input.now)
+  if (postings.length === 0) return
+  const { rows } = await q.query<{ id: bigint }>(
+    'INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id',
+    [input.txnId, input.kind, input.now],
+  )
+  const entryId = rows[0]!.id
+  const values: unknown[] = []
+  const tuples = postings.map((p, i) => {
+    values.push(entryId, p.accountId, p.ccy, p.amount)
+    return `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`
+  })
+  await q.query(`INSERT INTO postings (entry_id, ledger_account_id, ccy, amount) VALUES ${tuples.join(', ')}`, values)
+  // Wallet rows are updated in id order so that two entries touching the same wallets never deadlock.
+  const byWallet = new Map<string, bigint>()
+  for (const p of postings) {
+    if (!p.accountId.startsWith('sys:')) byWallet.set(p.accountId, (byWallet.get(p.accountId) ?? 0n) + p.amount)
+  }
+  for (const walletId of [...byWallet.keys()].sort()) {
+    const r = await q.query(
+      `UPDATE ledger_accounts SET posted = posted + $2, updated_at = $3 WHERE id = $1 AND kind = 'wallet'`,
+      [walletId, byWallet.get(walletId), input.now],
+    )
+    assert(r.rowCount === 1, `posting to unknown wallet ${walletId}`)
+  }
+}
+
+export interface BooksReport {
+  ok: boolean
+  unbalancedEntries: number
+  walletMismatches: number
+  holdMismatches: number
+  /** Sum of every account's balance per currency: zero when the books balance. */
+  totals: Record<string, string>
+}
+
+/** The books check: every entry balances, and every wallet's balances match its postings and holds. */
+export async function checkBooks(q: Queryable): Promise<BooksReport> {
+  const { rows } = await q.query<{
+    unbalanced: bigint
+    wallet_mismatch: bigint
+    hold_mismatch: bigint
+    totals: Record<string, string> | null
+  }>(`
+    SELECT
+      (SELECT count(*) FROM (SELECT entry_id, ccy FROM postings GROUP BY entry_id, ccy HAVING SUM(amount) <> 0) u)::int8 AS unbalanced,
+      (SELECT count(*) FROM ledger_accounts la
+         WHERE la.kind = 'wallet'
+           AND la.posted <> COALESCE((SELECT SUM(p.amount) FROM postings p WHERE p.ledger_account_id = la.id), 0))::int8 AS wallet_mismatch,
+      (SELECT count(*) FROM ledger_accounts la
+         WHERE la.kind = 'wallet'
+           AND la.pending <> COALESCE((SELECT SUM(h.amount) FROM holds h WHERE h.ledger_account_id = la.id AND h.status = 'pending'), 0))::int8 AS hold_mismatch,
+      (SELECT json_object_agg(ccy, total::text) FROM (SELECT ccy, SUM(amount) AS total FROM postings GROUP BY ccy) t) AS totals
+  `)
+  const r = rows[0]!
+  const totals = r.totals ?? {}
+  const totalsZero = Object.values(totals).every((t) => t === '0')
+  return {
+    ok: r.unbalanced === 0n && r.wallet_mismatch === 0n && r.hold_mismatch === 0n && totalsZero,
+    unbalancedEntries: Number(r.unbalanced),
+    walletMismatches: Number(r.wallet_mismatch),
+    holdMismatches: Number(r.hold_mismatch),
+    totals,
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Every word the hosted invoice page shows, in English and Vietnamese, and the choice between them
+ * from the browser's Accept-Language header.
+ */
+
+export type Lang = 'en' | 'vi'
+
+export const LANGS: readonly Lang[] = ['en', 'vi']
+
+export const DEFAULT_LANG: Lang = 'en'
+
+/** The strings of one language. `{name}` marks a value filled in by `fill`. */
+export interface PageStrings {
+  /** Separators for numbers: English writes 12,345.67 and Vietnamese 12.345,67. */
+  groupSeparator: string
+  decimalSeparator: string
+  /** `<title>` of an invoice page; `{merchant}` is the account's display name. */
+  pageTitle: string
+  paymentRequest: string
+  methodLightning: string
+  methodOnchain: string
+  amountHeading: string
+  sats: string
+  fiatAbout: string
+  timeLeft: string
+  /** Days in a long countdown, singular and plural (Vietnamese has one form). */
+  day: string
+  days: string
+  statusAwaiting: string
+  statusSeen: string
+  /** `{have}` and `{need}` are confirmation counts. */
+  statusSeenConfirmations: string
+  statusPaid: string
+  statusExpired: string
+  qrLabelLightning: string
+  qrLabelOnchain: string
+  openInWallet: string
+  textLabelLightning: string
+  textLabelOnchain: string
+  copy: string
+  copied: string
+  copyManual: string
+  hintLightning: string
+  hintOnchain: string
+  noScript: string
+  notFoundTitle: string
+  notFoundBody: string
+  expiredTitle: string
+  expiredBody: string
+}
+
+export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
+  en: {
+    groupSeparator: ',',
+    decimalSeparator: '.',
+    pageTitle: 'Pay {merchant}',
+    paymentRequest: 'Payment request',
+    methodLightning: 'Bitcoin over Lightning',
+    methodOnchain: 'Bitcoin on-chain',
+    amountHeading: 'Amount',
+    sats: 'sats',
+    fiatAbout: 'About',
+    timeLeft: 'Time left',
+    day: 'day',
+    days: 'days',
+    statusAwaiting: 'Waiting for payment',
+    statusSeen: 'Payment detected. Waiting for confirmation…',
+    statusSeenConfirmations: 'Payment detected. Confirmations: {have} of {need}',
+    statusPaid: 'Paid. Thank you!',
+    statusExpired: 'This payment request has expired. Do not pay it.',
+    qrLabelLightning: 'QR code of the Lightning invoice',
+    qrLabelOnchain: 'QR code of the Bitcoin address and amount',
+    openInWallet: 'Open in wallet',
+    textLabelLightning: 'Lightning invoice',
+    textLabelOnchain: 'Bitcoin address',
+    copy: 'Copy',
+    copied: 'Copied',
+    copyManual: 'Could not copy. The text is selected: copy it with your keyboard or menu.',
+    hintLightning: 'Scan the code with a Lightning wallet, or copy the invoice into it.',
+    hintOnchain: 'Send exactly the amount above to this address. Scanning the code fills in both.',
+    noScript: 'This page does not update by itself without JavaScript. Reload it to see the latest status.',
+    notFoundTitle: 'Payment page not found',
+    notFoundBody: 'This link is wrong or no longer exists. Please check it with the merchant.',
+    expiredTitle: 'Payment request expired',
+    expiredBody: 'This payment request has expired. Do not pay it; ask the merchant for a new one.',
+  },
+  vi: {
+    groupSeparator: '.',
+    decimalSeparator: ',',
+    pageTitle: 'Thanh toán cho {merchant}',
+    paymentRequest: 'Yêu cầu thanh toán',
+    methodLightning: 'Bitcoin qua Lightning',
+    methodOnchain: 'Bitcoin trên chuỗi (on-chain)',
+    amountHeading: 'Số tiền',
+    sats: 'sats',
+    fiatAbout: 'Khoảng',
+    timeLeft: 'Thời gian còn lại',
+    day: 'ngày',
+    days: 'ngày',
+    statusAwaiting: 'Đang chờ thanh toán',
+    statusSeen: 'Đã phát hiện thanh toán. Đang chờ xác nhận…',
+    statusSeenConfirmations: 'Đã phát hiện thanh toán. Số xác nhận: {have}/{need}',
+    statusPaid: 'Đã thanh toán. Cảm ơn bạn!',
+    statusExpired: 'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán.',
+    qrLabelLightning: 'Mã QR của hóa đơn Lightning',
+    qrLabelOnchain: 'Mã QR của địa chỉ Bitcoin và số tiền',
+    openInWallet: 'Mở trong ví',
+    textLabelLightning: 'Hóa đơn Lightning',
+    textLabelOnchain: 'Địa chỉ Bitcoin',
+    copy: 'Sao chép',
+    copied: 'Đã sao chép',
+    copyManual: 'Không sao chép được. Nội dung đã được chọn: hãy sao chép bằng bàn phím hoặc menu.',
+    hintLightning: 'Quét mã bằng ví Lightning, hoặc sao chép hóa đơn vào ví.',
+    hintOnchain: 'Gửi đúng số tiền ở trên đến địa chỉ này. Quét mã sẽ điền sẵn cả hai.',
+    noScript: 'Khi JavaScript bị tắt, trang này không tự cập nhật. Hãy tải lại trang để xem trạng thái mới nhất.',
+    notFoundTitle: 'Không tìm thấy trang thanh toán',
+    notFoundBody: 'Liên kết này không đúng hoặc không còn tồn tại. Vui lòng kiểm tra lại với người bán.',
+    expiredTitle: 'Yêu cầu thanh toán đã hết hạn',
+    expiredBody: 'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán; hãy yêu cầu người bán tạo yêu cầu mới.',
+  },
+}
+
+/** Fill `{name}` placeholders; a placeholder without a value is left as it is. */
+export function fill(template: string, values: Readonly<Record<string, string | number>>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    Object.hasOwn(values, name) ? String(values[name]) : whole,
+  )
+}
+
+/** Headers longer than this are not parsed: no real browser sends one, and it bounds the work. */
+const ACCEPT_LANGUAGE_MAX_CHARS = 4096
+const ACCEPT_LANGUAGE_ENTRIES_MAX = 64
+const QVALUE_RE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
+
+/**
+ * Choose the page language from an Accept-Language header (RFC 9110 section 12.5.4). The
+ * supported language with the highest q-value wins, the earlier one on a tie; `q=0` means "not
+ * this one"; a malformed entry is skipped. Without a supported language the page is in English.
+ */
+export function pickLanguage(acceptLanguageHeader: string | undefined): Lang {
+  if (!acceptLanguageHeader || acceptLanguageHeader.length > ACCEPT_LANGUAGE_MAX_CHARS) return DEFAULT_LANG
+  let best: Lang | null = null
+  let bestQ = 0
+  const entries = acceptLanguageHeader.split(',').slice(0, ACCEPT_LANGUAGE_ENTRIES_MAX)
+  for (const entry of entries) {
+    const [rangeText = '', ...params] = entry.split(';')
+    const range = rangeText.trim().toLowerCase()
+    let q = 1
+    let valid = true
+    for (const param of params) {
+      const eq = param.indexOf('=')
+      if (eq < 0) continue
+      if (param.slice(0, eq).trim().toLowerCase() !== 'q') continue
+      const qText = param.slice(eq + 1).trim()
+      if (!QVALUE_RE.test(qText)) valid = false
+      else q = Number(qText)
+    }
+    if (!valid || q <= 0) continue
+    const primary = range.split('-')[0]
+    const lang = LANGS.find((l) => l === primary)
+    if (lang && q > bestQ) {
+      best = lang
+      bestQ = q
+    }
+  }
+  return best ?? DEFAULT_LANG
+}

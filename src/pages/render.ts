@@ -1,0 +1,224 @@
+import { parseAmount } from '../shared/amount.js'
+import { assert } from '../shared/assert.js'
+import { html, raw, type SafeHtml } from './escape.js'
+import { formatDecimalText, formatTimeLeft, isDecimalText } from './format.js'
+import { isValidNonce } from './headers.js'
+import { LANGS, STRINGS, fill, type Lang, type PageStrings } from './i18n.js'
+import { PAGE_SCRIPT } from './page-script.js'
+import { isValidConfirmations, type Confirmations, type PageState } from './page-status.js'
+import { qrSvg } from './qr.js'
+import { PAGE_CSS } from './styles.js'
+
+/**
+ * Server-side rendering of the hosted invoice page and of its "not found" and "expired" pages.
+ * Pure functions of their arguments (and the clock, which can be passed in): the routes fetch the
+ * data, pick the language and nonce, and send the result with `pageSecurityHeaders`.
+ */
+
+/** What the payer may see about one receive: nothing here is private to the merchant. */
+export interface InvoicePageView {
+  pageId: string
+  kind: 'lightning' | 'onchain'
+  /** The receiving account's display name. */
+  merchantName: string
+  /** Exact decimal text, e.g. `0.00012345`. */
+  amountBtc: string
+  /** Exact integer text, e.g. `12345`. */
+  amountSats: string
+  /** The amount's value in a fiat currency, exact decimal text, when a rate is known. */
+  fiat?: { ccy: string; amount: string }
+  /** `lightning:<bolt11>` or a BIP21 `bitcoin:` URI: the QR code's content and the wallet link. */
+  paymentUri: string
+  /** The bare BOLT11 invoice or address, shown for copying. */
+  paymentText: string
+  expiresAtMs: number
+  state: PageState
+  confirmations?: Confirmations
+}
+
+export interface InvoicePageOptions {
+  /** The response's CSP nonce (see `createNonce` and `pageSecurityHeaders`). */
+  nonce: string
+  /** The page's public status stream, same origin (the CSP allows `connect-src 'self'` only). */
+  streamUrl: string
+  /** Where `PAGE_SCRIPT` is served; without it the script is placed inline with the nonce. */
+  scriptUrl?: string
+  /** The current time; defaults to the clock. */
+  nowMs?: number
+}
+
+export type MessagePageKind = 'not_found' | 'expired'
+
+/** The status code each message page is sent with. */
+export const MESSAGE_PAGE_STATUS: Readonly<Record<MessagePageKind, 404 | 410>> = {
+  not_found: 404,
+  expired: 410,
+}
+
+export interface MessagePageOptions {
+  /** Inline the stylesheet with this nonce. */
+  nonce?: string
+  /** Otherwise link to `PAGE_CSS` served here. Without either the page is plain but readable. */
+  stylesheetUrl?: string
+}
+
+const PAYMENT_URI_RE = /^(lightning|bitcoin):/i
+const FIAT_CCY_RE = /^[A-Z]{3,5}$/
+const MERCHANT_NAME_MAX_CHARS = 200
+/** Rows of the invoice text box: a BOLT11 invoice is a few hundred characters, an address ~60. */
+const TEXT_ROWS: Readonly<Record<InvoicePageView['kind'], number>> = { lightning: 5, onchain: 2 }
+
+/**
+ * Render the hosted invoice page. Every value of `view` is escaped. The page is complete without
+ * JavaScript (amounts, QR code, invoice text, time left, status); the client script makes it live.
+ * A page still awaiting payment past its expiry is shown as expired, whatever the caller says.
+ */
+export async function renderInvoicePage(view: InvoicePageView, lang: Lang, opts: InvoicePageOptions): Promise<string> {
+  checkView(view)
+  assert(LANGS.includes(lang), `unsupported language ${String(lang)}`)
+  assert(isValidNonce(opts.nonce), 'invalid CSP nonce')
+  const s = STRINGS[lang]
+  const nowMs = opts.nowMs ?? Date.now()
+  const msLeft = view.expiresAtMs - nowMs
+  const state: PageState = view.state === 'awaiting_payment' && msLeft <= 0 ? 'expired' : view.state
+  const payable = state === 'awaiting_payment'
+  const qr = payable ? raw(await qrSvg(view.paymentUri)) : null
+  const merchantName = view.merchantName.slice(0, MERCHANT_NAME_MAX_CHARS)
+  const confirmations = state === 'seen' ? view.confirmations : undefined
+
+  const head = html`<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light dark">
+<title>${fill(s.pageTitle, { merchant: merchantName })}</title>
+<link rel="icon" href="data:,">
+<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>
+${opts.scriptUrl ? html`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`
+
+  const fiat = view.fiat
+    ? html`<dd class="amount-fiat" data-testid="amount-fiat"><span aria-hidden="true">≈ </span><span class="visually-hidden">${s.fiatAbout} </span>${formatDecimalText(view.fiat.amount, lang)} <span class="unit">${view.fiat.ccy}</span></dd>`
+    : ''
+
+  const summary = html`<div class="summary">
+<header>
+<p class="eyebrow">${s.paymentRequest}</p>
+<h1 id="page-title" data-testid="merchant-name"><bdi>${merchantName}</bdi></h1>
+<p class="method" data-testid="method">${view.kind === 'lightning' ? s.methodLightning : s.methodOnchain}</p>
+</header>
+<dl class="amount" data-testid="amount">
+<dt>${s.amountHeading}</dt>
+<dd class="amount-btc" data-testid="amount-btc">${formatDecimalText(view.amountBtc, lang)} <span class="unit">BTC</span></dd>
+<dd class="amount-sats" data-testid="amount-sats">${formatDecimalText(view.amountSats, lang)} <span class="unit">${s.sats}</span></dd>
+${fiat}
+</dl>
+<p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${confirmations ? html` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations)}</span></p>
+${payable ? html`<p class="countdown" data-testid="countdown">${s.timeLeft}: <span class="time-left" data-testid="time-left">${formatTimeLeft(msLeft, lang)}</span></p>` : ''}
+${payable ? html`<noscript><p class="noscript">${s.noScript}</p></noscript>` : ''}
+</div>`
+
+  const body = html`<body data-state="${state}" data-kind="${view.kind}" data-stream-url="${opts.streamUrl}" data-expires-at="${view.expiresAtMs}" data-server-now="${nowMs}">
+<main class="card" aria-labelledby="page-title">
+${summary}
+${qr ? paySection(view, s, qr) : ''}
+</main>
+${opts.scriptUrl ? '' : html`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}</script>`}
+</body>`
+
+  return document(lang, head, body)
+}
+
+function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHtml {
+  const lightning = view.kind === 'lightning'
+  return html`<section class="pay" data-testid="pay-block" aria-labelledby="payment-text-label">
+<div class="qr" role="img" aria-label="${lightning ? s.qrLabelLightning : s.qrLabelOnchain}" data-testid="qr">${qr}</div>
+<a class="button primary" href="${view.paymentUri}" data-testid="open-wallet">${s.openInWallet}</a>
+<label class="field-label" id="payment-text-label" for="payment-text">${lightning ? s.textLabelLightning : s.textLabelOnchain}</label>
+<div class="copy-row">
+<textarea id="payment-text" class="payment-text" data-testid="payment-text" readonly rows="${TEXT_ROWS[view.kind]}" spellcheck="false" autocapitalize="off" autocomplete="off">${view.paymentText}</textarea>
+<button type="button" class="button" data-testid="copy" aria-describedby="copy-feedback" hidden>${s.copy}</button>
+</div>
+<p id="copy-feedback" class="copy-feedback" data-testid="copy-feedback" aria-live="polite"></p>
+<p class="hint">${lightning ? s.hintLightning : s.hintOnchain}</p>
+</section>`
+}
+
+function statusMessage(s: PageStrings, state: PageState, confirmations: Confirmations | undefined): string {
+  switch (state) {
+    case 'awaiting_payment':
+      return s.statusAwaiting
+    case 'seen':
+      return confirmations ? fill(s.statusSeenConfirmations, { ...confirmations }) : s.statusSeen
+    case 'paid':
+      return s.statusPaid
+    case 'expired':
+      return s.statusExpired
+  }
+}
+
+/**
+ * Render the page for an unknown link (send with status 404) or an expired one (410), see
+ * `MESSAGE_PAGE_STATUS`. It holds no script and nothing about any payment.
+ */
+export function renderMessagePage(kind: MessagePageKind, lang: Lang, opts: MessagePageOptions = {}): string {
+  assert(kind === 'not_found' || kind === 'expired', `unknown message page ${String(kind)}`)
+  assert(LANGS.includes(lang), `unsupported language ${String(lang)}`)
+  assert(opts.nonce === undefined || isValidNonce(opts.nonce), 'invalid CSP nonce')
+  const s = STRINGS[lang]
+  const title = kind === 'not_found' ? s.notFoundTitle : s.expiredTitle
+  const text = kind === 'not_found' ? s.notFoundBody : s.expiredBody
+  const style = opts.nonce
+    ? html`<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>`
+    : opts.stylesheetUrl
+      ? html`<link rel="stylesheet" href="${opts.stylesheetUrl}">`
+      : ''
+  const head = html`<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light dark">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+${style}`
+  const body = html`<body data-message="${kind}">
+<main class="card message" aria-labelledby="page-title">
+<h1 id="page-title" data-testid="message-title">${title}</h1>
+<p data-testid="message-body">${text}</p>
+</main>
+</body>`
+  return document(lang, head, body)
+}
+
+function document(lang: Lang, head: SafeHtml, body: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+${head}
+</head>
+${body}
+</html>
+`.html
+}
+
+/** Reject views that would render a broken or misleading page; these are bugs in the caller. */
+function checkView(view: InvoicePageView): void {
+  assert(view.kind === 'lightning' || view.kind === 'onchain', `unknown page kind ${String(view.kind)}`)
+  assert(isDecimalText(view.amountBtc), 'amountBtc must be decimal text')
+  assert(/^\d+$/.test(view.amountSats) && view.amountSats.length <= 20, 'amountSats must be integer text')
+  // Two amounts that disagree would leave the payer guessing which one to send.
+  const btc = parseAmount(view.amountBtc, 'BTC')
+  assert(btc.ok && btc.minor === BigInt(view.amountSats), 'amountBtc and amountSats disagree')
+  if (view.fiat) {
+    assert(FIAT_CCY_RE.test(view.fiat.ccy), 'fiat.ccy must be a currency code')
+    assert(isDecimalText(view.fiat.amount), 'fiat.amount must be decimal text')
+  }
+  // Only payment schemes may become a link: a `javascript:` URI here would run in the page.
+  const scheme = PAYMENT_URI_RE.exec(view.paymentUri)?.[1]?.toLowerCase()
+  assert(scheme === (view.kind === 'lightning' ? 'lightning' : 'bitcoin'), 'paymentUri scheme does not match kind')
+  assert(view.paymentText.length > 0 && view.paymentText.length <= 2000, 'paymentText length out of range')
+  assert(Number.isSafeInteger(view.expiresAtMs), 'expiresAtMs must be an integer')
+  assert(
+    view.confirmations === undefined || isValidConfirmations(view.confirmations),
+    'confirmations out of range',
+  )
+}

@@ -1,0 +1,46 @@
+import { loadConfig, ConfigError } from './config/config.js'
+import { createContainer } from './container.js'
+import { buildApp } from './app.js'
+import { createLogger } from './logger.js'
+import { firstRunWelcome } from './welcome.js'
+import { startWorkers } from './worker.js'
+
+/** Starts the process: config -> database -> app -> workers, and stops them on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`svcpay: configuration error: ${err.message}`)
+      process.exit(2)
+    }
+    throw err
+  }
+  const log = createLogger(config.logLevel)
+  const c = await createContainer(config, log)
+  const app = config.role === 'worker' ? undefined : await buildApp(c)
+  const workers = config.role === 'api' ? undefined : startWorkers(c)
+  if (app) await app.listen({ port: config.port, host: config.host })
+  if (app) await firstRunWelcome(c)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down')
+    const force = setTimeout(() => process.exit(1), 10_000).unref()
+    await app?.close()
+    await workers?.stop()
+    await c.close()
+    clearTimeout(force)
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+main().catch((err) => {
+  console.error('svcpay: failed to start:', err instanceof Error ? err.message : err)
+  process.exit(1)
+})
