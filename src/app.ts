@@ -9,7 +9,8 @@ import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
-import { adminRoutes } from './admin/routes.js'
+import { adminAuth, adminRoutes } from './admin/routes.js'
+import { sandboxFundRoutes } from './sandbox/fund.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -47,5 +48,6 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   accountRoutes(app, c)
   rateRoutes(app, c)
   adminRoutes(app, c)
+  if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   return app
 }

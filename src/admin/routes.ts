@@ -11,16 +11,21 @@ import { checkBooks } from '../ledger/ledger.js'
  * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
  * out of the public API reference.
  */
-export function adminRoutes(
-  app: FastifyInstance,
-  deps: { accounts: AccountsService; auth: AuthService; db: Db; adminToken: string },
-): void {
-  const expected = createHash('sha256').update(deps.adminToken).digest()
-  const preHandler = async (request: FastifyRequest) => {
+/** The preHandler of operator routes: a bearer ADMIN_TOKEN, compared in constant time. */
+export function adminAuth(adminToken: string) {
+  const expected = createHash('sha256').update(adminToken).digest()
+  return async (request: FastifyRequest) => {
     const m = /^Bearer (.{1,512})$/.exec(request.headers.authorization ?? '')
     const given = createHash('sha256').update(m?.[1] ?? '').digest()
     if (!m || !timingSafeEqual(given, expected)) throw new ApiError('unauthorized', 'A valid admin token is required')
   }
+}
+
+export function adminRoutes(
+  app: FastifyInstance,
+  deps: { accounts: AccountsService; auth: AuthService; db: Db; adminToken: string },
+): void {
+  const preHandler = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
   const TierSchema = Type.Union([Type.Literal('standard'), Type.Literal('premium')])
 

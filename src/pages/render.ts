@@ -132,6 +132,7 @@ function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHt
   const lightning = view.kind === 'lightning'
   return html`<section class="pay" data-testid="pay-block" aria-labelledby="payment-text-label">
 <div class="qr" role="img" aria-label="${lightning ? s.qrLabelLightning : s.qrLabelOnchain}" data-testid="qr">${qr}</div>
+<p class="hint">${lightning ? s.hintLightning : s.hintOnchain}</p>
 <a class="button primary" href="${view.paymentUri}" data-testid="open-wallet">${s.openInWallet}</a>
 <label class="field-label" id="payment-text-label" for="payment-text">${lightning ? s.textLabelLightning : s.textLabelOnchain}</label>
 <div class="copy-row">
@@ -139,7 +140,6 @@ function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHt
 <button type="button" class="button" data-testid="copy" aria-describedby="copy-feedback" hidden>${s.copy}</button>
 </div>
 <p id="copy-feedback" class="copy-feedback" data-testid="copy-feedback" aria-live="polite"></p>
-<p class="hint">${lightning ? s.hintLightning : s.hintOnchain}</p>
 </section>`
 }
 

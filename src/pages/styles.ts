@@ -146,6 +146,7 @@ a:focus-visible, button:focus-visible, textarea:focus-visible {
 }
 .copy-feedback { margin: 0; min-height: 1.5em; font-size: 0.9375rem; color: var(--muted); }
 .hint { margin: 0; color: var(--muted); font-size: 0.9375rem; }
+.pay .hint { text-align: center; }
 .noscript { margin: 0; color: var(--muted); font-size: 0.875rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .message { text-align: left; }

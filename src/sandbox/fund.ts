@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { AccountsService } from '../accounts/service.js'
+import type { AuthService } from '../auth/service.js'
+import type { Db } from '../db/db.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { parseAmount } from '../shared/amount.js'
+import { postEntry, systemAccountId } from '../ledger/ledger.js'
+import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { AmountIn, BEARER, errors } from '../http/schemas.js'
+import { walletJson } from '../accounts/routes.js'
+
+/** Credit a wallet from the sandbox funding account: test money, balanced like any other entry. */
+export async function fundWallet(
+  deps: { db: Db; accounts: AccountsService },
+  input: { accountId: string; ccy: string; amount: unknown },
+) {
+  const ccy = String(input.ccy).toUpperCase()
+  const wallet = await deps.db.tx(async (q) => {
+    const w = await deps.accounts.walletFor(q, input.accountId, ccy)
+    if (!w) throw fieldError('invalid_request', 'ccy', `the account has no ${ccy} wallet`)
+    const parsed = parseAmount(input.amount, ccy)
+    if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+    await postEntry(q, {
+      txnId: null,
+      kind: 'sandbox_fund',
+      now: Date.now(),
+      postings: [
+        { accountId: systemAccountId('sandbox-funding', ccy), ccy, amount: -parsed.minor },
+        { accountId: w.id, ccy, amount: parsed.minor },
+      ],
+    })
+    return w.id
+  })
+  return walletJson((await deps.accounts.wallet(wallet))!)
+}
+
+export function sandboxFundRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; accounts: AccountsService; auth: AuthService; adminPreHandler: (r: any) => Promise<void> },
+): void {
+  const body = Type.Object({ ccy: Type.String({ maxLength: 8 }), amount: AmountIn('Amount to credit') })
+  app.post(
+    '/sandbox/fund',
+    {
+      preHandler: bearerAuth(deps.auth),
+      schema: {
+        tags: ['Sandbox'],
+        summary: "Credit the caller's wallet with test money (sandbox only)",
+        security: BEARER,
+        body,
+        response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(400, 401) },
+      },
+    },
+    async (request) => {
+      const b = request.body as { ccy: string; amount: unknown }
+      return { data: await fundWallet(deps, { accountId: principalOf(request).accountId, ...b }) }
+    },
+  )
+  app.post(
+    '/admin/sandbox/fund',
+    {
+      preHandler: deps.adminPreHandler,
+      schema: { hide: true, body: Type.Object({ accountId: Type.String({ maxLength: 64 }), ccy: Type.String(), amount: AmountIn('') }) },
+    },
+    async (request) => {
+      const b = request.body as { accountId: string; ccy: string; amount: unknown }
+      if (!(await deps.accounts.get(b.accountId))) throw new ApiError('not_found', 'Account not found')
+      return { data: await fundWallet(deps, b) }
+    },
+  )
+}
