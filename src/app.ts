@@ -11,6 +11,8 @@ import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
 import { adminAuth, adminRoutes } from './admin/routes.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
+import { transactionRoutes } from './transactions/routes.js'
+import { TransactionSchema } from './transactions/schemas.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -26,6 +28,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   installErrorHandling(app)
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)
+  app.addSchema(TransactionSchema)
 
   await app.register(swagger, {
     openapi: {
@@ -47,6 +50,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   authRoutes(app, c)
   accountRoutes(app, c)
   rateRoutes(app, c)
+  transactionRoutes(app, c)
   adminRoutes(app, c)
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   return app

@@ -11,6 +11,9 @@ import { ensureSystemAccounts } from './ledger/ledger.js'
 import { createMetrics, type Metrics } from './http/observability.js'
 import { PRECISION } from './shared/currency.js'
 import type { Logger } from 'pino'
+import { createTransactionsService, type TransactionsService } from './transactions/service.js'
+import { swapFlow } from './transactions/swap.js'
+import type { Flow } from './transactions/flow.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -23,6 +26,7 @@ export interface Container {
   rates: RatesService
   metrics: Metrics
   log: Logger
+  transactions: TransactionsService
   close(): Promise<void>
 }
 
@@ -39,7 +43,10 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
     config.ratesProvider === 'live' ? liveRateProvider({ url: config.ratesLiveUrl }) : staticRateProvider(config.ratesFile)
   const rates = createRatesService({ provider, maxAgeMs: config.ratesMaxAgeS * 1000, log })
   const metrics = createMetrics()
+  const flows: Flow[] = [swapFlow({ config, rates, accounts })]
+  const transactions = createTransactionsService({ db, config, accounts, rates, flows })
   return {
+    transactions,
     config,
     db,
     box,

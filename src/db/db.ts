@@ -129,11 +129,11 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
 
 export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const lite = new PGlite(dataDir, { parsers: { 20: (v: string) => BigInt(v) } })
+  const lite = new PGlite(dataDir)
   await lite.waitReady
   const query: Queryable['query'] = async (sql, params) => {
     const r = await lite.query<any>(sql, params as unknown[])
-    return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+    return { rows: int8AsBigint(r), rowCount: r.affectedRows ?? r.rows.length }
   }
   return {
     engine: 'pglite',
@@ -144,7 +144,7 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
         fn({
           query: async (sql, params) => {
             const r = await t.query<any>(sql, params as unknown[])
-            return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+            return { rows: int8AsBigint(r), rowCount: r.affectedRows ?? r.rows.length }
           },
         }),
       )
@@ -157,6 +157,16 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
       await lite.close()
     },
   }
+}
+
+/** PGlite gives int8 as a number when it fits; both engines give bigint here. */
+function int8AsBigint(r: { rows: any[]; fields: Array<{ name: string; dataTypeID: number }> }): any[] {
+  const int8 = r.fields.filter((f) => f.dataTypeID === 20).map((f) => f.name)
+  if (int8.length === 0) return r.rows
+  for (const row of r.rows) {
+    for (const name of int8) if (typeof row[name] === 'number') row[name] = BigInt(row[name])
+  }
+  return r.rows
 }
 
 function quoteIdent(name: string): string {

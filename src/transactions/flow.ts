@@ -1,0 +1,75 @@
+import type { Queryable } from '../db/db.js'
+import type { Rate } from '../shared/amount.js'
+import type { RateSnapshot } from '../rates/service.js'
+import type { TxnKind } from './state-machine.js'
+import type { TxnPatch, TxnRow } from './repository.js'
+
+/** One side of a create request after schema validation (amounts still as given). */
+export interface SideInput {
+  ccy: string
+  method: string
+  amtRequested?: number | string
+  reqDetails?: Record<string, unknown>
+  kyc?: unknown
+}
+
+export interface CreateInput {
+  accountId: string
+  extRefId?: string
+  note?: string
+  deductNetworkFeesFromDest: boolean
+  sourceReq: SideInput
+  destReq: SideInput
+  sourceOfFunds?: unknown
+}
+
+/** What a flow's quote decides; the service stores it as a `quoted` transaction. */
+export interface Quote {
+  srcAmount: bigint
+  srcFee: bigint
+  srcNetworkFee: bigint
+  destAmount: bigint
+  fxRate: Rate
+  srcDetails: Record<string, unknown>
+  destDetails: Record<string, unknown>
+  kyc?: Record<string, unknown>
+  sourceOfFunds?: Record<string, unknown>
+  /** True when the source is an internal wallet: amount plus fees are held at create and confirm. */
+  fromWallet: boolean
+}
+
+export interface QuoteContext {
+  input: CreateInput
+  rates: RateSnapshot
+  now: number
+}
+
+/** Helpers a flow uses inside the confirm transaction. */
+export interface ConfirmContext {
+  now: number
+  /** Move the locked transaction on, with its outbox event. */
+  transition(to: TxnRow['state'], patch?: TxnPatch): Promise<TxnRow>
+  /** Data prepared outside the database transaction by `prepareConfirm`. */
+  prepared: unknown
+}
+
+/**
+ * A kind of transaction (a method pair): its quote, what confirm does, and how the worker moves it
+ * on afterwards. Flows register in `flows.ts`.
+ */
+export interface Flow {
+  kind: TxnKind
+  quote(ctx: QuoteContext): Promise<Quote>
+  /**
+   * Work that must not run under a row lock (a call to a node), done before the confirm
+   * transaction. Its result reaches `confirm` as `ctx.prepared`.
+   */
+  prepareConfirm?(txn: TxnRow): Promise<unknown>
+  /**
+   * Inside the confirm transaction: the row is locked and `quoted`, and for wallet-funded flows the
+   * funds are held. Must make exactly one transition.
+   */
+  confirm(q: Queryable, txn: TxnRow, ctx: ConfirmContext): Promise<TxnRow>
+  /** Called by the worker when the transaction's `next_check_at` is due and it is past `quoted`. */
+  advance?(txn: TxnRow): Promise<void>
+}

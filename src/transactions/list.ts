@@ -1,0 +1,110 @@
+import type { Db } from '../db/db.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import type { TxnRow } from './repository.js'
+import type { TxnState } from './state-machine.js'
+
+export const PAGE_SIZE_DEFAULT = 20
+export const PAGE_SIZE_MAX = 100
+const PAGE_MAX = 100_000
+const LIST_VALUES_MAX = 20
+
+const DAY_MS = 86_400_000
+const WINDOWS: Record<string, number> = {
+  '1d': DAY_MS,
+  '7d': 7 * DAY_MS,
+  '30d': 30 * DAY_MS,
+  '3m': 91 * DAY_MS,
+  '6m': 182 * DAY_MS,
+  '1y': 365 * DAY_MS,
+}
+const STATES: TxnState[] = ['quoted', 'srcintent', 'srccreated', 'destsent', 'completed', 'expired', 'failed', 'usercanceled', 'rejected', 'error']
+const METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']
+
+export interface ListQuery {
+  time?: string
+  startTime?: string
+  endTime?: string
+  txnStatuses?: string
+  srcMethods?: string
+  destMethods?: string
+  excludedSrcMethods?: string
+  excludedDestMethods?: string
+  limit?: string
+  page?: string
+}
+
+function listOf(q: ListQuery, name: keyof ListQuery, allowed: string[]): string[] | undefined {
+  const text = q[name]
+  if (text === undefined || text === '') return undefined
+  const values = text.split(',').map((v) => v.trim()).filter(Boolean)
+  if (values.length > LIST_VALUES_MAX) throw fieldError('invalid_request', `query.${name}`, `at most ${LIST_VALUES_MAX} values`)
+  for (const v of values) {
+    if (!allowed.includes(v)) throw fieldError('invalid_request', `query.${name}`, `unknown value ${v}; expected ${allowed.join(', ')}`)
+  }
+  return values
+}
+
+function wholeNumber(q: ListQuery, name: 'limit' | 'page', fallback: number, max: number): number {
+  const text = q[name]
+  if (text === undefined || text === '') return fallback
+  if (!/^\d{1,7}$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    throw fieldError('invalid_request', `query.${name}`, `must be a whole number from 1 to ${max}`)
+  }
+  return Number(text)
+}
+
+function isoTime(q: ListQuery, name: 'startTime' | 'endTime'): number | undefined {
+  const text = q[name]
+  if (text === undefined || text === '') return undefined
+  const t = Date.parse(text)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(t)) throw fieldError('invalid_request', `query.${name}`, 'must be an ISO 8601 time')
+  return t
+}
+
+/** The transaction list: newest first, filtered, with the total count of matches. */
+export async function listTransactions(db: Db, accountId: string, query: ListQuery, now: number) {
+  const time = query.time ?? '30d'
+  if (time !== 'other' && !(time in WINDOWS)) {
+    throw fieldError('invalid_request', 'query.time', 'must be one of 1d, 7d, 30d, 3m, 6m, 1y, other')
+  }
+  const limit = wholeNumber(query, 'limit', PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
+  const page = wholeNumber(query, 'page', 1, PAGE_MAX)
+  const where = ['account_id = $1']
+  const params: unknown[] = [accountId]
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value)
+    where.push(sql(`$${params.length}`))
+  }
+  if (time === 'other') {
+    const start = isoTime(query, 'startTime')
+    const end = isoTime(query, 'endTime')
+    if (start !== undefined && end !== undefined && start > end) {
+      throw new ApiError('invalid_request', 'startTime must not be after endTime', [{ field: 'query.startTime', issue: 'after endTime' }])
+    }
+    if (start !== undefined) add((p) => `created_at >= ${p}`, start)
+    if (end !== undefined) add((p) => `created_at <= ${p}`, end)
+  } else {
+    add((p) => `created_at >= ${p}`, now - WINDOWS[time]!)
+  }
+  const statuses = listOf(query, 'txnStatuses', STATES)
+  if (statuses) add((p) => `state = ANY(${p}::text[])`, statuses)
+  const filters: Array<[keyof ListQuery, string, boolean]> = [
+    ['srcMethods', 'src_method', true],
+    ['destMethods', 'dest_method', true],
+    ['excludedSrcMethods', 'src_method', false],
+    ['excludedDestMethods', 'dest_method', false],
+  ]
+  for (const [name, column, include] of filters) {
+    const values = listOf(query, name, METHODS)
+    if (values) add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
+  }
+  const whereSql = where.join(' AND ')
+  const [rows, count] = await Promise.all([
+    db.query<TxnRow>(
+      `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
+      params,
+    ),
+    db.query<{ total: bigint }>(`SELECT count(*)::int8 AS total FROM transactions WHERE ${whereSql}`, params),
+  ])
+  return { rows: rows.rows, pagination: { page, limit, total: Number(count.rows[0]!.total) } }
+}

@@ -1,0 +1,100 @@
+import type { FeeRule } from '../config/config.js'
+import { bpsOfCeil, parseAmount, type Rate } from '../shared/amount.js'
+import { fieldError, ApiError } from '../shared/errors.js'
+import { convertDown, sourceForDest } from '../rates/fx.js'
+import type { Posting } from '../ledger/ledger.js'
+import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
+import type { CreateInput } from './flow.js'
+import type { TxnRow } from './repository.js'
+
+/** A fee: the fixed part plus basis points of the amount, rounded up. */
+export function feeFor(rule: FeeRule, amountMinor: bigint): bigint {
+  return rule.fixedMinor + bpsOfCeil(amountMinor, rule.bps)
+}
+
+export type Requested = { side: 'src' | 'dest'; minor: bigint }
+
+/** The one side carrying `amtRequested`, parsed exactly. Both or neither -> 400. */
+export function requestedAmount(input: CreateInput, opts: { optional?: boolean } = {}): Requested | undefined {
+  const src = input.sourceReq.amtRequested
+  const dest = input.destReq.amtRequested
+  if (src !== undefined && dest !== undefined) {
+    throw new ApiError('invalid_request', 'Set amtRequested on one side only', [
+      { field: 'destReq.amtRequested', issue: 'must be left out when sourceReq.amtRequested is set' },
+    ])
+  }
+  if (src === undefined && dest === undefined) {
+    if (opts.optional) return undefined
+    throw fieldError('invalid_request', 'destReq.amtRequested', 'set amtRequested on the source or the destination side')
+  }
+  const side = src !== undefined ? 'src' : 'dest'
+  const ccy = side === 'src' ? input.sourceReq.ccy : input.destReq.ccy
+  const parsed = parseAmount(side === 'src' ? src : dest, ccy)
+  if (!parsed.ok) throw fieldError('invalid_amount', `${side === 'src' ? 'sourceReq' : 'destReq'}.amtRequested`, parsed.issue)
+  return { side, minor: parsed.minor }
+}
+
+export interface WalletAmounts {
+  srcAmount: bigint
+  srcFee: bigint
+  destAmount: bigint
+}
+
+/**
+ * Amounts of a wallet-funded transaction. The source amount never includes fees; the wallet pays
+ * source amount + fees, unless fees come out of the destination (`deduct`), when it pays the source
+ * amount only and the destination gets the conversion of what is left after fees.
+ */
+export function walletAmounts(opts: {
+  requested: Requested
+  srcCcy: string
+  destCcy: string
+  fx: Rate
+  feeRule: FeeRule
+  networkFee: bigint
+  deduct: boolean
+}): WalletAmounts {
+  const { requested, srcCcy, destCcy, fx } = opts
+  const srcAmount =
+    requested.side === 'src' ? requested.minor : sourceForDest(requested.minor, srcCcy, destCcy, fx)
+  const srcFee = feeFor(opts.feeRule, srcAmount)
+  let destAmount = requested.side === 'dest' ? requested.minor : convertDown(srcAmount, srcCcy, destCcy, fx)
+  if (opts.deduct) {
+    const left = srcAmount - srcFee - opts.networkFee
+    if (left <= 0n) throw fieldError('invalid_amount', 'amtRequested', 'is too small to cover the fees')
+    destAmount = convertDown(left, srcCcy, destCcy, fx)
+  }
+  if (destAmount <= 0n) throw fieldError('invalid_amount', 'amtRequested', 'converts to nothing at this rate')
+  return { srcAmount, srcFee, destAmount }
+}
+
+/** What a wallet-funded transaction takes from the wallet in all. */
+export function walletDebit(txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>) {
+  return txn.deduct_fees_from_dest ? txn.src_amount : txn.src_amount + txn.src_fee + txn.src_network_fee
+}
+
+/**
+ * Postings that settle a wallet-funded transaction: the wallet pays its debit, the service fee goes
+ * to revenue, the rest leaves through `outbound` (FX liquidity for conversions, or an external
+ * network), converted to the destination currency where the currencies differ.
+ */
+export function walletOutPostings(
+  txn: TxnRow,
+  walletId: string,
+  outbound: { system: SystemPurpose } | { wallet: string },
+): Posting[] {
+  const debit = walletDebit(txn)
+  const out = (ccy: string) => ('wallet' in outbound ? outbound.wallet : systemAccountId(outbound.system, ccy))
+  const postings: Posting[] = [
+    { accountId: walletId, ccy: txn.src_ccy, amount: -debit },
+    { accountId: systemAccountId('fees', txn.src_ccy), ccy: txn.src_ccy, amount: txn.src_fee },
+  ]
+  if (txn.src_ccy === txn.dest_ccy) {
+    postings.push({ accountId: out(txn.src_ccy), ccy: txn.src_ccy, amount: debit - txn.src_fee })
+  } else {
+    postings.push({ accountId: systemAccountId('fx', txn.src_ccy), ccy: txn.src_ccy, amount: debit - txn.src_fee })
+    postings.push({ accountId: systemAccountId('fx', txn.dest_ccy), ccy: txn.dest_ccy, amount: -txn.dest_amount })
+    postings.push({ accountId: out(txn.dest_ccy), ccy: txn.dest_ccy, amount: txn.dest_amount })
+  }
+  return postings
+}

@@ -1,0 +1,152 @@
+import type { Queryable } from '../db/db.js'
+import type { TxnKind, TxnState } from './state-machine.js'
+import { canTransition } from './state-machine.js'
+import { recordEvent } from '../events/outbox.js'
+import { InvariantError } from '../shared/assert.js'
+
+/** A transaction as stored. Amounts are minor units of their side's currency. */
+export interface TxnRow {
+  id: string
+  account_id: string
+  ext_ref_id: string | null
+  request_hash: string
+  kind: TxnKind
+  state: TxnState
+  msg: string
+  note: string | null
+  deduct_fees_from_dest: boolean
+  src_ccy: string
+  src_method: string
+  src_amount: bigint
+  src_fee: bigint
+  src_network_fee: bigint
+  src_settled: bigint | null
+  src_details: Record<string, unknown>
+  src_created_at: bigint
+  src_updated_at: bigint
+  dest_ccy: string
+  dest_method: string
+  dest_amount: bigint
+  dest_settled: bigint | null
+  dest_details: Record<string, unknown>
+  dest_created_at: bigint
+  dest_updated_at: bigint
+  fx_rate: string
+  expires_at: bigint
+  kyc: Record<string, unknown> | null
+  source_of_funds: Record<string, unknown> | null
+  rail_ref: string | null
+  page_id: string | null
+  next_check_at: bigint | null
+  created_at: bigint
+  updated_at: bigint
+}
+
+export type NewTxn = Omit<TxnRow, 'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'> & {
+  next_check_at: number | null
+}
+
+const INSERT_COLUMNS = [
+  'id', 'account_id', 'ext_ref_id', 'request_hash', 'kind', 'state', 'note', 'deduct_fees_from_dest',
+  'src_ccy', 'src_method', 'src_amount', 'src_fee', 'src_network_fee', 'src_details', 'src_created_at', 'src_updated_at',
+  'dest_ccy', 'dest_method', 'dest_amount', 'dest_details', 'dest_created_at', 'dest_updated_at',
+  'fx_rate', 'expires_at', 'kyc', 'source_of_funds', 'next_check_at', 'created_at', 'updated_at',
+] as const
+
+const JSON_COLUMNS = new Set(['src_details', 'dest_details', 'kyc', 'source_of_funds'])
+
+function param(column: string, value: unknown): unknown {
+  if (JSON_COLUMNS.has(column)) return value === null || value === undefined ? null : JSON.stringify(value)
+  return value
+}
+
+/** Insert a new transaction; returns undefined when its (account, extRefId) already exists. */
+export async function insertTxn(q: Queryable, txn: NewTxn): Promise<TxnRow | undefined> {
+  const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
+  const { rows } = await q.query<TxnRow>(
+    `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
+     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+     ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`,
+    values,
+  )
+  return rows[0]
+}
+
+export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
+  const { rows } = await q.query<TxnRow>(
+    `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
+    opts.accountId ? [id, opts.accountId] : [id],
+  )
+  return rows[0]
+}
+
+export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
+  const { rows } = await q.query<TxnRow>('SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2', [
+    accountId,
+    extRefId,
+  ])
+  return rows[0]
+}
+
+/** Columns a transition may change besides the state. */
+export type TxnPatch = Partial<
+  Pick<
+    TxnRow,
+    | 'msg'
+    | 'src_settled'
+    | 'dest_settled'
+    | 'src_details'
+    | 'dest_details'
+    | 'src_network_fee'
+    | 'rail_ref'
+    | 'page_id'
+    | 'expires_at'
+  >
+> & { next_check_at?: number | null }
+
+export class StaleTransition extends Error {}
+
+/**
+ * Move a transaction to `to`, applying `patch`, and write its outbox event, inside the caller's
+ * database transaction. Refuses transitions outside the state machine (a bug), and throws
+ * `StaleTransition` when the row is no longer in the state the caller read (a lost race).
+ */
+export async function transition(
+  q: Queryable,
+  txn: TxnRow,
+  to: TxnState,
+  patch: TxnPatch,
+  opts: { now: number; webhookVariant: 'a' | 'b' },
+): Promise<TxnRow> {
+  if (!canTransition(txn.kind, txn.state, to)) {
+    throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
+  }
+  const sets = ['state = $3', 'updated_at = $4', 'src_updated_at = $4', 'dest_updated_at = $4']
+  const values: unknown[] = [txn.id, txn.state, to, opts.now]
+  for (const [column, value] of Object.entries(patch)) {
+    values.push(param(column, value))
+    sets.push(`${column} = $${values.length}`)
+  }
+  if (!('next_check_at' in patch) && (to === 'completed' || to === 'expired' || to === 'failed' || to === 'usercanceled' || to === 'rejected' || to === 'error')) {
+    sets.push('next_check_at = NULL')
+  }
+  const { rows } = await q.query<TxnRow>(
+    `UPDATE transactions SET ${sets.join(', ')} WHERE id = $1 AND state = $2 RETURNING *`,
+    values,
+  )
+  const row = rows[0]
+  if (!row) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
+  await recordEvent(q, row, opts.webhookVariant)
+  return row
+}
+
+/** Update a transaction's details without a state change (no event: the state did not change). */
+export async function patchTxn(q: Queryable, id: string, patch: TxnPatch, now: number): Promise<void> {
+  const sets = ['updated_at = $2']
+  const values: unknown[] = [id, now]
+  for (const [column, value] of Object.entries(patch)) {
+    values.push(param(column, value))
+    sets.push(`${column} = $${values.length}`)
+  }
+  await q.query(`UPDATE transactions SET ${sets.join(', ')} WHERE id = $1`, values)
+}

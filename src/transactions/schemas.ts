@@ -1,0 +1,96 @@
+import { Type } from 'typebox'
+import { AmountIn, AmountOut } from '../http/schemas.js'
+
+// Free text may hold any printable character, but no control characters.
+const TEXT = '^[^\\u0000-\\u001f\\u007f]*$'
+
+const SideIn = Type.Object({
+  ccy: Type.String({ pattern: '^[A-Z]{3,5}$', description: 'Currency code: BTC, USDT, VND, USD, CAD, ...' }),
+  method: Type.String({ minLength: 1, maxLength: 32, description: 'svcpay, lightning, on-chain, tron, eth, vnd-instant' }),
+  amtRequested: Type.Optional(AmountIn('Amount in the currency unit (BTC for BTC); on one side only')),
+  reqDetails: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Method-specific details' })),
+  kyc: Type.Optional(
+    Type.Object(
+      {
+        type: Type.String({ description: 'individual or business' }),
+        details: Type.Object({ legalFullName: Type.String(), countryCode: Type.String() }),
+      },
+      { description: 'Fiat payouts only' },
+    ),
+  ),
+})
+
+export const CreateBodySchema = Type.Object(
+  {
+    extRefId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: TEXT })),
+    note: Type.Optional(Type.String({ maxLength: 1000, pattern: TEXT })),
+    deductNetworkFeesFromDest: Type.Optional(Type.Boolean()),
+    sourceReq: SideIn,
+    destReq: SideIn,
+    sourceOfFunds: Type.Optional(
+      Type.Object(
+        { purpose: Type.Integer(), source: Type.Integer(), relationship: Type.Integer() },
+        { description: 'Fiat payouts only; codes from GET /api/v2/fiat/source-of-funds-codes' },
+      ),
+    ),
+  },
+  {
+    examples: [
+      {
+        extRefId: 'order-1001',
+        sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: 0.001, reqDetails: {} },
+        destReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
+      },
+    ],
+  },
+)
+
+const SideOut = Type.Object({
+  ccy: Type.String(),
+  method: Type.String(),
+  amtRequested: AmountOut('Amount requested or computed by the quote'),
+  amtSettled: Type.Union([AmountOut('Amount actually settled'), Type.Null()]),
+  svcpayFees: AmountOut('Service fee (source side)'),
+  networkFees: AmountOut('Network fee (source side)'),
+  reqStatus: Type.String({ description: "'0' pending, '1' in progress, '2' completed, '3' failed/expired/cancelled" }),
+  expiresAt: Type.Integer(),
+  createAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+  reqDetails: Type.Record(Type.String(), Type.Unknown()),
+})
+
+export const TransactionSchema = Type.Object(
+  {
+    txnId: Type.String(),
+    accountId: Type.String(),
+    accountDisplayName: Type.String(),
+    extRefId: Type.Optional(Type.String()),
+    txnState: Type.String({
+      description: 'quoted, srcintent, srccreated, destsent, completed, expired, failed, usercanceled, rejected, error',
+    }),
+    msg: Type.String({ description: "'' or the reason once failed, rejected, expired or in error" }),
+    note: Type.Optional(Type.String()),
+    deductNetworkFeesFromDest: Type.Boolean(),
+    sourceReq: SideOut,
+    destReq: SideOut,
+    fxRate: Type.Number({ description: 'Units of destination currency per unit of source currency' }),
+    createdAt: Type.Integer(),
+    updatedAt: Type.Integer(),
+  },
+  { $id: 'Transaction' },
+)
+
+export const TxnParams = Type.Object({ txnId: Type.String({ maxLength: 64 }) })
+
+export const ListQuerySchema = Type.Object({
+  time: Type.Optional(Type.String({ description: '1d, 7d, 30d (default), 3m, 6m, 1y, other' })),
+  startTime: Type.Optional(Type.String({ description: 'ISO 8601; with time=other' })),
+  endTime: Type.Optional(Type.String({ description: 'ISO 8601; with time=other' })),
+  txnStatuses: Type.Optional(Type.String({ description: 'Comma-separated states' })),
+  srcMethods: Type.Optional(Type.String()),
+  destMethods: Type.Optional(Type.String()),
+  excludedSrcMethods: Type.Optional(Type.String()),
+  excludedDestMethods: Type.Optional(Type.String()),
+  limit: Type.Optional(Type.String({ description: 'Page size, 1-100 (default 20)' })),
+  page: Type.Optional(Type.String({ description: 'Page number from 1' })),
+})

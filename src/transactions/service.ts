@@ -1,0 +1,284 @@
+import { createHash } from 'node:crypto'
+import type { Db, Queryable } from '../db/db.js'
+import type { Config } from '../config/config.js'
+import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { formatRate } from '../shared/amount.js'
+import { newId } from '../shared/ids.js'
+import { isCurrency } from '../shared/currency.js'
+import { placeHold, pendingHoldAmount, voidHolds } from '../ledger/ledger.js'
+import type { CreateInput, Flow } from './flow.js'
+import type { TxnKind } from './state-machine.js'
+import { FINAL_STATES } from './state-machine.js'
+import { getByExtRef, getTxn, insertTxn, StaleTransition, transition, type TxnPatch, type TxnRow } from './repository.js'
+import { walletDebit } from './money.js'
+import { recordEvent } from '../events/outbox.js'
+
+export interface TransactionsService {
+  create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
+  confirm(accountId: string, txnId: string): Promise<TxnRow>
+  cancel(accountId: string, txnId: string): Promise<TxnRow>
+  get(accountId: string, txnId: string): Promise<TxnRow>
+  /** Expire a quote whose time is up (worker); a no-op when it moved on meanwhile. */
+  expireQuote(txnId: string): Promise<void>
+  /** Apply a transition from outside a request (flows, watchers), with its event. */
+  apply(txnId: string, fn: (q: Queryable, txn: TxnRow, move: Mover) => Promise<void>): Promise<void>
+  flows: Map<TxnKind, Flow>
+}
+
+export type Mover = (to: TxnRow['state'], patch?: TxnPatch) => Promise<TxnRow>
+
+/** Which flow serves a method pair; errors name the field at fault. */
+export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind {
+  const s = input.sourceReq
+  const d = input.destReq
+  for (const [side, field] of [
+    [s, 'sourceReq'],
+    [d, 'destReq'],
+  ] as const) {
+    if (side.method === 'eth') {
+      throw new ApiError('method_not_available', 'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts', [
+        { field: `${field}.method`, issue: 'eth is not available yet' },
+      ])
+    }
+    if (!isCurrency(side.ccy)) throw fieldError('unsupported_currency_pair', `${field}.ccy`, `unknown currency ${side.ccy}`)
+  }
+  const pair = `${s.method}:${s.ccy}>${d.method}:${d.ccy}`
+  switch (pair) {
+    case 'lightning:BTC>svcpay:BTC':
+      return 'ln_receive'
+    case 'on-chain:BTC>svcpay:BTC':
+      return 'onchain_receive'
+    case 'svcpay:BTC>lightning:BTC':
+      return 'ln_send'
+    case 'svcpay:BTC>on-chain:BTC':
+      return 'onchain_send'
+    case 'svcpay:USDT>tron:USDT':
+      return 'tron_payout'
+  }
+  if (s.method === 'svcpay' && d.method === 'vnd-instant') {
+    if (d.ccy !== 'VND') throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'vnd-instant pays out VND')
+    if (!['VND', 'BTC', 'USDT'].includes(s.ccy) || !walletCurrencies.includes(s.ccy)) {
+      throw fieldError('unsupported_currency_pair', 'sourceReq.ccy', 'VND payouts are funded from VND, BTC or USDT')
+    }
+    return 'vnd_payout'
+  }
+  if (s.method === 'svcpay' && d.method === 'svcpay') {
+    if (s.ccy === d.ccy) throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'a swap needs two different currencies')
+    for (const [ccy, field] of [
+      [s.ccy, 'sourceReq.ccy'],
+      [d.ccy, 'destReq.ccy'],
+    ] as const) {
+      if (!walletCurrencies.includes(ccy)) throw fieldError('unsupported_currency_pair', field, `there are no ${ccy} wallets`)
+    }
+    return 'swap'
+  }
+  const known = ['svcpay', 'lightning', 'on-chain', 'tron', 'vnd-instant']
+  if (!known.includes(s.method)) throw fieldError('unsupported_method', 'sourceReq.method', `unknown method ${s.method}`)
+  if (!known.includes(d.method)) throw fieldError('unsupported_method', 'destReq.method', `unknown method ${d.method}`)
+  const methodsFit = ['lightning>svcpay', 'on-chain>svcpay', 'svcpay>lightning', 'svcpay>on-chain', 'svcpay>tron'].includes(
+    `${s.method}>${d.method}`,
+  )
+  if (methodsFit) throw new ApiError('unsupported_currency_pair', `${s.method} to ${d.method} does not carry ${s.ccy} to ${d.ccy}`)
+  throw new ApiError('unsupported_method', `Moving from ${s.method} to ${d.method} is not supported`, [
+    { field: 'destReq.method', issue: `not supported with sourceReq.method ${s.method}` },
+  ])
+}
+
+/** A stable hash of a create request, to tell a retry from a different request with the same extRefId. */
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex')
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']'
+  if (v && typeof v === 'object') {
+    return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonical((v as any)[k])).join(',') + '}'
+  }
+  return JSON.stringify(v) ?? 'null'
+}
+
+export function createTransactionsService(deps: {
+  db: Db
+  config: Config
+  accounts: AccountsService
+  rates: RatesService
+  flows: Flow[]
+  /** Wakes the worker (and status streams) after a commit on another path, if needed. */
+  now?: () => number
+}): TransactionsService {
+  const { db, config } = deps
+  const now = deps.now ?? Date.now
+  const flows = new Map(deps.flows.map((f) => [f.kind, f]))
+  const opts = () => ({ now: now(), webhookVariant: config.webhookVariant })
+
+  function flowOf(kind: TxnKind): Flow {
+    const flow = flows.get(kind)
+    if (!flow) throw new ApiError('method_not_available', `Transactions of kind ${kind} are not available on this server`)
+    return flow
+  }
+
+  async function sameRequestOr409(existing: TxnRow, hash: string): Promise<TxnRow> {
+    if (existing.request_hash !== hash) {
+      throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
+        { field: 'extRefId', issue: 'already used with a different request body' },
+      ])
+    }
+    return existing
+  }
+
+  /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
+  async function hold(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
+    const wallet = await deps.accounts.walletFor(q, txn.account_id, txn.src_ccy)
+    if (!wallet) return false
+    return placeHold(q, { txnId: txn.id, walletId: wallet.id, amount: walletDebit(txn), now: at })
+  }
+
+  async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {
+    await voidHolds(q, txn.id, at)
+    return transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at, webhookVariant: config.webhookVariant })
+  }
+
+  const service: TransactionsService = {
+    flows,
+
+    async create(input, rawBody) {
+      const kind = kindFor(input, config.walletCurrencies)
+      const flow = flowOf(kind)
+      const hash = requestHash(rawBody)
+      if (input.extRefId) {
+        const existing = await getByExtRef(db, input.accountId, input.extRefId)
+        if (existing) return sameRequestOr409(existing, hash)
+      }
+      const at = now()
+      const quote = await flow.quote({ input, rates: await deps.rates.current(), now: at })
+      const expiresAt = at + config.quoteTtlS * 1000
+      const id = newId('txn')
+      const result = await db.tx(async (q) => {
+        const row = await insertTxn(q, {
+          id,
+          account_id: input.accountId,
+          ext_ref_id: input.extRefId ?? null,
+          request_hash: hash,
+          kind,
+          state: 'quoted',
+          note: input.note ?? null,
+          deduct_fees_from_dest: input.deductNetworkFeesFromDest,
+          src_ccy: input.sourceReq.ccy,
+          src_method: input.sourceReq.method,
+          src_amount: quote.srcAmount,
+          src_fee: quote.srcFee,
+          src_network_fee: quote.srcNetworkFee,
+          src_details: quote.srcDetails,
+          src_created_at: BigInt(at),
+          src_updated_at: BigInt(at),
+          dest_ccy: input.destReq.ccy,
+          dest_method: input.destReq.method,
+          dest_amount: quote.destAmount,
+          dest_details: quote.destDetails,
+          dest_created_at: BigInt(at),
+          dest_updated_at: BigInt(at),
+          fx_rate: formatRate(quote.fxRate),
+          expires_at: BigInt(expiresAt),
+          kyc: quote.kyc ?? null,
+          source_of_funds: quote.sourceOfFunds ?? null,
+          next_check_at: expiresAt,
+          created_at: BigInt(at),
+          updated_at: BigInt(at),
+        })
+        if (!row) return undefined
+        // A quote whose wallet cannot cover it is still a quote: confirm tries the hold again.
+        if (quote.fromWallet) await hold(q, row, at)
+        await recordEvent(q, row, config.webhookVariant)
+        return row
+      })
+      if (result) return result
+      const existing = await getByExtRef(db, input.accountId, input.extRefId!)
+      return sameRequestOr409(existing!, hash)
+    },
+
+    async confirm(accountId, txnId) {
+      const first = await getTxn(db, txnId, { accountId })
+      if (!first) throw new ApiError('not_found', 'Transaction not found')
+      const settled = settledAnswer(first)
+      if (settled) return settled
+      const flow = flowOf(first.kind)
+      const prepared = first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+      let expired = false
+      const row = await db.tx(async (q) => {
+        const txn = (await getTxn(q, txnId, { accountId, lock: true }))!
+        const again = settledAnswer(txn)
+        if (again) return again
+        const at = now()
+        if (BigInt(at) >= txn.expires_at) {
+          expired = true
+          return expireInTx(q, txn, at)
+        }
+        if (txn.src_method === 'svcpay' && (await pendingHoldAmount(q, txn.id)) === 0n && !(await hold(q, txn, at))) {
+          return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
+        }
+        return flow.confirm(q, txn, {
+          now: at,
+          prepared,
+          transition: (to, patch = {}) => transition(q, txn, to, patch, { now: at, webhookVariant: config.webhookVariant }),
+        })
+      })
+      if (expired) throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+      return row
+    },
+
+    async cancel(accountId, txnId) {
+      return db.tx(async (q) => {
+        const txn = await getTxn(q, txnId, { accountId, lock: true })
+        if (!txn) throw new ApiError('not_found', 'Transaction not found')
+        if (txn.state !== 'quoted') {
+          throw new ApiError('invalid_state', `Only a quoted transaction can be cancelled; this one is ${txn.state}`)
+        }
+        await voidHolds(q, txn.id, now())
+        return transition(q, txn, 'usercanceled', { msg: 'user_canceled' }, opts())
+      })
+    },
+
+    async get(accountId, txnId) {
+      const txn = await getTxn(db, txnId, { accountId })
+      if (!txn) throw new ApiError('not_found', 'Transaction not found')
+      return txn
+    },
+
+    async expireQuote(txnId) {
+      await db.tx(async (q) => {
+        const txn = await getTxn(q, txnId, { lock: true })
+        if (!txn || txn.state !== 'quoted' || txn.expires_at > BigInt(now())) return
+        await expireInTx(q, txn, now())
+      })
+    },
+
+    async apply(txnId, fn) {
+      try {
+        await db.tx(async (q) => {
+          const txn = await getTxn(q, txnId, { lock: true })
+          if (!txn) return
+          await fn(q, txn, (to, patch = {}) => transition(q, txn, to, patch, opts()))
+        })
+      } catch (err) {
+        // Another worker moved it first; it will be looked at again from its new state.
+        if (!(err instanceof StaleTransition)) throw err
+      }
+    },
+  }
+
+  /** The answer to a confirm of a transaction no longer `quoted`, or undefined when it is. */
+  function settledAnswer(txn: TxnRow): TxnRow | undefined {
+    if (txn.state === 'quoted') return undefined
+    if (txn.state === 'usercanceled') throw new ApiError('invalid_state', 'The transaction was cancelled')
+    if (txn.state === 'expired' && txn.msg === 'quote_expired') {
+      throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+    }
+    return txn
+  }
+
+  return service
+}
+
+export const isFinal = (txn: TxnRow) => FINAL_STATES.has(txn.state)

@@ -1,0 +1,43 @@
+import type { Config } from '../config/config.js'
+import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
+import { allInRate } from '../rates/fx.js'
+import { postEntry } from '../ledger/ledger.js'
+import { assert } from '../shared/assert.js'
+import type { Flow } from './flow.js'
+import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
+
+/** Swap between two wallets of one account: confirm settles at once at the quoted rate. */
+export function swapFlow(deps: { config: Config; rates: RatesService; accounts: AccountsService }): Flow {
+  return {
+    kind: 'swap',
+    async quote({ input, rates }) {
+      const src = input.sourceReq.ccy
+      const dest = input.destReq.ccy
+      const fx = allInRate(deps.rates.perBtc(rates, src), deps.rates.perBtc(rates, dest), deps.config.fxSpreadBps)
+      const amounts = walletAmounts({
+        requested: requestedAmount(input)!,
+        srcCcy: src,
+        destCcy: dest,
+        fx,
+        feeRule: deps.config.fees.swap!,
+        networkFee: 0n,
+        deduct: input.deductNetworkFeesFromDest,
+      })
+      return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
+    },
+    async confirm(q, txn, ctx) {
+      const from = await deps.accounts.walletFor(q, txn.account_id, txn.src_ccy)
+      const to = await deps.accounts.walletFor(q, txn.account_id, txn.dest_ccy)
+      assert(from && to, 'swap wallets exist')
+      await postEntry(q, {
+        txnId: txn.id,
+        kind: 'swap',
+        now: ctx.now,
+        settleHolds: true,
+        postings: walletOutPostings(txn, from.id, { wallet: to.id }),
+      })
+      return ctx.transition('completed', { src_settled: txn.src_amount, dest_settled: txn.dest_amount })
+    },
+  }
+}

@@ -1,0 +1,43 @@
+import type { Db } from '../db/db.js'
+import type { TransactionsService } from './service.js'
+import { getTxn } from './repository.js'
+
+/** How long a claimed transaction is left to one worker before another may look at it. */
+export const CLAIM_LEASE_MS = 30_000
+const BATCH_MAX = 50
+
+/**
+ * One pass of the transaction worker: claim transactions whose `next_check_at` is due (several
+ * workers skip each other's rows), push each lease forward, then expire quotes or let the flow
+ * move them on. Returns true when the batch was full (more work is likely waiting).
+ */
+export async function runDueTransactions(deps: {
+  db: Db
+  transactions: TransactionsService
+  now?: () => number
+  log: { error(obj: object, msg: string): void }
+}): Promise<boolean> {
+  const now = (deps.now ?? Date.now)()
+  const { rows } = await deps.db.query<{ id: string }>(
+    `UPDATE transactions SET next_check_at = $2
+      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= $1
+                    ORDER BY next_check_at LIMIT ${BATCH_MAX} FOR UPDATE SKIP LOCKED)
+      RETURNING id`,
+    [now, now + CLAIM_LEASE_MS],
+  )
+  for (const { id } of rows) {
+    try {
+      const txn = await getTxn(deps.db, id)
+      if (!txn) continue
+      if (txn.state === 'quoted') {
+        await deps.transactions.expireQuote(id)
+        continue
+      }
+      await deps.transactions.flows.get(txn.kind)?.advance?.(txn)
+    } catch (err) {
+      // The lease brings it back later; one bad transaction must not stop the others.
+      deps.log.error({ txnId: id, error: (err as Error).message }, 'advancing a transaction failed')
+    }
+  }
+  return rows.length === BATCH_MAX
+}
