@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { escapeHtml, html, raw } from './escape.js'
+import { escapeHtml, markup, raw } from './escape.js'
 
 describe('escapeHtml', () => {
   it('escapes the five characters that matter in content and attributes', () => {
@@ -24,21 +24,23 @@ describe('escapeHtml', () => {
   })
 })
 
-describe('html template', () => {
+describe('markup template', () => {
   it('escapes every interpolation and keeps raw markup', () => {
     const name = '<b>"x"</b>'
-    const out = html`<p title="${name}">${name}${raw('<i>ok</i>')}</p>`.html
-    expect(out).toBe('<p title="&lt;b&gt;&quot;x&quot;&lt;/b&gt;">&lt;b&gt;&quot;x&quot;&lt;/b&gt;<i>ok</i></p>')
+    const out = markup`<p title="${name}">${name}${raw('<i>ok</i>')}</p>`.html
+    expect(out).toBe(
+      '<p title="&lt;b&gt;&quot;x&quot;&lt;/b&gt;">&lt;b&gt;&quot;x&quot;&lt;/b&gt;<i>ok</i></p>',
+    )
   })
 
   it('nests templates without escaping them twice and drops empty values', () => {
-    const inner = html`<span>${'a&b'}</span>`
-    expect(html`<div>${inner}${null}${undefined}${false}${[inner, '<']}</div>`.html).toBe(
+    const inner = markup`<span>${'a&b'}</span>`
+    expect(markup`<div>${inner}${null}${undefined}${false}${[inner, '<']}</div>`.html).toBe(
       '<div><span>a&amp;b</span><span>a&amp;b</span>&lt;</div>',
     )
   })
 
   it('writes numbers and bigints as text', () => {
-    expect(html`${12}/${3n}`.html).toBe('12/3')
+    expect(markup`${12}/${3n}`.html).toBe('12/3')
   })
 })

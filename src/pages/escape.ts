@@ -1,7 +1,7 @@
 /**
  * HTML escaping for the hosted invoice page. Every value that reaches the page from outside this
  * folder (merchant name, invoice text, URLs) goes through `escapeHtml`, either directly or through
- * the `html` tagged template, which escapes every interpolation unless it is marked `raw`.
+ * the `markup` tagged template, which escapes every interpolation unless it is marked `raw`.
  */
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = {
@@ -32,12 +32,13 @@ export class SafeHtml {
  * Mark trusted markup (our own CSS, script and the QR code SVG) as safe. Never pass it anything that
  * contains outside text.
  */
-export function raw(markup: string): SafeHtml {
-  return new SafeHtml(markup)
+export function raw(trusted: string): SafeHtml {
+  return new SafeHtml(trusted)
 }
 
-/** Values an `html` template accepts: text is escaped, `SafeHtml` kept, empty values dropped. */
-export type HtmlValue = SafeHtml | string | number | bigint | boolean | null | undefined | readonly HtmlValue[]
+/** Values an `markup` template accepts: text is escaped, `SafeHtml` kept, empty values dropped. */
+export type HtmlValue =
+  SafeHtml | string | number | bigint | boolean | null | undefined | readonly HtmlValue[]
 
 function toHtml(value: HtmlValue): string {
   if (value instanceof SafeHtml) return value.html
@@ -47,10 +48,11 @@ function toHtml(value: HtmlValue): string {
 }
 
 /**
- * Tagged template that escapes every interpolated value. Escaping by default means a forgotten
- * call cannot open a hole; only `raw(...)` and nested `html` results pass through unchanged.
+ * Tagged template that escapes every interpolated value. (It is not named `html` so that code
+ * formatters leave the exact markup alone.) Escaping by default means a forgotten
+ * call cannot open a hole; only `raw(...)` and nested `markup` results pass through unchanged.
  */
-export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+export function markup(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
   let out = strings[0]!
   for (let i = 0; i < values.length; i++) out += toHtml(values[i]) + strings[i + 1]!
   return new SafeHtml(out)

@@ -112,11 +112,13 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     copyManual: 'Không sao chép được. Nội dung đã được chọn: hãy sao chép bằng bàn phím hoặc menu.',
     hintLightning: 'Quét mã bằng ví Lightning, hoặc sao chép hóa đơn vào ví.',
     hintOnchain: 'Gửi đúng số tiền ở trên đến địa chỉ này. Quét mã sẽ điền sẵn cả hai.',
-    noScript: 'Khi JavaScript bị tắt, trang này không tự cập nhật. Hãy tải lại trang để xem trạng thái mới nhất.',
+    noScript:
+      'Khi JavaScript bị tắt, trang này không tự cập nhật. Hãy tải lại trang để xem trạng thái mới nhất.',
     notFoundTitle: 'Không tìm thấy trang thanh toán',
     notFoundBody: 'Liên kết này không đúng hoặc không còn tồn tại. Vui lòng kiểm tra lại với người bán.',
     expiredTitle: 'Yêu cầu thanh toán đã hết hạn',
-    expiredBody: 'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán; hãy yêu cầu người bán tạo yêu cầu mới.',
+    expiredBody:
+      'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán; hãy yêu cầu người bán tạo yêu cầu mới.',
   },
 }
 

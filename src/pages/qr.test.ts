@@ -51,7 +51,10 @@ function gridToRgba(grid: boolean[][], scale: number): { data: Uint8ClampedArray
 const URIS = [
   ['a BOLT11 invoice', `lightning:${BOLT11_COFFEE}`],
   ['a BIP21 URI', `bitcoin:${BIP84_ADDRESS}?amount=0.0025`],
-  ['a BIP21 URI with a label', `bitcoin:${BIP84_ADDRESS}?amount=0.00001&label=Caf%C3%A9%20S%C3%A0i%20G%C3%B2n`],
+  [
+    'a BIP21 URI with a label',
+    `bitcoin:${BIP84_ADDRESS}?amount=0.00001&label=Caf%C3%A9%20S%C3%A0i%20G%C3%B2n`,
+  ],
 ] as const
 
 describe('qrSvg', () => {
@@ -62,7 +65,6 @@ describe('qrSvg', () => {
 
     // The SVG's modules are those of the library's own symbol at level M with a 2-module margin.
     const expected = QRCode.create(uri, { errorCorrectionLevel: 'M' })
-    expect(expected.errorCorrectionLevel.bit).toBe(QRCode.create('x', { errorCorrectionLevel: 'M' }).errorCorrectionLevel.bit)
     const grid = svgToGrid(svg)
     const margin = 2
     const size = expected.modules.size
@@ -75,18 +77,14 @@ describe('qrSvg', () => {
       }
     }
 
+    // The comparison is sensitive to the level: a level L symbol of the same text differs.
+    const levelL = QRCode.create(uri, { errorCorrectionLevel: 'L' })
+    expect(Array.from(levelL.modules.data)).not.toEqual(Array.from(expected.modules.data))
+
     // An independent decoder reads the very same string back.
     const { data, width } = gridToRgba(grid, 6)
     const decoded = jsQR(data, width, width)
     expect(decoded?.data).toBe(uri)
-  })
-
-  it('keeps the BOLT11 invoice as issued (no case change)', async () => {
-    const uri = `lightning:${BOLT11_COFFEE}`
-    const decoded = jsQR(...(Object.values(gridToRgba(svgToGrid(await qrSvg(uri)), 4)) as [Uint8ClampedArray, number]), 0)
-    expect(decoded).toBeNull() // height 0 is no image: guards the helper, see the real decode above
-    const { data, width } = gridToRgba(svgToGrid(await qrSvg(uri)), 4)
-    expect(jsQR(data, width, width)?.data).toBe(uri)
   })
 
   it('refuses empty or oversized text', async () => {

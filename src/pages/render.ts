@@ -1,6 +1,6 @@
 import { parseAmount } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
-import { html, raw, type SafeHtml } from './escape.js'
+import { markup, raw, type SafeHtml } from './escape.js'
 import { formatDecimalText, formatTimeLeft, isDecimalText } from './format.js'
 import { isValidNonce } from './headers.js'
 import { LANGS, STRINGS, fill, type Lang, type PageStrings } from './i18n.js'
@@ -66,14 +66,18 @@ const PAYMENT_URI_RE = /^(lightning|bitcoin):/i
 const FIAT_CCY_RE = /^[A-Z]{3,5}$/
 const MERCHANT_NAME_MAX_CHARS = 200
 /** Rows of the invoice text box: a BOLT11 invoice is a few hundred characters, an address ~60. */
-const TEXT_ROWS: Readonly<Record<InvoicePageView['kind'], number>> = { lightning: 5, onchain: 2 }
+const TEXT_ROWS: Readonly<Record<InvoicePageView['kind'], number>> = { lightning: 5, onchain: 3 }
 
 /**
  * Render the hosted invoice page. Every value of `view` is escaped. The page is complete without
  * JavaScript (amounts, QR code, invoice text, time left, status); the client script makes it live.
  * A page still awaiting payment past its expiry is shown as expired, whatever the caller says.
  */
-export async function renderInvoicePage(view: InvoicePageView, lang: Lang, opts: InvoicePageOptions): Promise<string> {
+export async function renderInvoicePage(
+  view: InvoicePageView,
+  lang: Lang,
+  opts: InvoicePageOptions,
+): Promise<string> {
   checkView(view)
   assert(LANGS.includes(lang), `unsupported language ${String(lang)}`)
   assert(isValidNonce(opts.nonce), 'invalid CSP nonce')
@@ -86,7 +90,7 @@ export async function renderInvoicePage(view: InvoicePageView, lang: Lang, opts:
   const merchantName = view.merchantName.slice(0, MERCHANT_NAME_MAX_CHARS)
   const confirmations = state === 'seen' ? view.confirmations : undefined
 
-  const head = html`<meta charset="utf-8">
+  const head = markup`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
@@ -94,13 +98,13 @@ export async function renderInvoicePage(view: InvoicePageView, lang: Lang, opts:
 <title>${fill(s.pageTitle, { merchant: merchantName })}</title>
 <link rel="icon" href="data:,">
 <style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>
-${opts.scriptUrl ? html`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`
+${opts.scriptUrl ? markup`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`
 
   const fiat = view.fiat
-    ? html`<dd class="amount-fiat" data-testid="amount-fiat"><span aria-hidden="true">≈ </span><span class="visually-hidden">${s.fiatAbout} </span>${formatDecimalText(view.fiat.amount, lang)} <span class="unit">${view.fiat.ccy}</span></dd>`
+    ? markup`<dd class="amount-fiat" data-testid="amount-fiat"><span aria-hidden="true">≈ </span><span class="visually-hidden">${s.fiatAbout} </span>${formatDecimalText(view.fiat.amount, lang)} <span class="unit">${view.fiat.ccy}</span></dd>`
     : ''
 
-  const summary = html`<div class="summary">
+  const summary = markup`<div class="summary">
 <header>
 <p class="eyebrow">${s.paymentRequest}</p>
 <h1 id="page-title" data-testid="merchant-name"><bdi>${merchantName}</bdi></h1>
@@ -112,17 +116,17 @@ ${opts.scriptUrl ? html`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" de
 <dd class="amount-sats" data-testid="amount-sats">${formatDecimalText(view.amountSats, lang)} <span class="unit">${s.sats}</span></dd>
 ${fiat}
 </dl>
-<p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${confirmations ? html` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations)}</span></p>
-${payable ? html`<p class="countdown" data-testid="countdown">${s.timeLeft}: <span class="time-left" data-testid="time-left">${formatTimeLeft(msLeft, lang)}</span></p>` : ''}
-${payable ? html`<noscript><p class="noscript">${s.noScript}</p></noscript>` : ''}
+<p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${confirmations ? markup` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations)}</span></p>
+${payable ? markup`<p class="countdown" data-testid="countdown">${s.timeLeft}: <span class="time-left" data-testid="time-left">${formatTimeLeft(msLeft, lang)}</span></p>` : ''}
+${payable ? markup`<noscript><p class="noscript">${s.noScript}</p></noscript>` : ''}
 </div>`
 
-  const body = html`<body data-state="${state}" data-kind="${view.kind}" data-stream-url="${opts.streamUrl}" data-expires-at="${view.expiresAtMs}" data-server-now="${nowMs}">
+  const body = markup`<body data-state="${state}" data-kind="${view.kind}" data-stream-url="${opts.streamUrl}" data-expires-at="${view.expiresAtMs}" data-server-now="${nowMs}">
 <main class="card" aria-labelledby="page-title">
 ${summary}
 ${qr ? paySection(view, s, qr) : ''}
 </main>
-${opts.scriptUrl ? '' : html`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}</script>`}
+${opts.scriptUrl ? '' : markup`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}</script>`}
 </body>`
 
   return document(lang, head, body)
@@ -130,7 +134,7 @@ ${opts.scriptUrl ? '' : html`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}</
 
 function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHtml {
   const lightning = view.kind === 'lightning'
-  return html`<section class="pay" data-testid="pay-block" aria-labelledby="payment-text-label">
+  return markup`<section class="pay" data-testid="pay-block" aria-labelledby="payment-text-label">
 <div class="qr" role="img" aria-label="${lightning ? s.qrLabelLightning : s.qrLabelOnchain}" data-testid="qr">${qr}</div>
 <p class="hint">${lightning ? s.hintLightning : s.hintOnchain}</p>
 <a class="button primary" href="${view.paymentUri}" data-testid="open-wallet">${s.openInWallet}</a>
@@ -168,11 +172,11 @@ export function renderMessagePage(kind: MessagePageKind, lang: Lang, opts: Messa
   const title = kind === 'not_found' ? s.notFoundTitle : s.expiredTitle
   const text = kind === 'not_found' ? s.notFoundBody : s.expiredBody
   const style = opts.nonce
-    ? html`<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>`
+    ? markup`<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>`
     : opts.stylesheetUrl
-      ? html`<link rel="stylesheet" href="${opts.stylesheetUrl}">`
+      ? markup`<link rel="stylesheet" href="${opts.stylesheetUrl}">`
       : ''
-  const head = html`<meta charset="utf-8">
+  const head = markup`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
@@ -180,7 +184,7 @@ export function renderMessagePage(kind: MessagePageKind, lang: Lang, opts: Messa
 <title>${title}</title>
 <link rel="icon" href="data:,">
 ${style}`
-  const body = html`<body data-message="${kind}">
+  const body = markup`<body data-message="${kind}">
 <main class="card message" aria-labelledby="page-title">
 <h1 id="page-title" data-testid="message-title">${title}</h1>
 <p data-testid="message-body">${text}</p>
@@ -190,7 +194,7 @@ ${style}`
 }
 
 function document(lang: Lang, head: SafeHtml, body: SafeHtml): string {
-  return html`<!doctype html>
+  return markup`<!doctype html>
 <html lang="${lang}">
 <head>
 ${head}
@@ -214,7 +218,10 @@ function checkView(view: InvoicePageView): void {
   }
   // Only payment schemes may become a link: a `javascript:` URI here would run in the page.
   const scheme = PAYMENT_URI_RE.exec(view.paymentUri)?.[1]?.toLowerCase()
-  assert(scheme === (view.kind === 'lightning' ? 'lightning' : 'bitcoin'), 'paymentUri scheme does not match kind')
+  assert(
+    scheme === (view.kind === 'lightning' ? 'lightning' : 'bitcoin'),
+    'paymentUri scheme does not match kind',
+  )
   assert(view.paymentText.length > 0 && view.paymentText.length <= 2000, 'paymentText length out of range')
   assert(Number.isSafeInteger(view.expiresAtMs), 'expiresAtMs must be an integer')
   assert(

@@ -152,6 +152,9 @@ a:focus-visible, button:focus-visible, textarea:focus-visible {
 .message { text-align: left; }
 .message h1 { font-size: 1.5rem; }
 .message p { margin: 0; color: var(--muted); }
+@media (max-width: 22rem) {
+  .copy-row { grid-template-columns: 1fr; }
+}
 @media (min-width: 48rem) {
   body { padding-top: 3rem; }
   .card { padding: 2rem; }
