@@ -35,7 +35,7 @@ export function startLoop(opts: {
 
   const running = (async () => {
     while (!stopped) {
-      let more = false
+      let more: boolean
       try {
         more = await opts.step()
       } catch (err) {

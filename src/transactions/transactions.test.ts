@@ -142,7 +142,7 @@ describe('transactions: quotes, holds, swaps', () => {
     const b = await h.createAccount({ name: 'Racer' })
     await h.fund(b.accountId, 'USD', '100')
     // Quotes made before funding carry no hold, so each confirm must win the funds on its own.
-    const quotes = []
+    const quotes: any[] = []
     for (let i = 0; i < 12; i++) {
       const q = await h.api('POST', '/api/v2/transaction', b.token, {
         sourceReq: { ccy: 'USD', method: 'svcpay', amtRequested: '20', reqDetails: {} },
