@@ -41,6 +41,9 @@ export interface Config {
   fees: FeeSchedule
   logLevel: string
   sandboxTronFail: string[]
+  // Payouts (TRON USDT and VND bank): the fixed TRON network fee, and how long sandbox payouts take.
+  tronNetworkFeeUsdtMinor: bigint
+  sandboxPayoutDelayMs: number
   dbPoolMax: number
   bodyLimitBytes: number
   env: Record<string, string | undefined>
@@ -110,6 +113,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    // Payouts: TRON_NETWORK_FEE_USDT is a decimal USDT amount (default 1), kept as 6-decimal minor units.
+    tronNetworkFeeUsdtMinor: usdtMinor(env, 'TRON_NETWORK_FEE_USDT', '1'),
+    sandboxPayoutDelayMs: int(env, 'SANDBOX_PAYOUT_DELAY_MS', 1500, 0, 600_000),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
     bodyLimitBytes: 64 * 1024,
     env,
@@ -151,6 +157,14 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
     throw new ConfigError(`${name}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`)
   }
   return n
+}
+
+/** A decimal USDT amount (up to 6 decimals, zero allowed) as minor units. */
+function usdtMinor(env: Record<string, string | undefined>, name: string, fallback: string): bigint {
+  const text = env[name] || fallback
+  const m = /^(\d{1,9})(?:\.(\d{1,6}))?$/.exec(text)
+  if (!m) throw new ConfigError(`${name}: expected a USDT amount such as 1 or 0.5, got ${JSON.stringify(text)}`)
+  return BigInt(m[1]!) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0'))
 }
 
 function bool(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
