@@ -36,7 +36,9 @@ describe('sandbox TRON rail', () => {
     const first = await rail().sendUsdt({ to: GOOD, amountMinor: 1n, requestId: 'txn_b' })
     const again = await rail().sendUsdt({ to: GOOD, amountMinor: 1n, requestId: 'txn_b' })
     expect(again.txHash).toBe(first.txHash)
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM sandbox_payouts WHERE request_id = 'txn_b'`)
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM sandbox_payouts WHERE request_id = 'txn_b'`,
+    )
     expect(rows[0].n).toBe(1)
   })
 
@@ -48,7 +50,9 @@ describe('sandbox TRON rail', () => {
   })
 
   it('reports an unknown hash as a permanent rail failure', async () => {
-    const err = await rail().getTransfer('00'.repeat(32)).catch((e) => e)
+    const err = await rail()
+      .getTransfer('00'.repeat(32))
+      .catch((e) => e)
     expect(err).toBeInstanceOf(RailFailure)
     expect(err.retryable).toBe(false)
   })

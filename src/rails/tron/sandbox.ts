@@ -27,22 +27,35 @@ export function createSandboxTronRail(deps: SandboxTronDeps): TronRail {
     name: 'sandbox',
 
     async sendUsdt({ to, amountMinor, requestId }) {
-      if (amountMinor <= 0n) throw new RailFailure('invalid_amount', 'a transfer must move a positive amount', false)
+      if (amountMinor <= 0n)
+        throw new RailFailure('invalid_amount', 'a transfer must move a positive amount', false)
       const at = now()
       // The hash only has to be unique; the random part keeps it so across sandbox databases.
-      const txHash = createHash('sha256').update(`sandbox-tron:${requestId}:`).update(randomBytes(16)).digest('hex')
+      const txHash = createHash('sha256')
+        .update(`sandbox-tron:${requestId}:`)
+        .update(randomBytes(16))
+        .digest('hex')
       const fails = failing.has(to)
       await deps.db.query(
         `INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
          VALUES ($1, 'tron', $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id) DO NOTHING`,
-        [txHash, requestId, amountMinor, fails ? 'failed' : 'completed', fails ? SANDBOX_TRON_FAIL_REASON : '', at + deps.delayMs, at],
+        [
+          txHash,
+          requestId,
+          amountMinor,
+          fails ? 'failed' : 'completed',
+          fails ? SANDBOX_TRON_FAIL_REASON : '',
+          at + deps.delayMs,
+          at,
+        ],
       )
       // A repeated request finds the first transfer: the rail never sends twice for one request.
       const { rows } = await deps.db.query<{ ref: string }>(
         `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'tron'`,
         [requestId],
       )
-      if (!rows[0]) throw new RailFailure('request_conflict', `request ${requestId} is not a TRON transfer`, false)
+      if (!rows[0])
+        throw new RailFailure('request_conflict', `request ${requestId} is not a TRON transfer`, false)
       return { txHash: rows[0].ref }
     },
 
@@ -59,12 +72,14 @@ export async function readSandboxPayout(
   ref: string,
   at: number,
 ): Promise<PayoutState> {
-  const { rows } = await db.query<{ status: 'completed' | 'failed' | 'rejected'; reason: string; settle_at: bigint }>(
-    'SELECT status, reason, settle_at FROM sandbox_payouts WHERE ref = $1 AND kind = $2',
-    [ref, kind],
-  )
+  const { rows } = await db.query<{
+    status: 'completed' | 'failed' | 'rejected'
+    reason: string
+    settle_at: bigint
+  }>('SELECT status, reason, settle_at FROM sandbox_payouts WHERE ref = $1 AND kind = $2', [ref, kind])
   const row = rows[0]
-  if (!row) throw new RailFailure('unknown_payout', `the sandbox ${kind} network knows no payout ${ref}`, false)
+  if (!row)
+    throw new RailFailure('unknown_payout', `the sandbox ${kind} network knows no payout ${ref}`, false)
   if (BigInt(at) < row.settle_at) return { status: 'pending' }
   if (row.status === 'completed') return { status: 'completed' }
   return { status: row.status, reason: row.reason }

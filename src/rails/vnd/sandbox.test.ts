@@ -42,8 +42,14 @@ describe('sandbox bank rail', () => {
     const failed = await rail().submitPayout(payout('9876541111', 'txn_3'))
     expect(await rail().getPayout(rejected.bankRef)).toEqual({ status: 'pending' })
     clock += 1000
-    expect(await rail().getPayout(rejected.bankRef)).toEqual({ status: 'rejected', reason: 'rejected_by_bank' })
-    expect(await rail().getPayout(failed.bankRef)).toEqual({ status: 'failed', reason: 'beneficiary_account_closed' })
+    expect(await rail().getPayout(rejected.bankRef)).toEqual({
+      status: 'rejected',
+      reason: 'rejected_by_bank',
+    })
+    expect(await rail().getPayout(failed.bankRef)).toEqual({
+      status: 'failed',
+      reason: 'beneficiary_account_closed',
+    })
   })
 
   it('keeps no account number or beneficiary name', async () => {

@@ -30,7 +30,8 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
     name: 'sandbox',
 
     async submitPayout(input) {
-      if (input.amountMinor <= 0n) throw new RailFailure('invalid_amount', 'a transfer must move a positive amount', false)
+      if (input.amountMinor <= 0n)
+        throw new RailFailure('invalid_amount', 'a transfer must move a positive amount', false)
       const at = now()
       const { rejected, failed } = SANDBOX_BANK_OUTCOMES
       const outcome = input.bankAcctNum.endsWith(rejected.suffix)
@@ -38,7 +39,10 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
         : input.bankAcctNum.endsWith(failed.suffix)
           ? { status: 'failed', reason: failed.reason }
           : { status: 'completed', reason: '' }
-      const digest = createHash('sha256').update(`sandbox-bank:${input.requestId}:`).update(randomBytes(16)).digest('hex')
+      const digest = createHash('sha256')
+        .update(`sandbox-bank:${input.requestId}:`)
+        .update(randomBytes(16))
+        .digest('hex')
       const bankRef = `SBX${digest.slice(0, 16).toUpperCase()}`
       await deps.db.query(
         `INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
@@ -50,7 +54,8 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
         `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'bank'`,
         [input.requestId],
       )
-      if (!rows[0]) throw new RailFailure('request_conflict', `request ${input.requestId} is not a bank payout`, false)
+      if (!rows[0])
+        throw new RailFailure('request_conflict', `request ${input.requestId} is not a bank payout`, false)
       return { bankRef: rows[0].ref }
     },
 
