@@ -24,6 +24,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
   })
+  app.decorate('rateLimiter', c.rateLimiter)
   installJson(app)
   installErrorHandling(app)
   app.addSchema(ErrorBodySchema)

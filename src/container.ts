@@ -14,6 +14,8 @@ import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
+import { Redis } from 'ioredis'
+import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -27,6 +29,9 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
+  rateLimiter: RateLimiter
+  /** Shared Redis connection when REDIS_URL is set. */
+  redis: Redis | undefined
   close(): Promise<void>
 }
 
@@ -45,8 +50,25 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
   const metrics = createMetrics()
   const flows: Flow[] = [swapFlow({ config, rates, accounts })]
   const transactions = createTransactionsService({ db, config, accounts, rates, flows })
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true })
+    : undefined
+  const backendGauge = metrics.gauge('svcpay_rate_limit_backend_redis', '1 while rate-limit counters are shared in Redis, 0 on per-instance memory')
+  const rateLimiter = createRateLimiter({
+    redis,
+    config: rateLimitConfigFromEnv(config.env),
+    keyPrefix: config.env.RATE_LIMIT_REDIS_PREFIX || 'svcpay:rl',
+    log,
+    onBackendChange: (backend) => backendGauge.set(backend === 'redis' ? 1 : 0),
+  })
+  if (redis) {
+    await redis.connect().catch((err) => log.warn({ error: (err as Error).message }, 'Redis unreachable at start; limits are per instance until it returns'))
+    backendGauge.set(redis.status === 'ready' ? 1 : 0)
+  }
   return {
     transactions,
+    rateLimiter,
+    redis,
     config,
     db,
     box,
@@ -57,6 +79,8 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
     metrics,
     log,
     async close() {
+      rateLimiter.close()
+      redis?.disconnect()
       if (!opts.db) await db.close()
     },
   }

@@ -3,11 +3,13 @@ import { Type } from 'typebox'
 import type { AuthService } from './service.js'
 import { ApiError } from '../shared/errors.js'
 import { errors } from '../http/schemas.js'
+import { tokenRequestLimit } from '../http/auth-hook.js'
 
 export function authRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
   app.post(
     '/api/v2/authentication/token-signature',
     {
+      preHandler: tokenRequestLimit(deps.auth),
       schema: {
         tags: ['Authentication'],
         summary: 'Exchange a signed request for an access token',

@@ -38,8 +38,8 @@ export interface AuthService {
   /** The token exchange: checks the key, the signature over the exact body, and its one-time use. */
   exchange(input: { apiKey: string | undefined; signature: string | undefined; rawBody: string }): Promise<TokenResponse>
   authenticate(authorization: string | undefined): Promise<Principal>
-  /** The account a valid API key belongs to (for counting token requests against it). */
-  accountOfKey(apiKey: string): Promise<string | undefined>
+  /** The account and tier of a live API key (token requests count against that account). */
+  accountOfKey(apiKey: string): Promise<{ accountId: string; tier: 'standard' | 'premium' } | undefined>
 }
 
 const JWT_ISSUER = 'svcpay'
@@ -173,7 +173,7 @@ export function createAuthService(deps: AuthDeps): AuthService {
     async accountOfKey(apiKey) {
       if (apiKey.length > 64) return undefined
       const key = await loadKey(apiKey)
-      return key && !key.revoked ? key.accountId : undefined
+      return key && !key.revoked ? { accountId: key.accountId, tier: key.tier } : undefined
     },
   }
 }

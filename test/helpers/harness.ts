@@ -65,16 +65,22 @@ export async function createTestDb(): Promise<{ db: Db; url?: string; drop(): Pr
   }
 }
 
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(
+  env: Record<string, string> = {},
+  opts: { shareDbWith?: Harness } = {},
+): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-test-'))
-  const adminToken = 'adm_' + randomBytes(16).toString('hex')
-  const { db, drop } = await createTestDb()
+  const adminToken = opts.shareDbWith?.adminToken ?? 'adm_' + randomBytes(16).toString('hex')
+  const shared = opts.shareDbWith
+  const { db, drop } = shared ? { db: shared.c.db, drop: async () => {} } : await createTestDb()
   const config = loadConfig({
     DATA_DIR: dataDir,
-    MASTER_KEY: randomBytes(32).toString('hex'),
+    MASTER_KEY: shared?.c.config.masterKey ?? randomBytes(32).toString('hex'),
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'silent',
     PUBLIC_BASE_URL: 'http://localhost:8080',
+    // Limits are tested on their own; elsewhere they would only slow the suite down.
+    RATE_LIMITS_ENABLED: 'false',
     ...env,
   })
   const c = await createContainer(config, createLogger(config.logLevel), { db })
@@ -149,7 +155,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     async close() {
       await app.close()
       await c.close()
-      await db.close()
+      if (!shared) await db.close()
       await drop()
       rmSync(dataDir, { recursive: true, force: true })
     },
