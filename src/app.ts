@@ -13,6 +13,7 @@ import { adminAuth, adminRoutes } from './admin/routes.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
 import { TransactionSchema } from './transactions/schemas.js'
+import { fiatRoutes } from './fiat/routes.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -52,6 +53,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   accountRoutes(app, c)
   rateRoutes(app, c)
   transactionRoutes(app, c)
+  fiatRoutes(app, c)
   adminRoutes(app, c)
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   return app

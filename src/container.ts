@@ -14,6 +14,8 @@ import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
+import { createPayoutRails } from './rails/payout-rails.js'
+import { tronPayoutFlow, vndPayoutFlow } from './transactions/payouts.js'
 import { Redis } from 'ioredis'
 import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 
@@ -49,6 +51,14 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
   const rates = createRatesService({ provider, maxAgeMs: config.ratesMaxAgeS * 1000, log })
   const metrics = createMetrics()
   const flows: Flow[] = [swapFlow({ config, rates, accounts })]
+  // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
+  // lazily, for worker-side transitions, because the service is built from this list of flows.
+  const payoutRails = createPayoutRails(config, db)
+  const payoutDeps = { config, rates, accounts, db, log, transactions: () => transactions }
+  flows.push(
+    tronPayoutFlow({ ...payoutDeps, tron: payoutRails.tron, pollMs: payoutRails.pollMs.tron }),
+    vndPayoutFlow({ ...payoutDeps, bank: payoutRails.bank, pollMs: payoutRails.pollMs.bank }),
+  )
   const transactions = createTransactionsService({ db, config, accounts, rates, flows })
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true })

@@ -9,13 +9,20 @@ const SideIn = Type.Object({
   method: Type.String({ minLength: 1, maxLength: 32, description: 'svcpay, lightning, on-chain, tron, eth, vnd-instant' }),
   amtRequested: Type.Optional(AmountIn('Amount in the currency unit (BTC for BTC); on one side only')),
   reqDetails: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Method-specific details' })),
+  // The fields inside kyc and sourceOfFunds are optional to the schema so that the payout flow can
+  // answer a missing one with the contract's kyc_required, naming the field (src/fiat/kyc.ts).
   kyc: Type.Optional(
     Type.Object(
       {
-        type: Type.String({ description: 'individual or business' }),
-        details: Type.Object({ legalFullName: Type.String(), countryCode: Type.String() }),
+        type: Type.Optional(Type.String({ description: 'individual or business' })),
+        details: Type.Optional(
+          Type.Object({
+            legalFullName: Type.Optional(Type.String({ description: '1-140 characters' })),
+            countryCode: Type.Optional(Type.String({ description: 'ISO 3166-1 alpha-2' })),
+          }),
+        ),
       },
-      { description: 'Fiat payouts only' },
+      { description: 'Fiat payouts only; type, details.legalFullName and details.countryCode are required there' },
     ),
   ),
 })
@@ -29,8 +36,14 @@ export const CreateBodySchema = Type.Object(
     destReq: SideIn,
     sourceOfFunds: Type.Optional(
       Type.Object(
-        { purpose: Type.Integer(), source: Type.Integer(), relationship: Type.Integer() },
-        { description: 'Fiat payouts only; codes from GET /api/v2/fiat/source-of-funds-codes' },
+        {
+          purpose: Type.Optional(Type.Integer()),
+          source: Type.Optional(Type.Integer()),
+          relationship: Type.Optional(Type.Integer()),
+        },
+        {
+          description: 'Fiat payouts only (all three required there); codes from GET /api/v2/fiat/source-of-funds-codes',
+        },
       ),
     ),
   },

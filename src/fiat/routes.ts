@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { AuthService } from '../auth/service.js'
+import { bearerAuth } from '../http/auth-hook.js'
+import { BEARER, errors } from '../http/schemas.js'
+import { listInstitutions } from './institutions.js'
+import { sourceOfFundsCodes } from './source-of-funds.js'
+
+const InstitutionSchema = Type.Object({
+  code: Type.String({
+    description: 'The NAPAS BIN (six digits); send it as destReq.reqDetails.institutionCode',
+  }),
+  name: Type.String({ description: "The bank's full name" }),
+  shortName: Type.String({ description: 'The name the bank is known by' }),
+})
+
+const CodeTable = (what: string) =>
+  Type.Array(Type.Object({ code: Type.Integer(), label: Type.String() }), { description: what })
+
+/** Reference data for fiat payouts: where money can go, and what a source-of-funds code means. */
+export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
+  const preHandler = bearerAuth(deps.auth)
+
+  app.get(
+    '/api/v2/fiat/institutions',
+    {
+      preHandler,
+      schema: {
+        tags: ['Fiat payouts'],
+        summary: 'The banks a fiat payout can go to',
+        description:
+          'For ccy=VND, the Vietnamese banks by their NAPAS BIN code. A currency without bank payouts has an empty list.',
+        security: BEARER,
+        querystring: Type.Object({
+          ccy: Type.String({ pattern: '^[A-Za-z]{3,5}$', description: 'Payout currency, e.g. VND' }),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(InstitutionSchema) }), ...errors(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const { ccy } = request.query as { ccy: string }
+      return { data: listInstitutions(ccy).map(({ code, name, shortName }) => ({ code, name, shortName })) }
+    },
+  )
+
+  app.get(
+    '/api/v2/fiat/source-of-funds-codes',
+    {
+      preHandler,
+      schema: {
+        tags: ['Fiat payouts'],
+        summary: 'The codes of a payout’s sourceOfFunds',
+        description:
+          'A fiat payout carries sourceOfFunds { purpose, source, relationship }, each an integer code from these tables. A published code keeps its meaning.',
+        security: BEARER,
+        response: {
+          200: Type.Object({
+            data: Type.Object({
+              purpose: CodeTable('Why the money is sent'),
+              source: CodeTable("Where the sender's money came from"),
+              relationship: CodeTable('How the sender is related to the beneficiary'),
+            }),
+          }),
+          ...errors(401, 429),
+        },
+      },
+    },
+    async () => ({ data: sourceOfFundsCodes() }),
+  )
+}

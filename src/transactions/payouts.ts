@@ -1,0 +1,304 @@
+/**
+ * Payouts out of an internal wallet to an outside network: USDT over TRON (`tron`) and VND to a
+ * Vietnamese bank account (`vnd-instant`). Both follow the contract's payout sequence:
+ *
+ *   quoted -> srccreated (funds held) -> destsent (txHash / bankRef) -> completed | failed | rejected
+ *
+ * Confirm only moves the transaction to `srccreated` and wakes the worker; the worker hands the
+ * payout to the rail (outside any database transaction), records the rail's reference at
+ * `destsent`, and asks the rail again until it reports an outcome. The hold placed at create or
+ * confirm stays open until that outcome: `completed` posts it (wallet out, fee to revenue, the rest
+ * to the network's system account, through FX liquidity when the currencies differ), `failed` and
+ * `rejected` void it. Nothing is posted at `destsent`, so an outcome never has to be reversed.
+ */
+import type { Db, Queryable } from '../db/db.js'
+import type { Config } from '../config/config.js'
+import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
+import { allInRate, ONE } from '../rates/fx.js'
+import { postEntry, voidHolds, type SystemPurpose } from '../ledger/ledger.js'
+import { RailFailure, type BankPayoutRail, type PayoutState, type TronRail } from '../rails/rail.js'
+import { validateTronAddress } from '../rails/tron/address.js'
+import { checkBankAccount, checkKyc, type Kyc } from '../fiat/kyc.js'
+import { checkSourceOfFunds, type SourceOfFunds } from '../fiat/source-of-funds.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { assert } from '../shared/assert.js'
+import { WAKE_CHANNEL } from '../worker.js'
+import type { Flow, Quote, QuoteContext } from './flow.js'
+import type { TxnKind } from './state-machine.js'
+import type { TxnRow } from './repository.js'
+import type { TransactionsService } from './service.js'
+import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
+
+/** Logging of rail trouble. Only codes and the transaction id are logged, never a payout's personal data. */
+export interface PayoutLog {
+  warn(obj: object, msg: string): void
+}
+
+export interface PayoutFlowDeps {
+  config: Config
+  rates: RatesService
+  accounts: AccountsService
+  db: Db
+  /**
+   * The transactions service, for worker-side transitions. A function because the service is built
+   * from the list of flows this one belongs to.
+   */
+  transactions: () => TransactionsService
+  log: PayoutLog
+  now?: () => number
+}
+
+export interface TronPayoutDeps extends PayoutFlowDeps {
+  tron: TronRail
+  /** How long to wait before asking the rail again about a transfer in flight. */
+  pollMs: number
+}
+
+export interface VndPayoutDeps extends PayoutFlowDeps {
+  bank: BankPayoutRail
+  /** How long to wait before asking the bank again about a payout in flight. */
+  pollMs: number
+}
+
+/** What differs between the two payout networks; the lifecycle around it is shared. */
+interface PayoutNetwork {
+  kind: Extract<TxnKind, 'tron_payout' | 'vnd_payout'>
+  /** The ledger's system account the paid-out money leaves through. */
+  system: Extract<SystemPurpose, 'tron' | 'bank'>
+  /** The name of the rail's reference in destReq.reqDetails. */
+  refField: 'txHash' | 'bankRef'
+  pollMs: number
+  quote(ctx: QuoteContext): Promise<Quote>
+  /** Hand the payout to the rail; idempotent by the transaction id. */
+  submit(txn: TxnRow): Promise<string>
+  check(ref: string): Promise<PayoutState>
+}
+
+/** USDT over TRON: address checked at quote; service fee and a fixed network fee, both in USDT. */
+export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
+  return payoutFlow(deps, {
+    kind: 'tron_payout',
+    system: 'tron',
+    refField: 'txHash',
+    pollMs: deps.pollMs,
+    async quote({ input }) {
+      const address = input.destReq.reqDetails?.address
+      const field = 'destReq.reqDetails.address'
+      if (typeof address !== 'string')
+        throw fieldError('invalid_address', field, 'a TRON address (T...) is required')
+      const checked = validateTronAddress(address)
+      if (!checked.ok) throw fieldError('invalid_address', field, checked.issue)
+      const networkFee = deps.config.tronNetworkFeeUsdtMinor
+      const amounts = walletAmounts({
+        requested: requestedAmount(input)!,
+        srcCcy: 'USDT',
+        destCcy: 'USDT',
+        fx: ONE,
+        feeRule: deps.config.fees.tron!,
+        networkFee,
+        deduct: input.deductNetworkFeesFromDest,
+      })
+      // A TRON payout carries no KYC: none is stored even when a caller sends it.
+      return {
+        ...amounts,
+        srcNetworkFee: networkFee,
+        fxRate: ONE,
+        srcDetails: {},
+        destDetails: { address },
+        fromWallet: true,
+      }
+    },
+    async submit(txn) {
+      const to = txn.dest_details.address
+      assert(typeof to === 'string', 'a TRON payout stores its address')
+      return (await deps.tron.sendUsdt({ to, amountMinor: txn.dest_amount, requestId: txn.id })).txHash
+    },
+    check: (ref) => deps.tron.getTransfer(ref),
+  })
+}
+
+/**
+ * VND to a bank account, from a VND, BTC or USDT wallet (converted at the all-in rate as a swap
+ * is). The bank account, the beneficiary's KYC and the source of funds are checked at quote; the
+ * KYC is kept on the transaction row only, for the bank, and never logged.
+ */
+export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
+  return payoutFlow(deps, {
+    kind: 'vnd_payout',
+    system: 'bank',
+    refField: 'bankRef',
+    pollMs: deps.pollMs,
+    async quote({ input, rates }) {
+      const details = input.destReq.reqDetails ?? {}
+      const account = checkBankAccount(details.bankAcctNum, details.institutionCode)
+      if (!account.ok) throw checkError(account.code, account.details)
+      const kyc = checkKyc(input.destReq.kyc)
+      if (!kyc.ok) throw checkError(kyc.code, kyc.details)
+      const sourceOfFunds = checkSourceOfFunds(input.sourceOfFunds)
+      if (!sourceOfFunds.ok) throw checkError(sourceOfFunds.code, sourceOfFunds.details)
+
+      const src = input.sourceReq.ccy
+      const fx =
+        src === 'VND'
+          ? ONE
+          : allInRate(deps.rates.perBtc(rates, src), deps.rates.perBtc(rates, 'VND'), deps.config.fxSpreadBps)
+      const amounts = walletAmounts({
+        requested: requestedAmount(input)!,
+        srcCcy: src,
+        destCcy: 'VND',
+        fx,
+        feeRule: deps.config.fees['vnd-instant']!,
+        networkFee: 0n,
+        deduct: input.deductNetworkFeesFromDest,
+      })
+      return {
+        ...amounts,
+        srcNetworkFee: 0n,
+        fxRate: fx,
+        srcDetails: {},
+        destDetails: { ...account.value },
+        kyc: kyc.value as unknown as Record<string, unknown>,
+        sourceOfFunds: sourceOfFunds.value as unknown as Record<string, unknown>,
+        fromWallet: true,
+      }
+    },
+    async submit(txn) {
+      const { bankAcctNum, institutionCode } = txn.dest_details
+      assert(
+        typeof bankAcctNum === 'string' && typeof institutionCode === 'string',
+        'a VND payout stores its bank account',
+      )
+      assert(txn.kyc && txn.source_of_funds, 'a VND payout stores its KYC and source of funds')
+      const kyc = txn.kyc as unknown as Kyc
+      const { bankRef } = await deps.bank.submitPayout({
+        requestId: txn.id,
+        amountMinor: txn.dest_amount,
+        ccy: 'VND',
+        bankAcctNum,
+        institutionCode,
+        beneficiary: { type: kyc.type, ...kyc.details },
+        sourceOfFunds: txn.source_of_funds as unknown as SourceOfFunds,
+      })
+      return bankRef
+    },
+    check: (ref) => deps.bank.getPayout(ref),
+  })
+}
+
+function checkError(code: ApiError['code'], details: { field: string; issue: string }[]): ApiError {
+  return new ApiError(code, details.map((d) => `${d.field}: ${d.issue}`).join('; '), details)
+}
+
+/** The payout lifecycle shared by both networks. */
+function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
+  const now = deps.now ?? Date.now
+
+  /** Put off the next look at a transaction still in `state` (no event: nothing changed). */
+  async function checkAgainLater(
+    q: Queryable,
+    txnId: string,
+    state: TxnRow['state'],
+    at: number,
+  ): Promise<void> {
+    await q.query('UPDATE transactions SET next_check_at = $3 WHERE id = $1 AND state = $2', [
+      txnId,
+      state,
+      at,
+    ])
+  }
+
+  /** Release the funds and end the payout as failed or rejected. */
+  function endWithoutPaying(txnId: string, from: TxnRow['state'], to: 'failed' | 'rejected', reason: string) {
+    return deps.transactions().apply(txnId, async (q, txn, move) => {
+      if (txn.state !== from) return
+      await voidHolds(q, txn.id, now())
+      await move(to, { msg: reason })
+    })
+  }
+
+  async function submit(txn: TxnRow): Promise<void> {
+    let ref: string
+    try {
+      ref = await net.submit(txn)
+    } catch (err) {
+      if (!(err instanceof RailFailure)) throw err
+      if (!err.retryable) {
+        // The network refused the payout outright: nothing left, so the funds go back.
+        await endWithoutPaying(txn.id, 'srccreated', 'failed', err.code)
+        return
+      }
+      // A retryable failure is tried again when the worker's claim on the row lapses; resubmitting
+      // is safe because the rail is idempotent by the transaction id.
+      deps.log.warn({ txnId: txn.id, kind: net.kind, code: err.code }, 'payout submission will be retried')
+      return
+    }
+    await deps.transactions().apply(txn.id, async (_q, locked, move) => {
+      if (locked.state !== 'srccreated') return
+      await move('destsent', {
+        rail_ref: ref,
+        dest_details: { ...locked.dest_details, [net.refField]: ref },
+        next_check_at: now() + net.pollMs,
+      })
+    })
+  }
+
+  async function check(txn: TxnRow): Promise<void> {
+    assert(txn.rail_ref, 'a payout at destsent has its rail reference')
+    let state: PayoutState
+    try {
+      state = await net.check(txn.rail_ref)
+    } catch (err) {
+      if (!(err instanceof RailFailure)) throw err
+      if (!err.retryable) {
+        // The network no longer knows a payout it accepted: where the money is needs a person.
+        // The hold stays open until an operator settles it.
+        await deps.transactions().apply(txn.id, async (_q, locked, move) => {
+          if (locked.state === 'destsent') await move('error', { msg: err.code })
+        })
+        return
+      }
+      deps.log.warn({ txnId: txn.id, kind: net.kind, code: err.code }, 'payout status check will be retried')
+      return
+    }
+    switch (state.status) {
+      case 'pending':
+        await checkAgainLater(deps.db, txn.id, 'destsent', now() + net.pollMs)
+        return
+      case 'failed':
+      case 'rejected':
+        await endWithoutPaying(txn.id, 'destsent', state.status, state.reason)
+        return
+      case 'completed':
+        await deps.transactions().apply(txn.id, async (q, locked, move) => {
+          if (locked.state !== 'destsent') return
+          const wallet = await deps.accounts.walletFor(q, locked.account_id, locked.src_ccy)
+          assert(wallet, 'a payout is funded from a wallet of its account')
+          await postEntry(q, {
+            txnId: locked.id,
+            kind: net.kind,
+            now: now(),
+            settleHolds: true,
+            postings: walletOutPostings(locked, wallet.id, { system: net.system }),
+          })
+          await move('completed', { src_settled: locked.src_amount, dest_settled: locked.dest_amount })
+        })
+        return
+    }
+  }
+
+  return {
+    kind: net.kind,
+    quote: (ctx) => net.quote(ctx),
+    async confirm(q, _txn, ctx) {
+      // The service has placed the hold; the worker submits the payout at once.
+      const row = await ctx.transition('srccreated', { next_check_at: ctx.now })
+      await q.query(`SELECT pg_notify('${WAKE_CHANNEL}', '')`)
+      return row
+    },
+    async advance(txn) {
+      if (txn.state === 'srccreated') await submit(txn)
+      else if (txn.state === 'destsent') await check(txn)
+    },
+  }
+}
