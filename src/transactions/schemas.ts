@@ -22,7 +22,9 @@ const SideIn = Type.Object({
           }),
         ),
       },
-      { description: 'Fiat payouts only; type, details.legalFullName and details.countryCode required there' },
+      {
+        description: 'Fiat payouts only; type, details.legalFullName, details.countryCode required there',
+      },
     ),
   ),
 })
@@ -42,7 +44,7 @@ export const CreateBodySchema = Type.Object(
           relationship: Type.Optional(Type.Integer()),
         },
         {
-          description: 'Fiat payouts only (all three required there); see GET /api/v2/fiat/source-of-funds-codes',
+          description: 'Fiat payouts only (all three required); see GET /api/v2/fiat/source-of-funds-codes',
         },
       ),
     ),
