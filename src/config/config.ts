@@ -30,6 +30,14 @@ export interface Config {
   webhookVariant: 'a' | 'b'
   allowHttpWebhooks: boolean
   allowPrivateWebhooks: boolean
+  // Webhook delivery and status streams (src/events/): the per-attempt time-out, the first retry's
+  // nominal wait (the schedule scales with it; shortened only in tests), sends in flight per process,
+  // the status stream's keep-alive interval, and the open streams one process serves.
+  webhookTimeoutMs: number
+  webhookBackoffBaseMs: number
+  webhookConcurrency: number
+  streamHeartbeatMs: number
+  streamListenersMax: number
   adminToken: string | undefined
   masterKey: string | undefined
   jwtSecret: string | undefined
@@ -99,6 +107,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookVariant: oneOf(env, 'WEBHOOK_VARIANT', ['a', 'b'] as const, 'a'),
     allowHttpWebhooks: bool(env, 'ALLOW_HTTP_WEBHOOKS', sandbox),
     allowPrivateWebhooks: bool(env, 'ALLOW_PRIVATE_WEBHOOKS', false),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookBackoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 5_000, 1, 5_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1_000),
+    streamHeartbeatMs: int(env, 'STREAM_HEARTBEAT_MS', 15_000, 100, 60_000),
+    streamListenersMax: int(env, 'STREAM_LISTENERS_MAX', 10_000, 1, 1_000_000),
     adminToken: env.ADMIN_TOKEN || undefined,
     masterKey: env.MASTER_KEY || undefined,
     jwtSecret: env.JWT_SECRET || undefined,
