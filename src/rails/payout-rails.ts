@@ -1,8 +1,14 @@
 import { ConfigError, type Config } from '../config/config.js'
-import type { Db } from '../db/db.js'
+import type { Db, Queryable } from '../db/db.js'
 import type { BankPayoutRail, TronRail } from './rail.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
+import { createTronGridRail, type TronSendStore } from './tron/trongrid.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
+
+/** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
+export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
+/** The most TRX a transfer may burn for energy by default: 50 TRX, in sun. */
+export const TRON_FEE_LIMIT_SUN_DEFAULT = 50_000_000n
 
 /** How often a real network is asked about a payout in flight. */
 export const TRON_POLL_MS = 15_000
@@ -19,13 +25,19 @@ export interface PayoutRails {
   pollMs: { tron: number; bank: number }
 }
 
+/**
+ * Build the payout rails. The real adapters read their settings from the environment:
+ * - TronGrid: `TRONGRID_URL` (default `https://api.trongrid.io`), `TRONGRID_API_KEY`,
+ *   `TRON_HOT_WALLET_PRIVATE_KEY` (64 hex), `TRON_USDT_CONTRACT` (default the mainnet contract),
+ *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19).
+ */
 export function createPayoutRails(config: Config, db: Db): PayoutRails {
   const delayMs = config.sandboxPayoutDelayMs
   let tron: TronRail
   if (config.tron === 'sandbox') {
     tron = createSandboxTronRail({ db, failAddresses: config.sandboxTronFail, delayMs })
   } else {
-    throw new ConfigError('TRON=trongrid: the TronGrid adapter is not available in this build')
+    tron = tronGrid(config, db)
   }
   let bank: BankPayoutRail
   if (config.vnd === 'sandbox') {
@@ -39,6 +51,61 @@ export function createPayoutRails(config: Config, db: Db): PayoutRails {
     pollMs: {
       tron: config.tron === 'sandbox' ? delayMs : TRON_POLL_MS,
       bank: config.vnd === 'sandbox' ? delayMs : BANK_POLL_MS,
+    },
+  }
+}
+
+function tronGrid(config: Config, db: Db): TronRail {
+  const env = config.env
+  const feeLimit = env.TRON_FEE_LIMIT_SUN || String(TRON_FEE_LIMIT_SUN_DEFAULT)
+  if (!/^\d{1,15}$/.test(feeLimit))
+    throw new ConfigError(`TRON_FEE_LIMIT_SUN: expected a whole number of sun, got ${feeLimit}`)
+  const confirmations = env.TRON_CONFIRMATIONS || '19'
+  if (!/^\d{1,3}$/.test(confirmations) || Number(confirmations) < 1) {
+    throw new ConfigError(`TRON_CONFIRMATIONS: expected a whole number from 1, got ${confirmations}`)
+  }
+  const privateKeyHex = env.TRON_HOT_WALLET_PRIVATE_KEY
+  if (!privateKeyHex) throw new ConfigError('TRON_HOT_WALLET_PRIVATE_KEY is required by TRON=trongrid')
+  try {
+    return createTronGridRail({
+      url: env.TRONGRID_URL || 'https://api.trongrid.io',
+      ...(env.TRONGRID_API_KEY ? { apiKey: env.TRONGRID_API_KEY } : {}),
+      privateKeyHex,
+      usdtContract: env.TRON_USDT_CONTRACT || USDT_MAINNET_CONTRACT,
+      feeLimitSun: BigInt(feeLimit),
+      confirmationsNeeded: Number(confirmations),
+      store: tronSendStore(db),
+    })
+  } catch (err) {
+    // The adapter checks its settings with assertions; at start they are configuration errors.
+    throw new ConfigError(`TRON=trongrid: ${(err as Error).message}`)
+  }
+}
+
+/**
+ * The TronGrid adapter's send record in `tron_sends`. A second hash for a request that already has
+ * one is refused: two processes must never broadcast two different transfers for one payout.
+ */
+export function tronSendStore(db: Queryable, now: () => number = Date.now): TronSendStore {
+  return {
+    async get(requestId) {
+      const { rows } = await db.query<{ tx_hash: string }>(
+        'SELECT tx_hash FROM tron_sends WHERE request_id = $1',
+        [requestId],
+      )
+      return rows[0]?.tx_hash
+    },
+    async put(requestId, txHash) {
+      await db.query(
+        'INSERT INTO tron_sends (request_id, tx_hash, created_at) VALUES ($1, $2, $3) ON CONFLICT (request_id) DO NOTHING',
+        [requestId, txHash, now()],
+      )
+      const { rows } = await db.query<{ tx_hash: string }>(
+        'SELECT tx_hash FROM tron_sends WHERE request_id = $1',
+        [requestId],
+      )
+      if (rows[0]?.tx_hash !== txHash)
+        throw new Error(`request ${requestId} already has another TRON transfer`)
     },
   }
 }

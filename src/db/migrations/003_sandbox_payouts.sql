@@ -11,3 +11,12 @@ CREATE TABLE sandbox_payouts (
   settle_at bigint NOT NULL,
   created_at bigint NOT NULL
 );
+
+-- The TronGrid adapter's send record: the hash of the signed transfer for each request, written
+-- before the first broadcast, so that a retry after a restart finds the transfer instead of
+-- building (and paying) a second one.
+CREATE TABLE tron_sends (
+  request_id text PRIMARY KEY,
+  tx_hash text NOT NULL UNIQUE,
+  created_at bigint NOT NULL
+);

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDb } from '../../test/helpers/harness.js'
+import { migrate } from '../db/migrate.js'
+import type { Db } from '../db/db.js'
+import { ConfigError, loadConfig } from '../config/config.js'
+import { createPayoutRails, tronSendStore } from './payout-rails.js'
+
+const HOT_WALLET_KEY = '11'.repeat(32)
+
+describe('payout rails', () => {
+  let db: Db
+  let drop: () => Promise<void>
+  beforeAll(async () => {
+    ;({ db, drop } = await createTestDb())
+    await migrate(db)
+  })
+  afterAll(async () => {
+    await db.close()
+    await drop()
+  })
+
+  it('uses the sandbox rails by default, asked again exactly when a sandbox payout settles', () => {
+    const rails = createPayoutRails(loadConfig({ SANDBOX_PAYOUT_DELAY_MS: '250' }), db)
+    expect([rails.tron.name, rails.bank.name]).toEqual(['sandbox', 'sandbox'])
+    expect(rails.pollMs).toEqual({ tron: 250, bank: 250 })
+  })
+
+  it('chooses TronGrid with TRON=trongrid and refuses to start without its hot wallet key', () => {
+    const rails = createPayoutRails(
+      loadConfig({ TRON: 'trongrid', TRON_HOT_WALLET_PRIVATE_KEY: HOT_WALLET_KEY }),
+      db,
+    )
+    expect(rails.tron.name).toBe('trongrid')
+    expect(rails.pollMs.tron).toBe(15_000)
+    expect(() => createPayoutRails(loadConfig({ TRON: 'trongrid' }), db)).toThrow(ConfigError)
+    expect(() =>
+      createPayoutRails(loadConfig({ TRON: 'trongrid', TRON_HOT_WALLET_PRIVATE_KEY: 'nope' }), db),
+    ).toThrow(/TRON_HOT_WALLET_PRIVATE_KEY/)
+    expect(() =>
+      createPayoutRails(
+        loadConfig({
+          TRON: 'trongrid',
+          TRON_HOT_WALLET_PRIVATE_KEY: HOT_WALLET_KEY,
+          TRON_FEE_LIMIT_SUN: '1.5',
+        }),
+        db,
+      ),
+    ).toThrow(/TRON_FEE_LIMIT_SUN/)
+  })
+
+  it('keeps the TronGrid send record, refusing a second transfer for one request', async () => {
+    const store = tronSendStore(db)
+    expect(await store.get('txn_1')).toBeUndefined()
+    await store.put('txn_1', 'ab'.repeat(32))
+    expect(await store.get('txn_1')).toBe('ab'.repeat(32))
+    await store.put('txn_1', 'ab'.repeat(32))
+    await expect(store.put('txn_1', 'cd'.repeat(32))).rejects.toThrow(/another TRON transfer/)
+    expect(await store.get('txn_1')).toBe('ab'.repeat(32))
+  })
+})
