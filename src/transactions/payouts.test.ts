@@ -194,6 +194,21 @@ describe('payouts: TRON USDT and VND bank', () => {
     await h.expectBooksBalanced()
   })
 
+  it('fails a payout the wallet cannot cover at confirm, and cancels a quote with its hold released', async () => {
+    const before = await wallet('USDT')
+    const q = await h.api('POST', '/api/v2/transaction', a.token, tron(GOOD_ADDRESS, 5000))
+    expect(q.status).toBe(200)
+    const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
+    expect([c.status, c.body.txnState, c.body.msg]).toEqual([200, 'failed', 'insufficient_funds'])
+    const q2 = await h.api('POST', '/api/v2/transaction', a.token, vnd({ src: 'USDT', srcAmt: '1' }))
+    expect((await wallet('USDT')).availableBalance).toBeLessThan(before.availableBalance)
+    const cancelled = await h.api('PUT', `/api/v2/transaction/${q2.body.txnId}/cancel`, a.token)
+    expect(cancelled.body.txnState).toBe('usercanceled')
+    const after = await wallet('USDT')
+    expect([after.amount, after.availableBalance]).toEqual([before.amount, before.availableBalance])
+    await h.expectBooksBalanced()
+  })
+
   it('pays 500,000 VND from the VND wallet to a listed bank', async () => {
     const before = await wallet('VND')
     const c = await payout(vnd({ destAmt: 500_000 }))
