@@ -59,7 +59,7 @@ function need(flags: Parsed['flags'], name: string): string {
 
 async function call(method: string, path: string, body?: unknown): Promise<any> {
   const config = loadConfig()
-  const base = (process.env.SVCPAY_URL ?? `http://localhost:${config.port}`).replace(/\/$/, '')
+  const base = (process.env.SVCPAY_URL || `http://localhost:${config.port}`).replace(/\/$/, '')
   const token = readAdminToken(config)
   if (!token) throw new CliError(`No admin token: set ADMIN_TOKEN or start the server once with DATA_DIR=${config.dataDir}`)
   let res: Response
