@@ -13,6 +13,8 @@ import { adminAuth, adminRoutes } from './admin/routes.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
 import { TransactionSchema } from './transactions/schemas.js'
+import { depositRoutes } from './transactions/deposit-routes.js'
+import { sandboxBitcoinRoutes } from './sandbox/bitcoin-routes.js'
 import { fiatRoutes } from './fiat/routes.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
@@ -56,5 +58,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   fiatRoutes(app, c)
   adminRoutes(app, c)
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  // Bitcoin: the static deposit address, and the sandbox networks' controls.
+  depositRoutes(app, c)
+  if (c.config.rails === 'sandbox') sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   return app
 }

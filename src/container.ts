@@ -16,6 +16,10 @@ import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails } from './rails/payout-rails.js'
 import { tronPayoutFlow, vndPayoutFlow } from './transactions/payouts.js'
+// Bitcoin (Lightning and on-chain): keys, rails, flows.
+import { loadBitcoinKeys } from './rails/keys.js'
+import { createRails } from './rails/index.js'
+import { bitcoinFlows, type BitcoinDeps } from './transactions/bitcoin.js'
 import { Redis } from 'ioredis'
 import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 
@@ -31,6 +35,8 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
+  /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
+  bitcoin: BitcoinDeps
   rateLimiter: RateLimiter
   /** Shared Redis connection when REDIS_URL is set. */
   redis: Redis | undefined
@@ -59,6 +65,19 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
     tronPayoutFlow({ ...payoutDeps, tron: payoutRails.tron, pollMs: payoutRails.pollMs.tron }),
     vndPayoutFlow({ ...payoutDeps, bank: payoutRails.bank, pollMs: payoutRails.pollMs.bank }),
   )
+  // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
+  // the flows, which reach the transactions service lazily like the payouts above.
+  const bitcoinKeys = await loadBitcoinKeys(db, box, config.network)
+  const bitcoin: BitcoinDeps = {
+    db,
+    config,
+    accounts,
+    rails: createRails(config, db, bitcoinKeys),
+    keys: bitcoinKeys,
+    transactions: () => transactions,
+    log,
+  }
+  flows.push(...bitcoinFlows(bitcoin))
   const transactions = createTransactionsService({ db, config, accounts, rates, flows })
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true })
@@ -77,6 +96,7 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
   }
   return {
     transactions,
+    bitcoin,
     rateLimiter,
     redis,
     config,

@@ -1,6 +1,7 @@
 import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
+import { runDueAddresses } from './transactions/deposits.js'
 
 /** The NOTIFY channel that wakes workers at once (rail events, new work), instead of at the next poll. */
 export const WAKE_CHANNEL = 'svcpay_wake'
@@ -19,8 +20,15 @@ export function startWorkers(c: Container): Workers {
       step: () => runDueTransactions({ db: c.db, transactions: c.transactions, log: c.log }),
       log: c.log,
     }),
+    // The on-chain deposit watcher: sweeps due addresses for new payments (see transactions/deposits.ts).
+    startLoop({
+      name: 'onchain-addresses',
+      idleMs: 1_000,
+      step: () => runDueAddresses({ ...c.bitcoin, log: c.log }),
+      log: c.log,
+    }),
   ]
-  const unlisten = c.db.listen(WAKE_CHANNEL, () => loops[0]!.wake()).catch((err) => {
+  const unlisten = c.db.listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake())).catch((err) => {
     c.log.warn({ error: (err as Error).message }, 'LISTEN failed; the worker polls instead')
     return undefined
   })

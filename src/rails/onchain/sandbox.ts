@@ -1,0 +1,130 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Db, Queryable } from '../../db/db.js'
+import type { Network } from '../network.js'
+import { RailFailure, type OnchainOutput, type OnchainRail } from '../rail.js'
+import { validateAddress } from './address.js'
+import { estimateSendVsize, networkFeeSats } from './vsize.js'
+
+/**
+ * The sandbox Bitcoin chain, kept in the database (migration 002) so that every instance sees one
+ * chain that survives restarts: a tip height, transactions in the mempool or in a block, and their
+ * outputs. Sends from our hot wallet and outside payments made with `sendFromOutside` are chain
+ * transactions alike, so a send from one account to another account's address is seen by the
+ * deposit watcher like any other payment. Blocks are made only by `mine`.
+ */
+export interface SandboxOnchainRail extends OnchainRail {
+  /** An outside payment of `amountSats` to `address`, put in the mempool. */
+  sendFromOutside(input: { address: string; amountSats: bigint }): Promise<{ txid: string }>
+  /** Mine `blocks` blocks; the first takes every transaction in the mempool. Returns the new height. */
+  mine(q: Queryable, blocks: number): Promise<number>
+  height(): Promise<number>
+}
+
+/** Fee rates of the sandbox's estimator, sat/vB, by confirmation target. */
+const FEE_RATES: Array<[maxTargetBlocks: number, satPerVb: bigint]> = [
+  [1, 25n],
+  [3, 12n],
+  [6, 6n],
+]
+const FEE_RATE_FLOOR = 2n
+/** At most this many blocks per call: the chain is a table, not a place for runaway loops. */
+export const MINE_BLOCKS_MAX = 1_000
+
+export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?: () => number }): SandboxOnchainRail {
+  const { db, network } = deps
+  const now = deps.now ?? Date.now
+
+  /** Txids are the sha256 of something unique (a fresh random value, or our send's request id). */
+  const txidOf = (unique: string) => createHash('sha256').update(unique).digest('hex')
+
+  async function insertTx(q: Queryable, input: { txid: string; requestId: string | null; feeSats: bigint; address: string; amountSats: bigint }) {
+    await q.query('INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4)', [
+      input.txid,
+      input.requestId,
+      input.feeSats,
+      now(),
+    ])
+    await q.query('INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES ($1, 0, $2, $3)', [
+      input.txid,
+      input.address,
+      input.amountSats,
+    ])
+  }
+
+  async function height(q: Queryable = db): Promise<number> {
+    const { rows } = await q.query<{ height: bigint }>('SELECT height FROM sandbox_chain WHERE id = 1')
+    return Number(rows[0]!.height)
+  }
+
+  return {
+    name: 'sandbox',
+    network,
+
+    async watchAddress() {
+      // Every output of the sandbox chain is indexed by address: there is nothing to import.
+    },
+
+    async listOutputs(address): Promise<OnchainOutput[]> {
+      const { rows } = await db.query<{ txid: string; vout: number; amount_sats: bigint; confirmations: bigint }>(
+        `SELECT o.txid, o.vout, o.amount_sats,
+                CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
+           FROM sandbox_chain_outputs o
+           JOIN sandbox_chain_txs t ON t.txid = o.txid
+          CROSS JOIN sandbox_chain c
+          WHERE o.address = $1
+          ORDER BY t.created_at, o.txid, o.vout`,
+        [address],
+      )
+      return rows.map((r) => ({ txid: r.txid, vout: r.vout, amountSats: r.amount_sats, confirmations: Number(r.confirmations) }))
+    },
+
+    async estimateFeeRate(targetBlocks) {
+      for (const [max, rate] of FEE_RATES) if (targetBlocks <= max) return rate
+      return FEE_RATE_FLOOR
+    },
+
+    async send({ address, amountSats, feeRateSatPerVb, requestId }) {
+      const check = validateAddress(address, network)
+      if (!check.ok) throw new RailFailure('invalid_address', `the node refuses the address: ${check.issue}`, false)
+      return db.tx(async (q) => {
+        const existing = await q.query<{ txid: string }>('SELECT txid FROM sandbox_chain_txs WHERE request_id = $1', [requestId])
+        if (existing.rows[0]) return { txid: existing.rows[0].txid }
+        // The hot wallet of the sandbox never runs dry; the fee is what the quoted rate buys.
+        const txid = txidOf(`svcpay-sandbox-send:${requestId}`)
+        const feeSats = networkFeeSats(feeRateSatPerVb, estimateSendVsize(check.type))
+        await insertTx(q, { txid, requestId, feeSats, address, amountSats })
+        return { txid }
+      })
+    },
+
+    async getTransaction(txid) {
+      const { rows } = await db.query<{ confirmations: bigint }>(
+        `SELECT CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
+           FROM sandbox_chain_txs t CROSS JOIN sandbox_chain c WHERE t.txid = $1`,
+        [txid],
+      )
+      return rows[0] ? { confirmations: Number(rows[0].confirmations) } : null
+    },
+
+    async sendFromOutside({ address, amountSats }) {
+      const txid = txidOf(`svcpay-sandbox-outside:${randomBytes(32).toString('hex')}`)
+      await db.tx((q) => insertTx(q, { txid, requestId: null, feeSats: 0n, address, amountSats }))
+      return { txid }
+    },
+
+    async mine(q, blocks) {
+      if (!Number.isInteger(blocks) || blocks < 1 || blocks > MINE_BLOCKS_MAX) {
+        throw new RangeError(`blocks must be a whole number from 1 to ${MINE_BLOCKS_MAX}`)
+      }
+      // The tip row is the chain's lock: two miners at once take turns.
+      const { rows } = await q.query<{ height: bigint }>('UPDATE sandbox_chain SET height = height + $1 WHERE id = 1 RETURNING height', [
+        blocks,
+      ])
+      const tip = rows[0]!.height
+      await q.query('UPDATE sandbox_chain_txs SET block_height = $1 WHERE block_height IS NULL', [tip - BigInt(blocks) + 1n])
+      return Number(tip)
+    },
+
+    height: () => height(),
+  }
+}

@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { AuthService } from '../auth/service.js'
+import { bearerAuth } from '../http/auth-hook.js'
+import { AmountIn, AmountOut, BEARER, errors } from '../http/schemas.js'
+import { decodeInvoice } from '../rails/lightning/bolt11.js'
+import { validateAddress } from '../rails/onchain/address.js'
+import { MINE_BLOCKS_MAX } from '../rails/onchain/sandbox.js'
+import { amountJson, parseAmount } from '../shared/amount.js'
+import { fieldError } from '../shared/errors.js'
+import { wakeWorkers, type BitcoinDeps } from '../transactions/bitcoin-common.js'
+import type { TxnRow } from '../transactions/repository.js'
+
+/**
+ * The sandbox Bitcoin networks' controls (contract section 9): an outside payer paying our
+ * invoices and addresses, outside invoices for sends to pay, and blocks. Each action that concerns
+ * a transaction sets its `next_check_at` to now and wakes the workers, so it moves on within
+ * milliseconds. Every route is offered twice: with a Bearer token of any account under
+ * `/sandbox/...`, and with the admin token under `/admin/sandbox/...` for the command line.
+ */
+export function sandboxBitcoinRoutes(
+  app: FastifyInstance,
+  deps: { auth: AuthService; bitcoin: BitcoinDeps; adminPreHandler: (request: FastifyRequest) => Promise<void> },
+): void {
+  const { db, config } = deps.bitcoin
+  const { lightning, onchain } = deps.bitcoin.rails.sandbox
+  const now = deps.bitcoin.now ?? Date.now
+  const bearer = bearerAuth(deps.auth)
+
+  function route(
+    path: string,
+    summary: string,
+    body: ReturnType<typeof Type.Object>,
+    response: ReturnType<typeof Type.Object>,
+    handler: (body: any) => Promise<unknown>,
+  ) {
+    app.post(
+      `/sandbox${path}`,
+      {
+        preHandler: bearer,
+        schema: { tags: ['Sandbox'], summary, security: BEARER, body, response: { 200: response, ...errors(400, 401) } },
+      },
+      async (request) => handler(request.body),
+    )
+    app.post(`/admin/sandbox${path}`, { preHandler: deps.adminPreHandler, schema: { hide: true, body } }, async (request) =>
+      handler(request.body),
+    )
+  }
+
+  if (lightning) {
+    route(
+      '/lightning/pay',
+      'An outside payer pays one of our Lightning invoices (sandbox only)',
+      Type.Object({ paymentRequest: Type.String({ minLength: 1, maxLength: 8_000 }) }),
+      Type.Object({ paymentHash: Type.String(), amount: AmountOut('Amount paid, BTC') }),
+      async (body: { paymentRequest: string }) => {
+        const decoded = decodeInvoice(body.paymentRequest.trim())
+        if ('error' in decoded) throw fieldError('invalid_payment_request', 'paymentRequest', decoded.error)
+        const paid = await db.tx(async (q) => {
+          // The receive is locked first: an account of ours paying the same invoice waits, or wins.
+          const { rows } = await q.query<TxnRow>(
+            `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' FOR UPDATE`,
+            [decoded.paymentHash],
+          )
+          const receive = rows[0]
+          if (!receive) throw fieldError('invalid_payment_request', 'paymentRequest', 'not an invoice issued by this service')
+          if (receive.state !== 'srccreated') {
+            const issue = receive.state === 'completed' ? 'the invoice is already paid' : 'the invoice has expired'
+            throw fieldError('invalid_payment_request', 'paymentRequest', issue)
+          }
+          const result = await lightning.payOurInvoice(q, body.paymentRequest.trim())
+          if (!result.ok) throw fieldError('invalid_payment_request', 'paymentRequest', result.issue)
+          await q.query('UPDATE transactions SET next_check_at = $2 WHERE id = $1', [receive.id, now()])
+          await wakeWorkers(q)
+          return result
+        })
+        return { paymentHash: paid.paymentHash, amount: amountJson(paid.amountPaidMsat / 1_000n, 'BTC') }
+      },
+    )
+
+    route(
+      '/lightning/invoice',
+      'An outside Lightning invoice for sends to pay (sandbox only)',
+      Type.Object({
+        amount: Type.Optional(AmountIn('BTC; leave out for a zero-amount invoice')),
+        outcome: Type.Optional(Type.Union([Type.Literal('succeed'), Type.Literal('fail')])),
+      }),
+      Type.Object({ paymentRequest: Type.String() }),
+      async (body: { amount?: unknown; outcome?: 'succeed' | 'fail' }) => {
+        let amountMsat: bigint | undefined
+        if (body.amount !== undefined) {
+          const parsed = parseAmount(body.amount, 'BTC')
+          if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+          amountMsat = parsed.minor * 1_000n
+        }
+        const issued = await lightning.createOutsideInvoice({
+          ...(amountMsat === undefined ? {} : { amountMsat }),
+          outcome: body.outcome ?? 'succeed',
+        })
+        return { paymentRequest: issued.paymentRequest }
+      },
+    )
+  }
+
+  if (onchain) {
+    route(
+      '/onchain/send',
+      'An outside payment to a Bitcoin address, into the mempool (sandbox only)',
+      Type.Object({ address: Type.String({ minLength: 1, maxLength: 100 }), amount: AmountIn('BTC') }),
+      Type.Object({ txid: Type.String() }),
+      async (body: { address: string; amount: unknown }) => {
+        const address = body.address.trim()
+        const check = validateAddress(address, config.network)
+        if (!check.ok) throw fieldError('invalid_address', 'address', check.issue)
+        const parsed = parseAmount(body.amount, 'BTC')
+        if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+        const { txid } = await onchain.sendFromOutside({ address, amountSats: parsed.minor })
+        await db.tx(async (q) => {
+          await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [address, now()])
+          await wakeWorkers(q)
+        })
+        return { txid }
+      },
+    )
+
+    route(
+      '/onchain/mine',
+      'Mine blocks: the first takes every transaction in the mempool (sandbox only)',
+      Type.Object({ blocks: Type.Optional(Type.Integer({ minimum: 1, maximum: MINE_BLOCKS_MAX })) }),
+      Type.Object({ height: Type.Integer() }),
+      async (body: { blocks?: number } | undefined) => {
+        const height = await db.tx(async (q) => {
+          const h = await onchain.mine(q, body?.blocks ?? 1)
+          // Everything waiting for confirmations is looked at again now.
+          await q.query(
+            `UPDATE transactions SET next_check_at = $1
+              WHERE (kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
+                 OR (kind = 'onchain_send' AND state = 'destsent')`,
+            [now()],
+          )
+          await wakeWorkers(q)
+          return h
+        })
+        return { height }
+      },
+    )
+  }
+}

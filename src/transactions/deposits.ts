@@ -1,0 +1,284 @@
+import { createHash } from 'node:crypto'
+import type { Queryable } from '../db/db.js'
+import { recordEvent } from '../events/outbox.js'
+import { postEntry } from '../ledger/ledger.js'
+import type { OnchainOutput } from '../rails/rail.js'
+import { RailFailure } from '../rails/rail.js'
+import { assert } from '../shared/assert.js'
+import { newId } from '../shared/ids.js'
+import { getTxn, insertTxn, transition, type TxnRow } from './repository.js'
+import { receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
+
+/**
+ * The on-chain deposit watcher. Every address we hand out (a receive's, or an account's static
+ * address) is a row of `onchain_addresses` with its own `next_check_at`; the address sweep claims
+ * due rows, lists the outputs paying each address, and records every output it has not seen in
+ * `onchain_deposits` (txid, vout unique). A new output settles the receive the address was made
+ * for when that receive is still waiting (srcintent -> srccreated); any other output (a second
+ * payment, a late one, one to a static address) becomes a transaction of its own, kind `deposit`,
+ * created in srccreated. Confirmations are then counted by each transaction's own `advance()`.
+ * Addresses are watched for ever, less often as they age, so money that arrives is never lost.
+ */
+
+/** How often addresses are looked at. A sandbox payment wakes its address at once. */
+export const ADDRESS_POLL = {
+  /** A receive's address until it expires. */
+  liveMs: 15_000,
+  /** A static address, and a receive's address for 30 days after its expiry. */
+  idleMs: 10 * 60_000,
+  /** Older expired addresses. */
+  oldMs: 60 * 60_000,
+}
+const OLD_AFTER_MS = 30 * 86_400_000
+/** How long a claimed address is left to one sweeper before another may take it. */
+const CLAIM_LEASE_MS = 60_000
+const BATCH_MAX = 50
+
+export interface AddressRow {
+  address: string
+  account_id: string
+  txn_id: string | null
+  kind: 'static' | 'txn'
+  derivation_index: number
+  expires_at: bigint | null
+  next_check_at: bigint | null
+  created_at: bigint
+}
+
+export function nextAddressCheck(addr: Pick<AddressRow, 'kind' | 'expires_at'>, now: number): number {
+  if (addr.kind === 'static' || addr.expires_at === null) return now + ADDRESS_POLL.idleMs
+  const expires = Number(addr.expires_at)
+  if (now < expires) return Math.min(now + ADDRESS_POLL.liveMs, expires)
+  return now + (now - expires < OLD_AFTER_MS ? ADDRESS_POLL.idleMs : ADDRESS_POLL.oldMs)
+}
+
+/** A fresh derivation index: a sequence, so no index (and no address) is ever handed out twice. */
+export async function nextDerivationIndex(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: bigint }>(`SELECT nextval('onchain_address_index') AS n`)
+  return Number(rows[0]!.n)
+}
+
+/** Derive a new address and ask the node to watch it (outside any database transaction). */
+export async function newWatchedAddress(deps: BitcoinDeps): Promise<{ address: string; index: number }> {
+  const index = await nextDerivationIndex(deps.db)
+  const address = deps.keys.receiveAddress(index)
+  await deps.rails.onchain.watchAddress(address)
+  return { address, index }
+}
+
+/** The account's permanent reusable address, made on first use. */
+export async function staticAddress(deps: BitcoinDeps, accountId: string): Promise<string> {
+  const find = async () =>
+    (
+      await deps.db.query<{ address: string }>(`SELECT address FROM onchain_addresses WHERE account_id = $1 AND kind = 'static'`, [
+        accountId,
+      ])
+    ).rows[0]?.address
+  const existing = await find()
+  if (existing) return existing
+  const { address, index } = await newWatchedAddress(deps)
+  const now = (deps.now ?? Date.now)()
+  // Two first calls at once: one insert wins, the other's index is simply never used.
+  await deps.db.query(
+    `INSERT INTO onchain_addresses (address, account_id, txn_id, kind, derivation_index, expires_at, next_check_at, created_at)
+     VALUES ($1, $2, NULL, 'static', $3, NULL, $4, $5)
+     ON CONFLICT (account_id) WHERE kind = 'static' DO NOTHING`,
+    [address, accountId, index, nextAddressCheck({ kind: 'static', expires_at: null }, now), now],
+  )
+  const address2 = await find()
+  assert(address2, 'the static address exists after insert')
+  return address2
+}
+
+/**
+ * Record the outputs to one address that are not recorded yet. Returns how many were new.
+ * Safe to run on many workers at once: the address row is locked while an output is recorded and
+ * (txid, vout) is unique.
+ */
+export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<number> {
+  const outputs = await deps.rails.onchain.listOutputs(address)
+  if (outputs.length === 0) return 0
+  const { rows: known } = await deps.db.query<{ txid: string; vout: number }>(
+    'SELECT txid, vout FROM onchain_deposits WHERE address = $1',
+    [address],
+  )
+  const seen = new Set(known.map((k) => `${k.txid}:${k.vout}`))
+  let recorded = 0
+  for (const output of outputs) {
+    if (seen.has(`${output.txid}:${output.vout}`)) continue
+    if (await recordOutput(deps, address, output)) recorded++
+  }
+  return recorded
+}
+
+async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainOutput): Promise<boolean> {
+  const now = (deps.now ?? Date.now)()
+  const opts = { now, webhookVariant: deps.config.webhookVariant }
+  return deps.db.tx(async (q) => {
+    const addr = (await q.query<AddressRow>('SELECT * FROM onchain_addresses WHERE address = $1 FOR UPDATE', [address])).rows[0]
+    if (!addr) return false
+    const dup = await q.query('SELECT 1 FROM onchain_deposits WHERE txid = $1 AND vout = $2', [output.txid, output.vout])
+    if (dup.rowCount > 0) return false
+    const receive = addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
+    if (receive && receive.state === 'srcintent') {
+      await insertDeposit(q, output, address, receive.id, now)
+      await transition(
+        q,
+        receive,
+        'srccreated',
+        { src_details: { ...receive.src_details, txid: output.txid, vout: output.vout, confirmations: output.confirmations }, next_check_at: now },
+        opts,
+      )
+      return true
+    }
+    const txn = await createDepositTxn(q, deps, addr, output, now)
+    await insertDeposit(q, output, address, txn.id, now)
+    return true
+  })
+}
+
+async function insertDeposit(q: Queryable, output: OnchainOutput, address: string, txnId: string, now: number) {
+  await q.query(
+    `INSERT INTO onchain_deposits (txid, vout, address, amount_sats, txn_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [output.txid, output.vout, address, output.amountSats, txnId, now],
+  )
+}
+
+/** A `deposit` transaction for money that no waiting receive was made for: it starts in srccreated. */
+async function createDepositTxn(q: Queryable, deps: BitcoinDeps, addr: AddressRow, output: OnchainOutput, now: number) {
+  const fee = receiveFee(deps.config.fees.onchain_receive!, output.amountSats)
+  const at = BigInt(now)
+  const row = await insertTxn(q, {
+    id: newId('txn'),
+    account_id: addr.account_id,
+    ext_ref_id: null,
+    request_hash: createHash('sha256').update(`deposit:${output.txid}:${output.vout}`).digest('hex'),
+    kind: 'deposit',
+    state: 'srccreated',
+    note: null,
+    deduct_fees_from_dest: false,
+    src_ccy: 'BTC',
+    src_method: 'on-chain',
+    src_amount: output.amountSats,
+    src_fee: fee,
+    src_network_fee: 0n,
+    src_details: {
+      address: addr.address,
+      txid: output.txid,
+      vout: output.vout,
+      confirmations: output.confirmations,
+      ...(addr.kind === 'static' ? { staticAddress: true } : { forTxnId: addr.txn_id }),
+    },
+    src_created_at: at,
+    src_updated_at: at,
+    dest_ccy: 'BTC',
+    dest_method: 'svcpay',
+    dest_amount: output.amountSats - fee,
+    dest_details: {},
+    dest_created_at: at,
+    dest_updated_at: at,
+    fx_rate: '1',
+    // Nothing about a deposit can expire; its expiry is its creation.
+    expires_at: at,
+    kyc: null,
+    source_of_funds: null,
+    next_check_at: now,
+    created_at: at,
+    updated_at: at,
+  })
+  assert(row, 'a deposit transaction has no extRefId to collide on')
+  await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [row.id, addr.address])
+  await recordEvent(q, row, deps.config.webhookVariant)
+  return row
+}
+
+/**
+ * Count the confirmations of the deposit that settles `txn` (a receive or a deposit in srccreated);
+ * complete it, crediting what arrived less the receive fee, once there are enough.
+ */
+export async function advanceDeposit(deps: BitcoinDeps, txn: TxnRow, retryMs: number, pollMs: number): Promise<void> {
+  const now = deps.now ?? Date.now
+  const { rows } = await deps.db.query<{ txid: string; vout: number; address: string; amount_sats: bigint }>(
+    'SELECT txid, vout, address, amount_sats FROM onchain_deposits WHERE txn_id = $1 ORDER BY created_at LIMIT 1',
+    [txn.id],
+  )
+  const deposit = rows[0]
+  assert(deposit, `transaction ${txn.id} in srccreated has its deposit`)
+  let outputs: OnchainOutput[]
+  try {
+    outputs = await deps.rails.onchain.listOutputs(deposit.address)
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    await scheduleTxn(deps, txn, now() + retryMs)
+    return
+  }
+  const output = outputs.find((o) => o.txid === deposit.txid && o.vout === deposit.vout)
+  const confirmations = output?.confirmations ?? 0
+  if (confirmations < deps.config.onchainConfirmations) {
+    // A payment that left the mempool (replaced, or a reorganisation) is simply waited for.
+    await deps.db.query(
+      `UPDATE transactions SET src_details = jsonb_set(src_details, '{confirmations}', $2::jsonb),
+              next_check_at = LEAST(COALESCE(next_check_at, $3), $3)
+        WHERE id = $1 AND state = 'srccreated'`,
+      [txn.id, JSON.stringify(confirmations), now() + pollMs],
+    )
+    return
+  }
+  await deps.transactions().apply(txn.id, async (q, t) => {
+    if (t.state !== 'srccreated') return
+    const wallet = await deps.accounts.walletFor(q, t.account_id, 'BTC')
+    assert(wallet, 'the receiving account has a BTC wallet')
+    const received = deposit.amount_sats
+    const fee = receiveFee(deps.config.fees.onchain_receive!, received)
+    const at = now()
+    await postEntry(q, { txnId: t.id, kind: t.kind, now: at, postings: receivePostings('onchain', wallet.id, received, fee) })
+    // The fee was quoted on the amount asked for; it is charged on what arrived.
+    if (fee !== t.src_fee) await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [t.id, fee])
+    await transition(
+      q,
+      t,
+      'completed',
+      { src_settled: received, dest_settled: received - fee, src_details: { ...t.src_details, confirmations } },
+      { now: at, webhookVariant: deps.config.webhookVariant },
+    )
+  })
+}
+
+async function scheduleTxn(deps: BitcoinDeps, txn: TxnRow, at: number) {
+  await deps.db.query(
+    `UPDATE transactions SET next_check_at = LEAST(COALESCE(next_check_at, $2), $2) WHERE id = $1 AND state = $3`,
+    [txn.id, at, txn.state],
+  )
+}
+
+/**
+ * One pass of the address sweep: claim due addresses (several workers skip each other's rows),
+ * record new outputs, and set each address's next look. Returns true when the batch was full.
+ */
+export async function runDueAddresses(deps: BitcoinDeps & { log: { error(obj: object, msg: string): void } }): Promise<boolean> {
+  const now = (deps.now ?? Date.now)()
+  const lease = now + CLAIM_LEASE_MS
+  const { rows } = await deps.db.query<AddressRow>(
+    `UPDATE onchain_addresses SET next_check_at = $2
+      WHERE address IN (SELECT address FROM onchain_addresses WHERE next_check_at <= $1
+                         ORDER BY next_check_at LIMIT ${BATCH_MAX} FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [now, lease],
+  )
+  for (const addr of rows) {
+    try {
+      await sweepAddress(deps, addr.address)
+      // Our lease is replaced by the next look, unless a payment woke the address meanwhile.
+      await deps.db.query(
+        `UPDATE onchain_addresses
+            SET next_check_at = CASE WHEN next_check_at = $3 THEN $2 ELSE LEAST(next_check_at, $2) END
+          WHERE address = $1`,
+        [addr.address, nextAddressCheck(addr, (deps.now ?? Date.now)()), lease],
+      )
+    } catch (err) {
+      // The lease brings it back later; one unreachable answer must not stop the others.
+      deps.log.error({ address: addr.address, error: (err as Error).message }, 'sweeping an address failed')
+    }
+  }
+  return rows.length === BATCH_MAX
+}
