@@ -1,4 +1,6 @@
 import { loadConfig, ConfigError } from './config/config.js'
+import { adminToken, masterKey } from './config/local-secrets.js'
+import { rateLimitConfigFromEnv } from './http/rate-limit.js'
 import { createContainer } from './container.js'
 import { buildApp } from './app.js'
 import { createLogger } from './logger.js'
@@ -10,6 +12,10 @@ async function main(): Promise<void> {
   let config
   try {
     config = loadConfig()
+    // Settings read by other modules are checked here too, so every bad value fails before start.
+    rateLimitConfigFromEnv(config.env)
+    masterKey(config)
+    adminToken(config)
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`svcpay: configuration error: ${err.message}`)

@@ -133,7 +133,7 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
   await lite.waitReady
   const query: Queryable['query'] = async (sql, params) => {
     const r = await lite.query<any>(sql, params as unknown[])
-    return { rows: int8AsBigint(r), rowCount: r.affectedRows ?? r.rows.length }
+    return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
   }
   return {
     engine: 'pglite',
@@ -144,7 +144,7 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
         fn({
           query: async (sql, params) => {
             const r = await t.query<any>(sql, params as unknown[])
-            return { rows: int8AsBigint(r), rowCount: r.affectedRows ?? r.rows.length }
+            return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
           },
         }),
       )
