@@ -48,6 +48,26 @@ describe('payout rails', () => {
     ).toThrow(/TRON_FEE_LIMIT_SUN/)
   })
 
+  it('chooses the bank partner with VND=bank-http and refuses to start without its URL and key', () => {
+    const env = {
+      VND: 'bank-http',
+      BANK_PAYOUT_URL: 'https://payouts.partner.example',
+      BANK_PAYOUT_API_KEY: 'k',
+    }
+    const rails = createPayoutRails(loadConfig(env), db)
+    expect(rails.bank.name).toBe('bank-http')
+    expect(rails.pollMs.bank).toBe(30_000)
+    expect(() => createPayoutRails(loadConfig({ ...env, BANK_PAYOUT_URL: '' }), db)).toThrow(
+      /BANK_PAYOUT_URL/,
+    )
+    expect(() => createPayoutRails(loadConfig({ ...env, BANK_PAYOUT_API_KEY: '' }), db)).toThrow(
+      /BANK_PAYOUT_API_KEY/,
+    )
+    expect(() => createPayoutRails(loadConfig({ ...env, BANK_PAYOUT_URL: 'ftp://x' }), db)).toThrow(
+      ConfigError,
+    )
+  })
+
   it('keeps the TronGrid send record, refusing a second transfer for one request', async () => {
     const store = tronSendStore(db)
     expect(await store.get('txn_1')).toBeUndefined()

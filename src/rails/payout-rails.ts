@@ -4,6 +4,7 @@ import type { BankPayoutRail, TronRail } from './rail.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
 import { createTronGridRail, type TronSendStore } from './tron/trongrid.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
+import { createBankHttpRail } from './vnd/bank-http.js'
 
 /** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
 export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
@@ -30,6 +31,8 @@ export interface PayoutRails {
  * - TronGrid: `TRONGRID_URL` (default `https://api.trongrid.io`), `TRONGRID_API_KEY`,
  *   `TRON_HOT_WALLET_PRIVATE_KEY` (64 hex), `TRON_USDT_CONTRACT` (default the mainnet contract),
  *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19).
+ * - Bank partner (docs/payouts.md): `BANK_PAYOUT_URL`, `BANK_PAYOUT_API_KEY`, optionally
+ *   `BANK_PAYOUT_WEBHOOK_SECRET`.
  */
 export function createPayoutRails(config: Config, db: Db): PayoutRails {
   const delayMs = config.sandboxPayoutDelayMs
@@ -43,7 +46,7 @@ export function createPayoutRails(config: Config, db: Db): PayoutRails {
   if (config.vnd === 'sandbox') {
     bank = createSandboxBankRail({ db, delayMs })
   } else {
-    throw new ConfigError('VND=bank-http: the bank partner adapter is not available in this build')
+    bank = bankHttp(config)
   }
   return {
     tron,
@@ -79,6 +82,22 @@ function tronGrid(config: Config, db: Db): TronRail {
   } catch (err) {
     // The adapter checks its settings with assertions; at start they are configuration errors.
     throw new ConfigError(`TRON=trongrid: ${(err as Error).message}`)
+  }
+}
+
+function bankHttp(config: Config): BankPayoutRail {
+  const env = config.env
+  for (const name of ['BANK_PAYOUT_URL', 'BANK_PAYOUT_API_KEY']) {
+    if (!env[name]) throw new ConfigError(`${name} is required by VND=bank-http`)
+  }
+  try {
+    return createBankHttpRail({
+      url: env.BANK_PAYOUT_URL!,
+      apiKey: env.BANK_PAYOUT_API_KEY!,
+      ...(env.BANK_PAYOUT_WEBHOOK_SECRET ? { webhookSecret: env.BANK_PAYOUT_WEBHOOK_SECRET } : {}),
+    })
+  } catch (err) {
+    throw new ConfigError(`VND=bank-http: ${(err as Error).message}`)
   }
 }
 

@@ -69,6 +69,8 @@ interface PayoutNetwork {
   /** The name of the rail's reference in destReq.reqDetails. */
   refField: 'txHash' | 'bankRef'
   pollMs: number
+  /** The `msg` of a payout the network refused at submission. */
+  refusedReason: string
   quote(ctx: QuoteContext): Promise<Quote>
   /** Hand the payout to the rail; idempotent by the transaction id. */
   submit(txn: TxnRow): Promise<string>
@@ -82,6 +84,7 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
     system: 'tron',
     refField: 'txHash',
     pollMs: deps.pollMs,
+    refusedReason: 'rejected_by_network',
     async quote({ input }) {
       const address = input.destReq.reqDetails?.address
       const field = 'destReq.reqDetails.address'
@@ -129,6 +132,7 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
     system: 'bank',
     refField: 'bankRef',
     pollMs: deps.pollMs,
+    refusedReason: 'rejected_by_bank',
     async quote({ input, rates }) {
       const details = input.destReq.reqDetails ?? {}
       const account = checkBankAccount(details.bankAcctNum, details.institutionCode)
@@ -224,8 +228,11 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     } catch (err) {
       if (!(err instanceof RailFailure)) throw err
       if (!err.retryable) {
-        // The network refused the payout outright: nothing left, so the funds go back.
-        await endWithoutPaying(txn.id, 'srccreated', 'failed', err.code)
+        // The network refused the payout outright: nothing left, so the funds go back. A refusal
+        // of the request itself (the rails' `rejected`) ends it rejected, anything else failed.
+        if (err.code === 'rejected')
+          await endWithoutPaying(txn.id, 'srccreated', 'rejected', net.refusedReason)
+        else await endWithoutPaying(txn.id, 'srccreated', 'failed', err.code)
         return
       }
       // A retryable failure is tried again when the worker's claim on the row lapses; resubmitting
