@@ -114,12 +114,8 @@ export function sandboxBitcoinRoutes(
         if (!check.ok) throw fieldError('invalid_address', 'address', check.issue)
         const parsed = parseAmount(body.amount, 'BTC')
         if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
-        const { txid } = await onchain.sendFromOutside({ address, amountSats: parsed.minor })
-        await db.tx(async (q) => {
-          await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [address, now()])
-          await wakeWorkers(q)
-        })
-        return { txid }
+        // The sandbox chain wakes the deposit watcher for addresses we watch.
+        return onchain.sendFromOutside({ address, amountSats: parsed.minor })
       },
     )
 

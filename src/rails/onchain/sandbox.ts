@@ -49,6 +49,10 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
       input.address,
       input.amountSats,
     ])
+    // Like a node's notification of a new transaction: if the address is one we watch, the deposit
+    // watcher looks at it now (the NOTIFY is sent when this commits).
+    const watched = await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [input.address, now()])
+    if (watched.rowCount > 0) await q.query(`SELECT pg_notify('svcpay_wake', '')`)
   }
 
   async function height(q: Queryable = db): Promise<number> {
