@@ -37,13 +37,16 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
   /** Txids are the sha256 of something unique (a fresh random value, or our send's request id). */
   const txidOf = (unique: string) => createHash('sha256').update(unique).digest('hex')
 
-  async function insertTx(q: Queryable, input: { txid: string; requestId: string | null; feeSats: bigint; address: string; amountSats: bigint }) {
-    await q.query('INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4)', [
-      input.txid,
-      input.requestId,
-      input.feeSats,
-      now(),
-    ])
+  /** Add a one-output transaction to the mempool; false when one with this txid already exists. */
+  async function insertTx(
+    q: Queryable,
+    input: { txid: string; requestId: string | null; feeSats: bigint; address: string; amountSats: bigint },
+  ): Promise<boolean> {
+    const inserted = await q.query(
+      'INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+      [input.txid, input.requestId, input.feeSats, now()],
+    )
+    if (inserted.rowCount === 0) return false
     await q.query('INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES ($1, 0, $2, $3)', [
       input.txid,
       input.address,
@@ -53,6 +56,7 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
     // watcher looks at it now (the NOTIFY is sent when this commits).
     const watched = await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [input.address, now()])
     if (watched.rowCount > 0) await q.query(`SELECT pg_notify('svcpay_wake', '')`)
+    return true
   }
 
   async function height(q: Queryable = db): Promise<number> {
@@ -90,15 +94,13 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
     async send({ address, amountSats, feeRateSatPerVb, requestId }) {
       const check = validateAddress(address, network)
       if (!check.ok) throw new RailFailure('invalid_address', `the node refuses the address: ${check.issue}`, false)
-      return db.tx(async (q) => {
-        const existing = await q.query<{ txid: string }>('SELECT txid FROM sandbox_chain_txs WHERE request_id = $1', [requestId])
-        if (existing.rows[0]) return { txid: existing.rows[0].txid }
-        // The hot wallet of the sandbox never runs dry; the fee is what the quoted rate buys.
-        const txid = txidOf(`svcpay-sandbox-send:${requestId}`)
-        const feeSats = networkFeeSats(feeRateSatPerVb, estimateSendVsize(check.type))
-        await insertTx(q, { txid, requestId, feeSats, address, amountSats })
-        return { txid }
-      })
+      // The txid follows from the request id, so a repeated or concurrent send finds the first one
+      // (a concurrent insert waits for the other to commit, then does nothing).
+      const txid = txidOf(`svcpay-sandbox-send:${requestId}`)
+      // The hot wallet of the sandbox never runs dry; the fee is what the quoted rate buys.
+      const feeSats = networkFeeSats(feeRateSatPerVb, estimateSendVsize(check.type))
+      await db.tx((q) => insertTx(q, { txid, requestId, feeSats, address, amountSats }))
+      return { txid }
     },
 
     async getTransaction(txid) {
