@@ -1,0 +1,66 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { baseEnv, run } from './proc.js'
+import { PG_ADMIN_URL, dropDatabase, recreateDatabase } from './pg.js'
+
+/** Where pgbench is: on PATH, or in a PostgreSQL bin directory; undefined when absent. */
+export async function findPgbench(): Promise<string | undefined> {
+  const onPath = await run('sh', ['-c', 'command -v pgbench']).catch(() => undefined)
+  const found = onPath?.stdout.trim()
+  if (onPath?.code === 0 && found) return found
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  for (const version of readdirSync(root).sort().reverse()) {
+    const path = `${root}/${version}/bin/pgbench`
+    if (existsSync(path)) return path
+  }
+  return undefined
+}
+
+export interface PgbenchResult {
+  tps: number
+  clients: number
+  scale: number
+  durationS: number
+  latencyAvgMs: number
+}
+
+/**
+ * The database's own ceiling: pgbench's TPC-B-like script (five statements and a commit per
+ * transaction) on a scratch database of the same server, with the same number of clients as the
+ * swap load has connections.
+ */
+export async function runPgbench(
+  pgbench: string,
+  opts: { clients: number; scale: number; durationS: number },
+): Promise<PgbenchResult> {
+  const name = 'svcpay_bench_pgbench'
+  await recreateDatabase(name)
+  const u = new URL(PG_ADMIN_URL)
+  const conn = ['-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres')]
+  const env = { ...baseEnv(), ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}) }
+  try {
+    const init = await run(pgbench, ['-i', '-q', '-s', String(opts.scale), ...conn, name], {
+      env,
+      timeoutMs: 300_000,
+    })
+    if (init.code !== 0) throw new Error(`pgbench -i failed: ${init.stderr.trim()}`)
+    const r = await run(
+      pgbench,
+      ['-c', String(opts.clients), '-j', '2', '-T', String(opts.durationS), ...conn, name],
+      { env, timeoutMs: (opts.durationS + 120) * 1000 },
+    )
+    if (r.code !== 0) throw new Error(`pgbench failed: ${r.stderr.trim()}`)
+    const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(r.stdout)
+    const lat = /latency average = ([\d.]+) ms/.exec(r.stdout)
+    if (!tps) throw new Error(`pgbench printed no tps:\n${r.stdout}`)
+    return {
+      tps: Number(tps[1]),
+      clients: opts.clients,
+      scale: opts.scale,
+      durationS: opts.durationS,
+      latencyAvgMs: lat ? Number(lat[1]) : 0,
+    }
+  } finally {
+    await dropDatabase(name)
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * `npm run bench` (about 4 minutes with the 1,000,000-row seed) and `npm run bench -- --quick` (a
+ * smoke run well under 3 minutes). Starts svcpay against PostgreSQL and Redis, seeds it, drives
+ * load from a separate process, and prints and writes every scenario with its ratio to its ceiling.
+ * See bench/README.md.
+ *
+ * Options: --quick, --only=<id,...> (scenario ids, or groups: ceilings, pg, limiter, ln, embedded),
+ * --profile (write the servers' V8 CPU profiles to bench/results/profiles/).
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { cpus, totalmem, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { FULL, MEMORY_TARGET_MB, QUICK, type BenchContext } from './lib/context.js'
+import { recreateDatabase, pgReachable, dropDatabase } from './lib/pg.js'
+import { ROOT } from './lib/proc.js'
+import {
+  limiterTable,
+  summaryMarkdown,
+  table,
+  tableRow,
+  writeScenario,
+  type ScenarioResult,
+} from './lib/report.js'
+import { startServer, type ServerHandle } from './lib/server.js'
+import { createAccounts } from './lib/seed.js'
+import { fastifyCeiling, pgbenchCeiling } from './scenarios/ceilings.js'
+import { lightningScenario } from './scenarios/lightning.js'
+import { LIMITS_ON_ENV, limiterRun } from './scenarios/limiter.js'
+import { getTxnScenario, listScenario, seedListAccounts } from './scenarios/reads.js'
+import { checkBooks, swapAccounts, swapScenario } from './scenarios/swaps.js'
+
+const DB_NAME = 'svcpay_bench'
+const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379'
+const RESULTS_DIR = join(ROOT, 'bench', 'results')
+
+const GROUPS: Record<string, string[]> = {
+  ceilings: ['ceiling-fastify', 'ceiling-pgbench'],
+  pg: ['get-txn', 'swap-many', 'swap-hot', 'list-1k', 'list-big'],
+  limiter: ['limiter-overhead'],
+  ln: ['ln-receive-webhook'],
+  embedded: ['swap-embedded'],
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2)
+  const quick = args.includes('--quick')
+  const profile = args.includes('--profile')
+  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length)
+  const wanted = new Set((only ? only.split(',') : Object.keys(GROUPS)).flatMap((id) => GROUPS[id] ?? [id]))
+  const want = (id: string) => wanted.has(id)
+  const settings = quick ? QUICK : FULL
+  const startedAt = new Date()
+  const workDir = mkdtempSync(join(tmpdir(), 'svcpay-bench-'))
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const profileDir = profile ? join(RESULTS_DIR, 'profiles') : undefined
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const ctx: BenchContext = {
+    quick,
+    settings,
+    workDir,
+    profileDir,
+    log: (line) =>
+      process.stdout.write(
+        `[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)}s] ${line}\n`,
+      ),
+  }
+
+  const pgVersion = await pgReachable()
+  if (!pgVersion)
+    throw new Error('PostgreSQL is not reachable at 127.0.0.1:5432 (set BENCH_PG_URL to point elsewhere)')
+  const redisOk = await redisPing(REDIS_URL)
+  const machine = {
+    cpus: `${cpus().length} x ${cpus()[0]?.model ?? '?'}`,
+    memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
+    node: process.version,
+    postgres: pgVersion,
+    redis: redisOk ? REDIS_URL : 'unreachable',
+  }
+  ctx.log(`${quick ? 'quick' : 'full'} run: ${JSON.stringify(settings)}`)
+  ctx.log(`machine: ${JSON.stringify(machine)}`)
+
+  const results: ScenarioResult[] = []
+  const limiter: ScenarioResult[] = []
+  const record = (r: ScenarioResult) => {
+    results.push(r)
+    writeScenario(RESULTS_DIR, r)
+    ctx.log(`${r.id}: ${tableRow(r)}`)
+    return r
+  }
+  const byId = (id: string) => results.find((r) => r.id === id && r.status === 'ok')
+
+  try {
+    // Ceilings first, on an idle machine.
+    if (want('ceiling-fastify')) record(await fastifyCeiling(ctx))
+    if (want('ceiling-pgbench')) record(await pgbenchCeiling(ctx))
+
+    const pgWanted = [...GROUPS.pg!, 'limiter-overhead', 'ln-receive-webhook'].some(want)
+    if (pgWanted) {
+      const url = await recreateDatabase(DB_NAME)
+      const masterKey = randomBytes(32).toString('hex')
+      const env = { DATABASE_URL: url, MASTER_KEY: masterKey, ...(redisOk ? { REDIS_URL } : {}) }
+      const server = await startServer({
+        name: 'postgres',
+        logDir: workDir,
+        dataDir: join(workDir, 'data-pg'),
+        env,
+        profileDir,
+      })
+      try {
+        ctx.log(`svcpay on PostgreSQL at ${server.url} (pid ${server.pid})`)
+        if (want('get-txn')) record(await getTxnScenario(ctx, server))
+        if (want('swap-many')) {
+          const accounts = await swapAccounts(server, settings.swapConnections, '1', 'Swapper')
+          record(
+            await swapScenario(ctx, server, {
+              id: 'swap-many',
+              title: 'swap create+confirm, many accounts',
+              accounts,
+            }),
+          )
+        }
+        if (want('swap-hot')) {
+          const accounts = await swapAccounts(server, 1, '100', 'Hot wallet')
+          record(
+            await swapScenario(ctx, server, {
+              id: 'swap-hot',
+              title: 'swap create+confirm, one hot wallet',
+              accounts,
+            }),
+          )
+        }
+        if (want('swap-many') || want('swap-hot')) await requireBalancedBooks(ctx, server)
+        if (want('list-1k') || want('list-big')) {
+          const list = await seedListAccounts(ctx, server, DB_NAME)
+          if (want('list-1k')) {
+            record(
+              await listScenario(ctx, server, {
+                id: 'list-1k',
+                title: `GET /api/v2/transaction, ${count(settings.smallListRows)} rows`,
+                account: list.small,
+                rows: settings.smallListRows,
+              }),
+            )
+          }
+          if (want('list-big')) {
+            record(
+              await listScenario(ctx, server, {
+                id: 'list-big',
+                title: `GET /api/v2/transaction, ${count(settings.bigListRows)} rows`,
+                account: list.big,
+                rows: settings.bigListRows,
+              }),
+            )
+          }
+        }
+        if (want('ln-receive-webhook')) record(await lightningScenario(ctx, server))
+        if (want('limiter-overhead')) {
+          const [account] = await createAccounts(server, 1, { name: 'Limited', tier: 'premium' })
+          limiter.push(await limiterRun(ctx, server, { on: false, account: account! }))
+          if (!redisOk) {
+            limiter.push({
+              id: 'limiter-on',
+              title: 'on (Redis)',
+              status: 'skipped',
+              note: `Redis unreachable at ${REDIS_URL}`,
+            })
+          } else {
+            const limited = await startServer({
+              name: 'postgres-limited',
+              logDir: workDir,
+              dataDir: join(workDir, 'data-pg-limited'),
+              env: {
+                ...env,
+                ...LIMITS_ON_ENV,
+                RATE_LIMIT_REDIS_PREFIX: `svcpay:bench:${randomBytes(4).toString('hex')}`,
+              },
+              profileDir,
+            })
+            try {
+              limiter.push(await limiterRun(ctx, limited, { on: true, account: account! }))
+            } finally {
+              await limited.stop()
+            }
+          }
+          const off = limiter[0]!
+          for (const r of limiter)
+            if (r.status === 'ok' && off.throughput) r.ratio = r.throughput! / off.throughput
+          writeScenario(RESULTS_DIR, {
+            id: 'limiter-overhead',
+            title: 'limiter-overhead (GET /api/v2/rate)',
+            status: 'ok',
+            details: { runs: limiter },
+          })
+          ctx.log(`limiter-overhead:\n${limiterTable(limiter)}`)
+        }
+      } finally {
+        ctx.log(`server peak RSS over the whole run (VmHWM): ${server.rss.hwmMb()} MB`)
+        await server.stop()
+      }
+      await dropDatabase(DB_NAME)
+    }
+
+    if (want('swap-embedded')) {
+      const server = await startServer({
+        name: 'embedded',
+        logDir: workDir,
+        dataDir: join(workDir, 'data-embedded'),
+        env: {},
+        profileDir,
+      })
+      try {
+        ctx.log(`svcpay on embedded PGlite at ${server.url} (pid ${server.pid})`)
+        const accounts = await swapAccounts(server, settings.swapConnections, '1', 'Embedded swapper')
+        record(
+          await swapScenario(ctx, server, {
+            id: 'swap-embedded',
+            title: 'swap create+confirm, embedded (PGlite)',
+            accounts,
+          }),
+        )
+        await requireBalancedBooks(ctx, server)
+      } finally {
+        await server.stop()
+      }
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true })
+  }
+
+  applyCeilingsAndTargets(results, byId)
+  const elapsedS = (Date.now() - startedAt.getTime()) / 1000
+  const md = summaryMarkdown({
+    mode: quick ? 'quick' : 'full',
+    startedAt,
+    elapsedS,
+    machine,
+    settings: { ...settings },
+    results,
+    limiter,
+  })
+  const summary = { mode: quick ? 'quick' : 'full', startedAt, elapsedS, machine, settings, results, limiter }
+  writeFileSync(
+    join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}.json`),
+    JSON.stringify(summary, null, 2) + '\n',
+  )
+  writeFileSync(join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}.md`), md)
+  if (!quick && !only) writeFileSync(join(RESULTS_DIR, 'latest.md'), md)
+  process.stdout.write(`\n${table(results)}\n`)
+  if (limiter.length) process.stdout.write(`\nlimiter-overhead\n${limiterTable(limiter)}\n`)
+  process.stdout.write(`\nbench: done in ${elapsedS.toFixed(0)} s; results in bench/results/\n`)
+}
+
+/** Each result against its ceiling, and the targets of the issue. */
+function applyCeilingsAndTargets(
+  results: ScenarioResult[],
+  byId: (id: string) => ScenarioResult | undefined,
+): void {
+  const fastify = byId('ceiling-fastify')
+  const pgbench = byId('ceiling-pgbench')
+  const small = byId('list-1k')
+  for (const r of results) {
+    if (r.status !== 'ok' || r.id.startsWith('ceiling-')) continue
+    if (r.id === 'get-txn' && fastify) {
+      r.ceiling = { id: 'bare Fastify', value: fastify.throughput!, unit: 'req/s' }
+      r.ratio = r.throughput! / fastify.throughput!
+      r.target = { text: '>= 0.33 of bare Fastify', met: r.ratio >= 1 / 3 }
+    }
+    if (r.id.startsWith('swap-') && pgbench) {
+      r.ceiling = { id: 'pgbench', value: pgbench.throughput!, unit: 'tps' }
+      r.ratio = r.throughput! / pgbench.throughput!
+      if (r.id === 'swap-many') r.target = { text: '>= 0.25 of pgbench', met: r.ratio >= 0.25 }
+    }
+    if (r.id === 'list-big' && small?.latencyMs && r.latencyMs) {
+      // The list is held against itself at 1,000 rows: the ratio is of times, lower is better.
+      r.ceiling = { id: 'list-1k', value: small.latencyMs.mean, unit: 'ms mean' }
+      r.ratio = r.latencyMs.mean / small.latencyMs.mean
+      r.ratioText = `${r.ratio.toFixed(2)}x time`
+      r.target = { text: '<= 2x the time at 1,000 rows', met: r.ratio <= 2 }
+    }
+    if (r.id === 'list-1k' && fastify) {
+      r.ceiling = { id: 'bare Fastify', value: fastify.throughput!, unit: 'req/s' }
+      r.ratio = r.throughput! / fastify.throughput!
+    }
+    if (r.peakRssMb !== undefined && r.peakRssMb >= MEMORY_TARGET_MB) {
+      r.target = {
+        text: `${r.target ? r.target.text + '; ' : ''}peak RSS < ${MEMORY_TARGET_MB} MB`,
+        met: false,
+      }
+    }
+  }
+}
+
+async function requireBalancedBooks(ctx: BenchContext, server: ServerHandle): Promise<void> {
+  const books = await checkBooks(server)
+  if (!books.ok) throw new Error(`the books do not balance after the load: ${JSON.stringify(books.report)}`)
+  ctx.log('books balanced after the load')
+}
+
+const count = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${n / 1000}k` : String(n))
+
+/** Whether Redis answers PING. */
+function redisPing(url: string): Promise<boolean> {
+  const u = new URL(url)
+  return new Promise((resolve) => {
+    const socket = connect({ host: u.hostname, port: Number(u.port || 6379) })
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1000, () => done(false))
+    socket.once('error', () => done(false))
+    socket.once('connect', () => socket.write('PING\r\n'))
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')))
+  })
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: failed: ${(err as Error).stack ?? err}\n`)
+  process.exit(1)
+})
