@@ -16,6 +16,9 @@ import { TransactionSchema } from './transactions/schemas.js'
 import { depositRoutes } from './transactions/deposit-routes.js'
 import { sandboxBitcoinRoutes } from './sandbox/bitcoin-routes.js'
 import { fiatRoutes } from './fiat/routes.js'
+// Events: webhooks, their deliveries, and the status stream.
+import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
+import { statusStreamRoutes } from './events/stream.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -57,6 +60,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)
+  webhookRoutes(app, c)
+  webhookAdminRoutes(app, c)
+  statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

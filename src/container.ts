@@ -22,6 +22,10 @@ import { createRails } from './rails/index.js'
 import { bitcoinFlows, type BitcoinDeps } from './transactions/bitcoin.js'
 import { Redis } from 'ioredis'
 import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
+// Events: the in-process hub of committed state changes, webhook registration and deliveries.
+import { createNotifier, mirrorTxnNotifies, type Notifier } from './events/notifier.js'
+import { createWebhooksService, type WebhooksService } from './events/service.js'
+import type { ResolveHost } from './events/http-deliver.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -40,11 +44,24 @@ export interface Container {
   rateLimiter: RateLimiter
   /** Shared Redis connection when REDIS_URL is set. */
   redis: Redis | undefined
+  /** Committed state changes of any instance, for status streams and the delivery worker. */
+  notifier: Notifier
+  webhooks: WebhooksService
+  /** Replaces the system resolver for webhook hosts (tests); undefined in production. */
+  resolveHost: ResolveHost | undefined
   close(): Promise<void>
 }
 
-export async function createContainer(config: Config, log: Logger, opts: { db?: Db } = {}): Promise<Container> {
-  const db = opts.db ?? (config.databaseUrl ? createPostgresDb(config.databaseUrl, { poolMax: config.dbPoolMax }) : await createPgliteDb(config.dataDir))
+export async function createContainer(
+  config: Config,
+  log: Logger,
+  opts: { db?: Db; resolveHost?: ResolveHost } = {},
+): Promise<Container> {
+  const baseDb = opts.db ?? (config.databaseUrl ? createPostgresDb(config.databaseUrl, { poolMax: config.dbPoolMax }) : await createPgliteDb(config.dataDir))
+  // Events: one subscription per process to committed changes; with Redis, commits are also
+  // published there (src/events/notifier.ts).
+  const notifier = createNotifier({ db: baseDb, redisUrl: config.redisUrl, listenersMax: config.streamListenersMax, log })
+  const db = notifier.redisEnabled ? mirrorTxnNotifies(baseDb, notifier.publish) : baseDb
   await migrate(db)
   const walletAndRateCurrencies = Object.keys(PRECISION).filter((c) => c !== 'ETH' || config.walletCurrencies.includes(c))
   await ensureSystemAccounts(db, walletAndRateCurrencies)
@@ -79,6 +96,13 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
   }
   flows.push(...bitcoinFlows(bitcoin))
   const transactions = createTransactionsService({ db, config, accounts, rates, flows })
+  const webhooks = createWebhooksService({
+    db,
+    box,
+    allowHttp: config.allowHttpWebhooks,
+    allowPrivate: config.allowPrivateWebhooks,
+    ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
+  })
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true })
     : undefined
@@ -99,6 +123,9 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
     bitcoin,
     rateLimiter,
     redis,
+    notifier,
+    webhooks,
+    resolveHost: opts.resolveHost,
     config,
     db,
     box,
@@ -111,6 +138,7 @@ export async function createContainer(config: Config, log: Logger, opts: { db?: 
     async close() {
       rateLimiter.close()
       redis?.disconnect()
+      await notifier.close()
       if (!opts.db) await db.close()
     },
   }

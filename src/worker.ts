@@ -2,6 +2,7 @@ import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
 import { runDueAddresses } from './transactions/deposits.js'
+import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.js'
 
 /** The NOTIFY channel that wakes workers at once (rail events, new work), instead of at the next poll. */
 export const WAKE_CHANNEL = 'svcpay_wake'
@@ -28,6 +29,25 @@ export function startWorkers(c: Container): Workers {
       log: c.log,
     }),
   ]
+  // Webhook delivery (src/events/delivery-worker.ts): woken by every committed state change, on any
+  // instance, so that an event goes out within milliseconds of its commit.
+  const deliveries = startDeliveryWorker({
+    db: c.db,
+    box: c.box,
+    variant: c.config.webhookVariant,
+    timeoutMs: c.config.webhookTimeoutMs,
+    allowPrivate: c.config.allowPrivateWebhooks,
+    allowLoopback: c.config.allowHttpWebhooks,
+    concurrency: c.config.webhookConcurrency,
+    retryDelayMs: scaledRetryDelay(c.config.webhookBackoffBaseMs),
+    ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
+    log: c.log,
+  })
+  loops.push(deliveries)
+  const stopWaking = c.notifier.onAny(() => deliveries.wake()).catch((err) => {
+    c.log.warn({ error: (err as Error).message }, 'LISTEN failed; webhook deliveries poll instead')
+    return undefined
+  })
   const unlisten = c.db.listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake())).catch((err) => {
     c.log.warn({ error: (err as Error).message }, 'LISTEN failed; the worker polls instead')
     return undefined
@@ -36,6 +56,7 @@ export function startWorkers(c: Container): Workers {
     wake: () => loops.forEach((l) => l.wake()),
     async stop() {
       await (await unlisten)?.()
+      ;(await stopWaking)?.()
       await Promise.all(loops.map((l) => l.stop()))
     },
   }

@@ -1,0 +1,220 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+
+import { adminAuth } from '../admin/routes.js'
+import type { AuthService } from '../auth/service.js'
+import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { BEARER, errors } from '../http/schemas.js'
+import { ApiError } from '../shared/errors.js'
+import { DELIVERY_PAGE_SIZE_MAX, type DeliveryQuery, type WebhookInput, type WebhooksService } from './service.js'
+
+const TAGS = ['Webhooks']
+
+const WebhookBody = Type.Object({
+  callback: Type.String({ maxLength: 8192, description: 'https URL that receives the events' }),
+  secret: Type.String({ maxLength: 1024, description: 'Signing secret, at least 16 characters; write-only' }),
+})
+
+const WebhookUpdateBody = Type.Object({
+  callback: Type.Optional(WebhookBody.properties.callback),
+  secret: Type.Optional(WebhookBody.properties.secret),
+})
+
+const WebhookOut = Type.Object({
+  id: Type.String(),
+  callback: Type.String(),
+  createdAt: Type.Integer({ description: 'epoch ms' }),
+})
+
+const WebhookUpdatedOut = Type.Object({
+  ...WebhookOut.properties,
+  updatedAt: Type.Integer({ description: 'epoch ms' }),
+})
+
+const DeliveryOut = Type.Object({
+  id: Type.String(),
+  webhookId: Type.String(),
+  eventId: Type.String({ description: 'The X-Svcpay-Event-Id header it carries' }),
+  txnId: Type.String(),
+  txnState: Type.String(),
+  status: Type.String({ description: 'pending, succeeded, failed or cancelled' }),
+  attempts: Type.Integer(),
+  nextAttemptAt: Type.Union([Type.Integer(), Type.Null()]),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+  history: Type.Array(
+    Type.Object({
+      attempt: Type.Integer(),
+      at: Type.Integer(),
+      httpStatus: Type.Union([Type.Integer(), Type.Null()]),
+      latencyMs: Type.Integer(),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+})
+
+const DeliveryPageOut = Type.Object({
+  data: Type.Array(DeliveryOut),
+  pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+})
+
+const DeliveryQuerySchema = Type.Object({
+  page: Type.Optional(Type.String({ maxLength: 10 })),
+  limit: Type.Optional(Type.String({ maxLength: 10, description: `At most ${DELIVERY_PAGE_SIZE_MAX}` })),
+  status: Type.Optional(Type.String({ maxLength: 16, description: 'pending, succeeded, failed or cancelled' })),
+})
+
+const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) })
+const DeliveryParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 32 }) })
+
+/** The webhook API of the spec (POST/GET/PUT/DELETE /api/v2/webhook) and the owner's delivery record. */
+export function webhookRoutes(app: FastifyInstance, deps: { auth: AuthService; webhooks: WebhooksService }): void {
+  const preHandler = bearerAuth(deps.auth)
+  const { webhooks } = deps
+
+  app.post(
+    '/api/v2/webhook',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Register the webhook (replaces any existing one)',
+        description:
+          'One webhook per account: registering again replaces it with a new id and cancels the old one’s pending deliveries. The callback must be https; private, link-local and metadata addresses are refused.',
+        security: BEARER,
+        body: WebhookBody,
+        response: { 200: WebhookOut, ...errors(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => webhooks.create(principalOf(request).accountId, request.body as WebhookInput),
+  )
+
+  app.get(
+    '/api/v2/webhook',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Read the webhook',
+        description: '`{ data: [] }` when none is registered. The secret is never returned.',
+        security: BEARER,
+        response: { 200: Type.Object({ data: Type.Array(WebhookOut) }), ...errors(401, 429) },
+      },
+    },
+    async (request) => ({ data: await webhooks.list(principalOf(request).accountId) }),
+  )
+
+  app.put(
+    '/api/v2/webhook/:webhookId',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Change the webhook’s callback or secret',
+        description: 'Pending deliveries go to the new callback, signed with the new secret.',
+        security: BEARER,
+        params: WebhookParams,
+        body: WebhookUpdateBody,
+        response: { 200: WebhookUpdatedOut, ...errors(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params as { webhookId: string }
+      if (request.body === undefined) throw new ApiError('invalid_request', 'Send callback, secret or both')
+      return webhooks.update(principalOf(request).accountId, webhookId, request.body as Partial<WebhookInput>)
+    },
+  )
+
+  app.delete(
+    '/api/v2/webhook/:webhookId',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Remove the webhook',
+        description: 'Pending deliveries are cancelled; one already on the wire may still arrive.',
+        security: BEARER,
+        params: WebhookParams,
+        response: { 204: Type.Null({ description: 'Removed' }), ...errors(401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { webhookId } = request.params as { webhookId: string }
+      await webhooks.remove(principalOf(request).accountId, webhookId)
+      return reply.code(204).send()
+    },
+  )
+
+  app.get(
+    '/api/v2/webhook/:webhookId/deliveries',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Recent deliveries of the webhook, newest first',
+        description: `Each delivery with its recorded attempts (time, HTTP status, latency, error). Defaults page=1, limit=20 (at most ${DELIVERY_PAGE_SIZE_MAX}).`,
+        security: BEARER,
+        params: WebhookParams,
+        querystring: DeliveryQuerySchema,
+        response: { 200: DeliveryPageOut, ...errors(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params as { webhookId: string }
+      const accountId = principalOf(request).accountId
+      return webhooks.listDeliveries({ accountId, webhookId }, request.query as DeliveryQuery)
+    },
+  )
+
+  app.post(
+    '/api/v2/webhook/:webhookId/deliveries/:deliveryId/redeliver',
+    {
+      preHandler,
+      schema: {
+        tags: TAGS,
+        summary: 'Send a delivery’s event again',
+        description: 'Queues the event as a new delivery to the webhook, with the same X-Svcpay-Event-Id.',
+        security: BEARER,
+        params: DeliveryParams,
+        response: { 200: Type.Object({ data: DeliveryOut }), ...errors(401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { webhookId, deliveryId } = request.params as { webhookId: string; deliveryId: string }
+      const accountId = principalOf(request).accountId
+      return { data: await webhooks.redeliver({ accountId, webhookId }, deliveryId) }
+    },
+  )
+}
+
+/** The operator's view of deliveries (`svcpay webhook deliveries|redeliver`), behind ADMIN_TOKEN. */
+export function webhookAdminRoutes(app: FastifyInstance, deps: { webhooks: WebhooksService; adminToken: string }): void {
+  const preHandler = adminAuth(deps.adminToken)
+  const schema = { hide: true, tags: ['Admin'] }
+
+  app.get(
+    '/admin/webhook/deliveries',
+    {
+      preHandler,
+      schema: {
+        ...schema,
+        querystring: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 64 }), ...DeliveryQuerySchema.properties }),
+      },
+    },
+    async (request) => {
+      const { accountId, ...query } = request.query as DeliveryQuery & { accountId: string }
+      return deps.webhooks.listDeliveries({ accountId }, query)
+    },
+  )
+
+  app.post(
+    '/admin/webhook/deliveries/:deliveryId/redeliver',
+    { preHandler, schema: { ...schema, params: Type.Object({ deliveryId: Type.String({ maxLength: 32 }) }) } },
+    async (request) => {
+      const { deliveryId } = request.params as { deliveryId: string }
+      return { data: await deps.webhooks.redeliver({}, deliveryId) }
+    },
+  )
+}
