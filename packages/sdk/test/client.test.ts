@@ -323,7 +323,7 @@ describe('rate limits', () => {
     const limited = errors.filter((e) => e instanceof SvcpayRateLimitError)
     expect(limited.length).toBeGreaterThan(0)
     expect(limited[0]).toMatchObject({ code: 'rate_limit_exceeded', status: 429 })
-    expect(limited[0].retryAfterMs).toBeGreaterThanOrEqual(1000)
+    expect(limited[0]!.retryAfterMs).toBeGreaterThanOrEqual(1000)
 
     const two = await s.h.createAccount({ name: 'impatient two' })
     const impatient = new SvcpayClient({
