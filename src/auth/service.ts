@@ -47,6 +47,18 @@ const SIGNATURE_RE = /^[0-9a-fA-F]{64}$/
 // A revoked key's tokens stop working within this time on every instance.
 const KEY_CACHE_TTL_MS = 2_000
 const KEY_CACHE_MAX = 10_000
+// Tokens whose signature was verified once. A token is a fixed string, so its signature and claims
+// stay valid until it expires; only the expiry and the key's revocation (above) can change, and both
+// are still checked on every request. Verifying an HS256 token through WebCrypto costs more than the
+// rest of a cheap GET together.
+const VERIFIED_TOKENS_MAX = 10_000
+
+interface VerifiedToken {
+  keyId: string
+  sub: string | undefined
+  /** The `exp` claim, Unix seconds. */
+  expS: number
+}
 
 interface KeyInfo {
   accountId: string
@@ -60,6 +72,7 @@ interface KeyInfo {
 export function createAuthService(deps: AuthDeps): AuthService {
   const now = deps.now ?? Date.now
   const cache = new Map<string, KeyInfo>()
+  const verified = new Map<string, VerifiedToken>()
 
   async function loadKey(apiKey: string): Promise<KeyInfo | undefined> {
     const hit = cache.get(apiKey)
@@ -153,20 +166,38 @@ export function createAuthService(deps: AuthDeps): AuthService {
     async authenticate(authorization) {
       const m = /^Bearer ([A-Za-z0-9_\-.]{10,4096})$/.exec(authorization ?? '')
       if (!m) throw unauthorized('Send Authorization: Bearer <accessToken>')
-      let payload
-      try {
-        ;({ payload } = await jwtVerify(m[1]!, deps.jwtKey, {
-          issuer: JWT_ISSUER,
-          algorithms: ['HS256'],
-          currentDate: new Date(now()),
-        }))
-      } catch (err) {
-        if (err instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired; request a new one')
-        throw unauthorized('The access token is invalid')
+      const token = m[1]!
+      let claims = verified.get(token)
+      // The same rule as jose's: expired once the current Unix second reaches `exp`.
+      if (claims && Math.floor(now() / 1000) >= claims.expS) {
+        verified.delete(token)
+        throw unauthorized('The access token has expired; request a new one')
       }
-      const keyId = typeof payload.key === 'string' ? payload.key : ''
+      if (!claims) {
+        let payload
+        try {
+          ;({ payload } = await jwtVerify(token, deps.jwtKey, {
+            issuer: JWT_ISSUER,
+            algorithms: ['HS256'],
+            currentDate: new Date(now()),
+          }))
+        } catch (err) {
+          if (err instanceof joseErrors.JWTExpired) {
+            throw unauthorized('The access token has expired; request a new one')
+          }
+          throw unauthorized('The access token is invalid')
+        }
+        const keyId = typeof payload.key === 'string' ? payload.key : ''
+        claims = { keyId, sub: payload.sub, expS: payload.exp ?? 0 }
+        // Tokens always carry exp (exchange sets it); one without is verified every time.
+        if (payload.exp !== undefined) {
+          if (verified.size >= VERIFIED_TOKENS_MAX) verified.clear()
+          verified.set(token, claims)
+        }
+      }
+      const keyId = claims.keyId
       const key = keyId ? await loadKey(keyId) : undefined
-      if (!key || key.revoked || key.accountId !== payload.sub) throw unauthorized('The API key of this token was revoked')
+      if (!key || key.revoked || key.accountId !== claims.sub) throw unauthorized('The API key of this token was revoked')
       return { accountId: key.accountId, keyId, tier: key.tier, displayName: key.displayName }
     },
 
