@@ -84,8 +84,12 @@ interface Claimed {
 export interface AttemptOutcome {
   deliveryId: bigint
   attempt: number
-  /** `skipped`: another worker took it over, or it was cancelled before it went out. */
-  result: 'succeeded' | 'retrying' | 'failed' | 'skipped'
+  /**
+   * `skipped`: another worker took it over, or it was cancelled, before it went out.
+   * `superseded`: it went out, but meanwhile another worker took it over (the lease ran out) or it
+   * was cancelled, so only the attempt was recorded.
+   */
+  result: 'succeeded' | 'retrying' | 'failed' | 'skipped' | 'superseded'
   error?: string
 }
 
@@ -96,7 +100,13 @@ export interface AttemptOutcome {
  */
 async function claim(deps: DeliveryWorkerDeps, limit: number): Promise<Claimed[]> {
   const now = (deps.now ?? Date.now)()
-  const { rows } = await deps.db.query<{ id: bigint; attempts: number; webhook_id: string; txn_id: string; event_id: bigint }>(
+  const { rows } = await deps.db.query<{
+    id: bigint
+    attempts: number
+    webhook_id: string
+    txn_id: string
+    event_id: bigint
+  }>(
     `UPDATE webhook_deliveries d
         SET attempts = d.attempts + 1, next_attempt_at = $2, updated_at = $1
        FROM events e
@@ -109,7 +119,13 @@ async function claim(deps: DeliveryWorkerDeps, limit: number): Promise<Claimed[]
   )
   // Oldest event first, so that the changes of one transaction go out in the order they happened.
   return rows
-    .map((r) => ({ id: r.id, attempt: r.attempts, webhookId: r.webhook_id, txnId: r.txn_id, eventId: r.event_id }))
+    .map((r) => ({
+      id: r.id,
+      attempt: r.attempts,
+      webhookId: r.webhook_id,
+      txnId: r.txn_id,
+      eventId: r.event_id,
+    }))
     .sort((x, y) => (x.eventId < y.eventId ? -1 : x.eventId > y.eventId ? 1 : x.id < y.id ? -1 : 1))
 }
 
@@ -159,15 +175,15 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
 
   const finishedAt = now()
   const delayMs = result.ok ? null : (deps.retryDelayMs ?? scaledRetryDelay(BACKOFF_BASE_MS))(claimed.attempt)
-  const outcome: AttemptOutcome['result'] = result.ok ? 'succeeded' : delayMs === null ? 'failed' : 'retrying'
-  await deps.db.tx(async (q) => {
+  const outcome = result.ok ? 'succeeded' : delayMs === null ? 'failed' : 'retrying'
+  const applied = await deps.db.tx(async (q) => {
     // The attempt happened whatever became of the delivery meanwhile, so it is always recorded.
     await q.query(
       `INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
        VALUES ($1, $2, $3, $4, $5, $6)`,
       [claimed.id, claimed.attempt, startedAt, result.status ?? null, result.latencyMs, result.error ?? null],
     )
-    await q.query(
+    const updated = await q.query(
       `UPDATE webhook_deliveries
           SET status = $3, next_attempt_at = $4, last_status = $5, last_error = $6, updated_at = $7
         WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
@@ -181,8 +197,14 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
         finishedAt,
       ],
     )
+    return updated.rowCount > 0
   })
-  return { deliveryId: claimed.id, attempt: claimed.attempt, result: outcome, ...(result.error ? { error: result.error } : {}) }
+  return {
+    deliveryId: claimed.id,
+    attempt: claimed.attempt,
+    result: applied ? outcome : 'superseded',
+    ...(result.error ? { error: result.error } : {}),
+  }
 }
 
 /** Deliveries of one transaction to one webhook go out one after another, oldest first. */
@@ -193,7 +215,10 @@ const chainKey = (c: Claimed): string => `${c.webhookId}\u0000${c.txnId}`
  * attempt to be recorded. Different transactions go out concurrently; one transaction's events in
  * order.
  */
-export async function runDueDeliveries(deps: DeliveryWorkerDeps, limit = CLAIM_BATCH_MAX): Promise<AttemptOutcome[]> {
+export async function runDueDeliveries(
+  deps: DeliveryWorkerDeps,
+  limit = CLAIM_BATCH_MAX,
+): Promise<AttemptOutcome[]> {
   const claimed = await claim(deps, Math.min(limit, CLAIM_BATCH_MAX))
   const chains = new Map<string, Claimed[]>()
   for (const c of claimed) {
@@ -227,6 +252,22 @@ export interface DeliveryWorker {
 export function startDeliveryWorker(deps: DeliveryWorkerDeps & { idleMs?: number }): DeliveryWorker {
   let inFlight = 0
   const chains = new Map<string, Promise<void>>()
+  const idleMs = deps.idleMs ?? 1_000
+  let dueTimer: NodeJS.Timeout | undefined
+  let stopped = false
+
+  /** A retry due before the next poll wakes the loop on time (short schedules, and the first waits). */
+  const wakeAtNextDue = async (): Promise<void> => {
+    const { rows } = await deps.db.query<{ due: bigint | null }>(
+      `SELECT min(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'`,
+    )
+    const due = rows[0]?.due
+    if (due === null || due === undefined || stopped) return
+    const inMs = Number(due) - (deps.now ?? Date.now)()
+    if (inMs >= idleMs) return
+    clearTimeout(dueTimer)
+    dueTimer = setTimeout(() => loop.wake(), Math.max(inMs, 0) + 1)
+  }
 
   const launch = (claimed: Claimed): void => {
     const key = chainKey(claimed)
@@ -238,7 +279,10 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps & { idleMs?: number
         () => undefined,
         (err: unknown) => {
           // The lease brings the delivery back; one failing delivery must not stop the others.
-          deps.log.error({ deliveryId: String(claimed.id), error: (err as Error).message }, 'webhook delivery attempt failed')
+          deps.log.error(
+            { deliveryId: String(claimed.id), error: (err as Error).message },
+            'webhook delivery attempt failed',
+          )
         },
       )
       .finally(() => {
@@ -251,14 +295,16 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps & { idleMs?: number
 
   const loop: Loop = startLoop({
     name: 'webhooks',
-    idleMs: deps.idleMs ?? 1_000,
+    idleMs,
     step: async () => {
       const room = Math.min(deps.concurrency - inFlight, CLAIM_BATCH_MAX)
       // When every slot is busy, a finishing attempt wakes the loop.
       if (room <= 0) return false
       const claimed = await claim(deps, room)
       for (const c of claimed) launch(c)
-      return claimed.length === room
+      if (claimed.length === room) return true
+      await wakeAtNextDue()
+      return false
     },
     log: deps.log,
   })
@@ -266,6 +312,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps & { idleMs?: number
   return {
     wake: () => loop.wake(),
     async stop() {
+      stopped = true
+      clearTimeout(dueTimer)
       await loop.stop()
       while (chains.size > 0) await Promise.all([...chains.values()])
     },

@@ -89,7 +89,10 @@ export function createNotifier(deps: NotifierDeps): Notifier {
         if (channel === REDIS_TXN_CHANNEL) dispatch(message)
       })
       subscriber.subscribe(REDIS_TXN_CHANNEL).catch((err: Error) => {
-        deps.log.warn({ error: err.message }, 'Redis SUBSCRIBE failed; status events travel over PostgreSQL only')
+        deps.log.warn(
+          { error: err.message },
+          'Redis SUBSCRIBE failed; status events travel over PostgreSQL only',
+        )
       })
     }
   }

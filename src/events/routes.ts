@@ -6,7 +6,12 @@ import type { AuthService } from '../auth/service.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
-import { DELIVERY_PAGE_SIZE_MAX, type DeliveryQuery, type WebhookInput, type WebhooksService } from './service.js'
+import {
+  DELIVERY_PAGE_SIZE_MAX,
+  type DeliveryQuery,
+  type WebhookInput,
+  type WebhooksService,
+} from './service.js'
 
 const TAGS = ['Webhooks']
 
@@ -63,14 +68,22 @@ const DeliveryPageOut = Type.Object({
 const DeliveryQuerySchema = Type.Object({
   page: Type.Optional(Type.String({ maxLength: 10 })),
   limit: Type.Optional(Type.String({ maxLength: 10, description: `At most ${DELIVERY_PAGE_SIZE_MAX}` })),
-  status: Type.Optional(Type.String({ maxLength: 16, description: 'pending, succeeded, failed or cancelled' })),
+  status: Type.Optional(
+    Type.String({ maxLength: 16, description: 'pending, succeeded, failed or cancelled' }),
+  ),
 })
 
 const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) })
-const DeliveryParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 32 }) })
+const DeliveryParams = Type.Object({
+  webhookId: Type.String({ maxLength: 64 }),
+  deliveryId: Type.String({ maxLength: 32 }),
+})
 
 /** The webhook API of the spec (POST/GET/PUT/DELETE /api/v2/webhook) and the owner's delivery record. */
-export function webhookRoutes(app: FastifyInstance, deps: { auth: AuthService; webhooks: WebhooksService }): void {
+export function webhookRoutes(
+  app: FastifyInstance,
+  deps: { auth: AuthService; webhooks: WebhooksService },
+): void {
   const preHandler = bearerAuth(deps.auth)
   const { webhooks } = deps
 
@@ -190,7 +203,10 @@ export function webhookRoutes(app: FastifyInstance, deps: { auth: AuthService; w
 }
 
 /** The operator's view of deliveries (`svcpay webhook deliveries|redeliver`), behind ADMIN_TOKEN. */
-export function webhookAdminRoutes(app: FastifyInstance, deps: { webhooks: WebhooksService; adminToken: string }): void {
+export function webhookAdminRoutes(
+  app: FastifyInstance,
+  deps: { webhooks: WebhooksService; adminToken: string },
+): void {
   const preHandler = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
 
@@ -200,7 +216,10 @@ export function webhookAdminRoutes(app: FastifyInstance, deps: { webhooks: Webho
       preHandler,
       schema: {
         ...schema,
-        querystring: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 64 }), ...DeliveryQuerySchema.properties }),
+        querystring: Type.Object({
+          accountId: Type.String({ minLength: 1, maxLength: 64 }),
+          ...DeliveryQuerySchema.properties,
+        }),
       },
     },
     async (request) => {
@@ -211,7 +230,10 @@ export function webhookAdminRoutes(app: FastifyInstance, deps: { webhooks: Webho
 
   app.post(
     '/admin/webhook/deliveries/:deliveryId/redeliver',
-    { preHandler, schema: { ...schema, params: Type.Object({ deliveryId: Type.String({ maxLength: 32 }) }) } },
+    {
+      preHandler,
+      schema: { ...schema, params: Type.Object({ deliveryId: Type.String({ maxLength: 32 }) }) },
+    },
     async (request) => {
       const { deliveryId } = request.params as { deliveryId: string }
       return { data: await deps.webhooks.redeliver({}, deliveryId) }

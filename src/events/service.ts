@@ -86,11 +86,18 @@ export interface WebhooksService {
   create(accountId: string, input: WebhookInput): Promise<WebhookView>
   list(accountId: string): Promise<WebhookView[]>
   /** Changes the callback and/or the secret; pending deliveries go to the new URL, signed with the new secret. */
-  update(accountId: string, webhookId: string, input: Partial<WebhookInput>): Promise<WebhookView & { updatedAt: number }>
+  update(
+    accountId: string,
+    webhookId: string,
+    input: Partial<WebhookInput>,
+  ): Promise<WebhookView & { updatedAt: number }>
   /** Removes the webhook and cancels its pending deliveries. */
   remove(accountId: string, webhookId: string): Promise<void>
   /** Deliveries newest first: of one live webhook of the account, or (operators) of all its webhooks. */
-  listDeliveries(filter: { accountId: string; webhookId?: string }, query: DeliveryQuery): Promise<DeliveryPage>
+  listDeliveries(
+    filter: { accountId: string; webhookId?: string },
+    query: DeliveryQuery,
+  ): Promise<DeliveryPage>
   /**
    * Queues the delivery's event again, as a new delivery to the account's live webhook (with the
    * same event id); with `webhookId`, only a delivery of that live webhook qualifies.
@@ -136,7 +143,11 @@ interface DeliveryRow {
 const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, e.txn_id, e.txn_state, d.status, d.attempts, d.next_attempt_at,
   d.last_status, d.last_error, d.created_at, d.updated_at`
 
-const view = (row: WebhookRow): WebhookView => ({ id: row.id, callback: row.callback, createdAt: Number(row.created_at) })
+const view = (row: WebhookRow): WebhookView => ({
+  id: row.id,
+  callback: row.callback,
+  createdAt: Number(row.created_at),
+})
 
 const notFound = () => new ApiError('not_found', 'Webhook not found')
 
@@ -177,7 +188,10 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
 
   async function retire(q: Queryable, webhookIds: string[], at: number): Promise<void> {
     if (webhookIds.length === 0) return
-    await q.query('UPDATE webhooks SET deleted_at = $2, updated_at = $2 WHERE id = ANY($1::text[])', [webhookIds, at])
+    await q.query('UPDATE webhooks SET deleted_at = $2, updated_at = $2 WHERE id = ANY($1::text[])', [
+      webhookIds,
+      at,
+    ])
     await q.query(
       `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = $2
         WHERE webhook_id = ANY($1::text[]) AND status = 'pending'`,
@@ -185,7 +199,12 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
     )
   }
 
-  async function liveWebhook(q: Queryable, accountId: string, webhookId: string, lock = false): Promise<WebhookRow> {
+  async function liveWebhook(
+    q: Queryable,
+    accountId: string,
+    webhookId: string,
+    lock = false,
+  ): Promise<WebhookRow> {
     const { rows } = await q.query<WebhookRow>(
       `SELECT id, account_id, callback, created_at, updated_at FROM webhooks
         WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL ${lock ? 'FOR UPDATE' : ''}`,
@@ -327,7 +346,11 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
       }
       if (query.status !== undefined && query.status !== '') {
         if (!DELIVERY_STATUSES.includes(query.status as DeliveryStatus)) {
-          throw fieldError('invalid_request', 'query.status', `must be one of ${DELIVERY_STATUSES.join(', ')}`)
+          throw fieldError(
+            'invalid_request',
+            'query.status',
+            `must be one of ${DELIVERY_STATUSES.join(', ')}`,
+          )
         }
         params.push(query.status)
         where.push(`d.status = $${params.length}`)
@@ -339,13 +362,21 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
         `SELECT ${DELIVERY_COLUMNS} ${from} ORDER BY d.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
         params,
       )
-      return { data: await present(rows), pagination: { page, limit, total: Number(counted[0]?.total ?? 0n) } }
+      return {
+        data: await present(rows),
+        pagination: { page, limit, total: Number(counted[0]?.total ?? 0n) },
+      }
     },
 
     async redeliver(filter, deliveryId) {
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
       const created = await db.tx(async (q) => {
-        const { rows } = await q.query<{ event_id: bigint; account_id: string; webhook_id: string; txn_id: string }>(
+        const { rows } = await q.query<{
+          event_id: bigint
+          account_id: string
+          webhook_id: string
+          txn_id: string
+        }>(
           `SELECT d.event_id, w.account_id, d.webhook_id, e.txn_id
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
             WHERE d.id = $1`,

@@ -76,7 +76,10 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
       )
       if (!rows[0]) throw new ApiError('not_found', 'Transaction not found')
       if ((perAccount.get(accountId) ?? 0) >= STREAMS_PER_ACCOUNT_MAX) {
-        throw new ApiError('rate_limit_exceeded', `At most ${STREAMS_PER_ACCOUNT_MAX} status streams may be open at once`)
+        throw new ApiError(
+          'rate_limit_exceeded',
+          `At most ${STREAMS_PER_ACCOUNT_MAX} status streams may be open at once`,
+        )
       }
       perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1)
       const release = (): void => {
@@ -124,7 +127,13 @@ interface Stream {
 
 function openStream(
   reply: FastifyReply,
-  opts: { db: Queryable; txnId: string; lastEventId: bigint | undefined; heartbeatMs: number; onEnd: () => void },
+  opts: {
+    db: Queryable
+    txnId: string
+    lastEventId: bigint | undefined
+    heartbeatMs: number
+    onEnd: () => void
+  },
 ): Stream {
   reply.hijack()
   const res: ServerResponse = reply.raw

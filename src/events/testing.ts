@@ -33,7 +33,10 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-export async function startReceiver(secret: string, opts: { port?: number; path?: string } = {}): Promise<Receiver> {
+export async function startReceiver(
+  secret: string,
+  opts: { port?: number; path?: string } = {},
+): Promise<Receiver> {
   const received: Received[] = []
   const waiters: Array<() => void> = []
   const hanging = new Set<http.ServerResponse>()
@@ -95,7 +98,10 @@ export async function startReceiver(secret: string, opts: { port?: number; path?
 }
 
 /** The delivery worker's dependencies from a container, with a short retry schedule for tests. */
-export function deliveryDepsOf(c: Container, overrides: Partial<DeliveryWorkerDeps> = {}): DeliveryWorkerDeps {
+export function deliveryDepsOf(
+  c: Container,
+  overrides: Partial<DeliveryWorkerDeps> = {},
+): DeliveryWorkerDeps {
   return {
     db: c.db,
     box: c.box,

@@ -13,7 +13,10 @@ import { runDueDeliveries } from './delivery-worker.js'
 import { deliveryDepsOf, startReceiver, type Receiver } from './testing.js'
 
 const SECRET = 'whsec-0123456789abcdef'
-const swap = { sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} }, destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} } }
+const swap = {
+  sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
+  destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} },
+}
 
 describe('webhook registration (POST/GET/PUT/DELETE /api/v2/webhook)', () => {
   let h: Harness
@@ -29,38 +32,74 @@ describe('webhook registration (POST/GET/PUT/DELETE /api/v2/webhook)', () => {
   it('creates, lists, replaces with a new id, updates and deletes; the secret never comes back and is stored sealed', async () => {
     expect((await h.api('GET', '/api/v2/webhook', a.token)).body).toEqual({ data: [] })
 
-    const first = await h.api('POST', '/api/v2/webhook', a.token, { callback: 'http://127.0.0.1:9/one', secret: SECRET })
+    const first = await h.api('POST', '/api/v2/webhook', a.token, {
+      callback: 'http://127.0.0.1:9/one',
+      secret: SECRET,
+    })
     expect(first.status).toBe(200)
-    expect(first.body).toEqual({ id: expect.stringMatching(/^wh_[0-9a-z]{25}$/), callback: 'http://127.0.0.1:9/one', createdAt: expect.any(Number) })
+    expect(first.body).toEqual({
+      id: expect.stringMatching(/^wh_[0-9a-z]{25}$/),
+      callback: 'http://127.0.0.1:9/one',
+      createdAt: expect.any(Number),
+    })
     expect(Math.abs(first.body.createdAt - Date.now())).toBeLessThan(60_000)
 
     const stored = await h.c.db.query('SELECT secret_enc FROM webhooks WHERE id = $1', [first.body.id])
     expect(stored.rows[0].secret_enc).not.toContain(SECRET)
     expect(h.c.box.open(stored.rows[0].secret_enc)).toBe(SECRET)
 
-    const second = await h.api('POST', '/api/v2/webhook', a.token, { callback: 'http://127.0.0.1:9/two', secret: SECRET })
+    const second = await h.api('POST', '/api/v2/webhook', a.token, {
+      callback: 'http://127.0.0.1:9/two',
+      secret: SECRET,
+    })
     expect(second.status).toBe(200)
     expect(second.body.id).not.toBe(first.body.id)
     const list = await h.api('GET', '/api/v2/webhook', a.token)
-    expect(list.body).toEqual({ data: [{ id: second.body.id, callback: 'http://127.0.0.1:9/two', createdAt: second.body.createdAt }] })
+    expect(list.body).toEqual({
+      data: [{ id: second.body.id, callback: 'http://127.0.0.1:9/two', createdAt: second.body.createdAt }],
+    })
     expect(JSON.stringify(list.body)).not.toContain('secret')
 
     // The replaced webhook is gone for every purpose.
-    expect((await h.api('PUT', `/api/v2/webhook/${first.body.id}`, a.token, { callback: 'http://127.0.0.1:9/x', secret: SECRET })).status).toBe(404)
+    expect(
+      (
+        await h.api('PUT', `/api/v2/webhook/${first.body.id}`, a.token, {
+          callback: 'http://127.0.0.1:9/x',
+          secret: SECRET,
+        })
+      ).status,
+    ).toBe(404)
     expect((await h.api('DELETE', `/api/v2/webhook/${first.body.id}`, a.token)).status).toBe(404)
 
-    const updated = await h.api('PUT', `/api/v2/webhook/${second.body.id}`, a.token, { callback: 'http://127.0.0.1:9/three', secret: 'another-secret-of-length' })
+    const updated = await h.api('PUT', `/api/v2/webhook/${second.body.id}`, a.token, {
+      callback: 'http://127.0.0.1:9/three',
+      secret: 'another-secret-of-length',
+    })
     expect(updated.status).toBe(200)
-    expect(updated.body).toEqual({ id: second.body.id, callback: 'http://127.0.0.1:9/three', createdAt: second.body.createdAt, updatedAt: expect.any(Number) })
+    expect(updated.body).toEqual({
+      id: second.body.id,
+      callback: 'http://127.0.0.1:9/three',
+      createdAt: second.body.createdAt,
+      updatedAt: expect.any(Number),
+    })
     expect(updated.body.updatedAt).toBeGreaterThanOrEqual(updated.body.createdAt)
-    const onlyUrl = await h.api('PUT', `/api/v2/webhook/${second.body.id}`, a.token, { callback: 'http://127.0.0.1:9/four' })
+    const onlyUrl = await h.api('PUT', `/api/v2/webhook/${second.body.id}`, a.token, {
+      callback: 'http://127.0.0.1:9/four',
+    })
     expect(onlyUrl.body.callback).toBe('http://127.0.0.1:9/four')
     const secretRow = await h.c.db.query('SELECT secret_enc FROM webhooks WHERE id = $1', [second.body.id])
     expect(h.c.box.open(secretRow.rows[0].secret_enc)).toBe('another-secret-of-length')
 
     // Another account cannot see, change or delete it: 404, as if it did not exist.
     expect((await h.api('GET', '/api/v2/webhook', b.token)).body).toEqual({ data: [] })
-    expect((await h.api('PUT', `/api/v2/webhook/${second.body.id}`, b.token, { callback: 'http://127.0.0.1:9/b', secret: SECRET })).body.error).toBe('not_found')
+    expect(
+      (
+        await h.api('PUT', `/api/v2/webhook/${second.body.id}`, b.token, {
+          callback: 'http://127.0.0.1:9/b',
+          secret: SECRET,
+        })
+      ).body.error,
+    ).toBe('not_found')
     expect((await h.api('DELETE', `/api/v2/webhook/${second.body.id}`, b.token)).status).toBe(404)
 
     const deleted = await h.api('DELETE', `/api/v2/webhook/${second.body.id}`, a.token)
@@ -72,16 +111,28 @@ describe('webhook registration (POST/GET/PUT/DELETE /api/v2/webhook)', () => {
   })
 
   it('validates the body: secret of at least 16 characters, callback required and well-formed', async () => {
-    const short = await h.api('POST', '/api/v2/webhook', a.token, { callback: 'http://127.0.0.1:9/', secret: '123456789012345' })
+    const short = await h.api('POST', '/api/v2/webhook', a.token, {
+      callback: 'http://127.0.0.1:9/',
+      secret: '123456789012345',
+    })
     expect(short.status).toBe(400)
     expect(short.body).toMatchObject({ error: 'invalid_request', details: [{ field: 'secret' }] })
     const missing = await h.api('POST', '/api/v2/webhook', a.token, { secret: SECRET })
     expect(missing.body).toMatchObject({ error: 'invalid_request', details: [{ field: 'callback' }] })
     const notUrl = await h.api('POST', '/api/v2/webhook', a.token, { callback: 'not a url', secret: SECRET })
     expect(notUrl.body).toMatchObject({ error: 'invalid_request', details: [{ field: 'callback' }] })
-    const plainHttp = await h.api('POST', '/api/v2/webhook', a.token, { callback: 'http://hooks.example.com/', secret: SECRET })
-    expect(plainHttp.body).toMatchObject({ error: 'invalid_request', details: [{ field: 'callback', issue: expect.stringMatching(/https/) }] })
-    expect((await h.api('POST', '/api/v2/webhook', undefined, { callback: 'http://127.0.0.1:9/', secret: SECRET })).status).toBe(401)
+    const plainHttp = await h.api('POST', '/api/v2/webhook', a.token, {
+      callback: 'http://hooks.example.com/',
+      secret: SECRET,
+    })
+    expect(plainHttp.body).toMatchObject({
+      error: 'invalid_request',
+      details: [{ field: 'callback', issue: expect.stringMatching(/https/) }],
+    })
+    expect(
+      (await h.api('POST', '/api/v2/webhook', undefined, { callback: 'http://127.0.0.1:9/', secret: SECRET }))
+        .status,
+    ).toBe(401)
     const empty = await h.api('PUT', '/api/v2/webhook/wh_x', a.token, {})
     expect(empty.status).toBe(400)
   })
@@ -113,7 +164,10 @@ describe('webhook callbacks in production (ALLOW_HTTP_WEBHOOKS=false)', () => {
   ])('refuses %s with 400 invalid_request naming callback', async (_name, callback) => {
     const r = await h.api('POST', '/api/v2/webhook', a.token, { callback, secret: SECRET })
     expect(r.status).toBe(400)
-    expect(r.body).toMatchObject({ error: 'invalid_request', details: [{ field: 'callback', issue: expect.any(String) }] })
+    expect(r.body).toMatchObject({
+      error: 'invalid_request',
+      details: [{ field: 'callback', issue: expect.any(String) }],
+    })
     expect((await h.api('GET', '/api/v2/webhook', a.token)).body.data).toEqual([])
   })
 
@@ -155,7 +209,10 @@ describe('webhook callbacks in production (ALLOW_HTTP_WEBHOOKS=false)', () => {
         })
       const inside = await post('https://hooks.inside.example/hook')
       expect(inside.statusCode).toBe(400)
-      expect(JSON.parse(inside.body)).toMatchObject({ error: 'invalid_request', details: [{ field: 'callback', issue: expect.stringMatching(/resolve/) }] })
+      expect(JSON.parse(inside.body)).toMatchObject({
+        error: 'invalid_request',
+        details: [{ field: 'callback', issue: expect.stringMatching(/resolve/) }],
+      })
       const outside = await post('https://hooks.outside.example/hook')
       expect(outside.statusCode).toBe(200)
       expect(JSON.parse(outside.body).callback).toBe('https://hooks.outside.example/hook')
@@ -168,7 +225,11 @@ describe('webhook callbacks in production (ALLOW_HTTP_WEBHOOKS=false)', () => {
   })
 })
 
-async function tokenOf(app: Awaited<ReturnType<typeof buildApp>>, apiKey: string, apiSecret: string): Promise<string> {
+async function tokenOf(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  apiKey: string,
+  apiSecret: string,
+): Promise<string> {
   const { createHmac } = await import('node:crypto')
   const body = JSON.stringify({ nonce: randomBytes(8).toString('hex') })
   const signature = createHmac('sha256', apiSecret).update(`${apiKey}&payload=${body}`).digest('hex')
@@ -199,10 +260,13 @@ describe('the delivery record: owner and operator views, redelivery', () => {
   })
 
   const admin = (method: string, url: string) =>
-    h.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${h.adminToken}` } }).then((r) => ({ status: r.statusCode, body: JSON.parse(r.body) }))
+    h.app
+      .inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${h.adminToken}` } })
+      .then((r) => ({ status: r.statusCode, body: JSON.parse(r.body) }))
 
   it('lists deliveries with their attempts, paginated, and sends one again on request', async () => {
-    const hook = (await h.api('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: SECRET })).body
+    const hook = (await h.api('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: SECRET }))
+      .body
     receiver.respond = (i) => (i === 0 ? 503 : 200)
     const q = await h.api('POST', '/api/v2/transaction', a.token, swap)
     await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
@@ -215,26 +279,52 @@ describe('the delivery record: owner and operator views, redelivery', () => {
     expect(page.status).toBe(200)
     expect(page.body.pagination).toEqual({ page: 1, limit: 20, total: 2 })
     const [completed, quoted] = page.body.data
-    expect(completed).toMatchObject({ webhookId: hook.id, txnId: q.body.txnId, txnState: 'completed', status: 'succeeded', attempts: 1, nextAttemptAt: null, lastStatus: 200, lastError: null })
+    expect(completed).toMatchObject({
+      webhookId: hook.id,
+      txnId: q.body.txnId,
+      txnState: 'completed',
+      status: 'succeeded',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastStatus: 200,
+      lastError: null,
+    })
     expect(quoted).toMatchObject({ txnState: 'quoted', status: 'succeeded', attempts: 2, lastStatus: 200 })
     expect(quoted.history).toEqual([
-      { attempt: 1, at: expect.any(Number), httpStatus: 503, latencyMs: expect.any(Number), error: 'http_503' },
+      {
+        attempt: 1,
+        at: expect.any(Number),
+        httpStatus: 503,
+        latencyMs: expect.any(Number),
+        error: 'http_503',
+      },
       { attempt: 2, at: expect.any(Number), httpStatus: 200, latencyMs: expect.any(Number), error: null },
     ])
     expect(quoted.eventId).toMatch(/^evt_\d+$/)
     const small = await h.api('GET', `/api/v2/webhook/${hook.id}/deliveries?limit=1&page=2`, a.token)
     expect(small.body.data.map((d: any) => d.id)).toEqual([quoted.id])
-    expect((await h.api('GET', `/api/v2/webhook/${hook.id}/deliveries?status=failed`, a.token)).body.data).toEqual([])
+    expect(
+      (await h.api('GET', `/api/v2/webhook/${hook.id}/deliveries?status=failed`, a.token)).body.data,
+    ).toEqual([])
     expect((await h.api('GET', `/api/v2/webhook/${hook.id}/deliveries?limit=101`, a.token)).status).toBe(400)
     expect((await h.api('GET', `/api/v2/webhook/${hook.id}/deliveries`, b.token)).status).toBe(404)
 
     // The owner asks for the quoted event again: a new delivery, same event id, sent once more.
     const again = await h.api('POST', `/api/v2/webhook/${hook.id}/deliveries/${quoted.id}/redeliver`, a.token)
     expect(again.status).toBe(200)
-    expect(again.body.data).toMatchObject({ status: 'pending', attempts: 0, eventId: quoted.eventId, txnState: 'quoted' })
+    expect(again.body.data).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      eventId: quoted.eventId,
+      txnState: 'quoted',
+    })
     expect(again.body.data.id).not.toBe(quoted.id)
-    expect((await h.api('POST', `/api/v2/webhook/${hook.id}/deliveries/${quoted.id}/redeliver`, b.token)).status).toBe(404)
-    expect((await h.api('POST', `/api/v2/webhook/${hook.id}/deliveries/999999999/redeliver`, a.token)).status).toBe(404)
+    expect(
+      (await h.api('POST', `/api/v2/webhook/${hook.id}/deliveries/${quoted.id}/redeliver`, b.token)).status,
+    ).toBe(404)
+    expect(
+      (await h.api('POST', `/api/v2/webhook/${hook.id}/deliveries/999999999/redeliver`, a.token)).status,
+    ).toBe(404)
     await runDueDeliveries(deps)
     const all = await receiver.waitFor(4)
     expect(all[3]!.body.txnState).toBe('quoted')
@@ -246,13 +336,26 @@ describe('the delivery record: owner and operator views, redelivery', () => {
     expect(ops.status).toBe(200)
     expect(ops.body.data).toHaveLength(3)
     for (const d of ops.body.data) {
-      expect(d).toMatchObject({ id: expect.any(String), status: expect.any(String), attempts: expect.any(Number), txnState: expect.any(String), txnId: q.body.txnId })
+      expect(d).toMatchObject({
+        id: expect.any(String),
+        status: expect.any(String),
+        attempts: expect.any(Number),
+        txnState: expect.any(String),
+        txnId: q.body.txnId,
+      })
     }
     const byOperator = await admin('POST', `/admin/webhook/deliveries/${completed.id}/redeliver`)
     expect(byOperator.status).toBe(200)
-    expect(byOperator.body.data).toMatchObject({ id: expect.any(String), status: 'pending', txnState: 'completed' })
+    expect(byOperator.body.data).toMatchObject({
+      id: expect.any(String),
+      status: 'pending',
+      txnState: 'completed',
+    })
     expect((await admin('GET', '/admin/webhook/deliveries?accountId=x')).body.data).toEqual([])
-    const noAuth = await h.app.inject({ method: 'GET', url: `/admin/webhook/deliveries?accountId=${a.accountId}` })
+    const noAuth = await h.app.inject({
+      method: 'GET',
+      url: `/admin/webhook/deliveries?accountId=${a.accountId}`,
+    })
     expect(noAuth.statusCode).toBe(401)
   })
 })
