@@ -34,15 +34,17 @@ export function sandboxBitcoinRoutes(
     response: ReturnType<typeof Type.Object>,
     handler: (body: any) => Promise<unknown>,
   ) {
+    // Authentication runs on request, before the body is parsed or validated: a caller without a
+    // token learns nothing about what the body should be.
     app.post(
       `/sandbox${path}`,
       {
-        preHandler: bearer,
+        onRequest: bearer,
         schema: { tags: ['Sandbox'], summary, security: BEARER, body, response: { 200: response, ...errors(400, 401) } },
       },
       async (request) => handler(request.body),
     )
-    app.post(`/admin/sandbox${path}`, { preHandler: deps.adminPreHandler, schema: { hide: true, body } }, async (request) =>
+    app.post(`/admin/sandbox${path}`, { onRequest: deps.adminPreHandler, schema: { hide: true, body } }, async (request) =>
       handler(request.body),
     )
   }

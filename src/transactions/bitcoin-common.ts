@@ -5,7 +5,8 @@ import type { AccountsService } from '../accounts/service.js'
 import type { BitcoinRails } from '../rails/index.js'
 import type { BitcoinKeys } from '../rails/keys.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
-import { fieldError } from '../shared/errors.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from './flow.js'
 import type { TxnRow } from './repository.js'
@@ -96,4 +97,17 @@ export function receivePostings(
 export function pollDelayMs(sinceMs: number, now: number, opts: { minMs: number; maxMs: number }): number {
   const age = Math.max(0, now - sinceMs)
   return Math.min(opts.maxMs, Math.max(opts.minMs, Math.floor(age / 20)))
+}
+
+/**
+ * Run a node call made on behalf of a request: a node that cannot answer is a 503 the caller may
+ * retry (the transaction is left as it was), not a 500.
+ */
+export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    throw new ApiError('service_unavailable', `The ${what} is not available right now; try again shortly`)
+  }
 }

@@ -7,7 +7,7 @@ import { RailFailure } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import { newId } from '../shared/ids.js'
 import { getTxn, insertTxn, transition, type TxnRow } from './repository.js'
-import { receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
+import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
 
 /**
  * The on-chain deposit watcher. Every address we hand out (a receive's, or an account's static
@@ -62,7 +62,7 @@ export async function nextDerivationIndex(q: Queryable): Promise<number> {
 export async function newWatchedAddress(deps: BitcoinDeps): Promise<{ address: string; index: number }> {
   const index = await nextDerivationIndex(deps.db)
   const address = deps.keys.receiveAddress(index)
-  await deps.rails.onchain.watchAddress(address)
+  await nodeCall('Bitcoin node', () => deps.rails.onchain.watchAddress(address))
   return { address, index }
 }
 

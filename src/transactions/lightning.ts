@@ -13,6 +13,7 @@ import {
   checkAgainAt,
   invoicePageUrl,
   newPageId,
+  nodeCall,
   pollDelayMs,
   receivePostings,
   receiveQuote,
@@ -94,11 +95,13 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
 
     async prepareConfirm(txn) {
       const account = await deps.accounts.get(txn.account_id)
-      const issued = await rails.lightning.createInvoice({
-        amountMsat: txn.src_amount * MSAT_PER_SAT,
-        description: `svcpay ${account?.displayName ?? ''}`.trim(),
-        expirySeconds: config.invoiceExpiryS,
-      })
+      const issued = await nodeCall('Lightning node', () =>
+        rails.lightning.createInvoice({
+          amountMsat: txn.src_amount * MSAT_PER_SAT,
+          description: `svcpay ${account?.displayName ?? ''}`.trim(),
+          expirySeconds: config.invoiceExpiryS,
+        }),
+      )
       const decoded = decodeInvoice(issued.paymentRequest)
       assert(!('error' in decoded), 'the node issued an invoice we can read')
       return { ...issued, paymentRequest: canonicalInvoice(issued.paymentRequest), expiresAtMs: decoded.expiresAtMs }

@@ -5,13 +5,13 @@ import { estimateSendVsize, networkFeeSats } from '../rails/onchain/vsize.js'
 import { RailFailure } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import { assert, InvariantError } from '../shared/assert.js'
-import { ApiError, fieldError } from '../shared/errors.js'
+import { fieldError } from '../shared/errors.js'
 import { ONE } from '../rates/fx.js'
 import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { decimalDetail } from './present.js'
 import type { TxnRow } from './repository.js'
-import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote, wakeWorkers, type BitcoinDeps } from './bitcoin-common.js'
+import { checkAgainAt, invoicePageUrl, newPageId, nodeCall, receiveQuote, wakeWorkers, type BitcoinDeps } from './bitcoin-common.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 
 /** The smallest on-chain send: 0.00001 BTC. */
@@ -203,13 +203,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
       const belowMinimum = () =>
         fieldError('amount_below_minimum', amountField, `the smallest on-chain send is ${formatMinor(ONCHAIN_SEND_MIN_SATS, 'BTC')} BTC`)
       if (requested.minor < ONCHAIN_SEND_MIN_SATS) throw belowMinimum()
-      let feeRate: bigint
-      try {
-        feeRate = await rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS)
-      } catch (err) {
-        if (!(err instanceof RailFailure)) throw err
-        throw new ApiError('service_unavailable', 'The Bitcoin node cannot estimate a fee right now; try again shortly')
-      }
+      const feeRate = await nodeCall('Bitcoin node fee estimate', () => rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS))
       const networkFee = networkFeeSats(feeRate, estimateSendVsize(check.type))
       const amounts = walletAmounts({
         requested,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { p2tr, p2wpkh, type BTC_NETWORK } from '@scure/btc-signer'
+import { p2tr, p2wpkh } from '@scure/btc-signer'
+import type { BTC_NETWORK } from '@scure/btc-signer/utils.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { createTestDb } from '../../../test/helpers/harness.js'
 import { migrate } from '../../db/migrate.js'
