@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { createTestDb } from '../../test/helpers/harness.js'
+import { createPgliteDb, type Db } from '../db/db.js'
+import { createNotifier, mirrorTxnNotifies, NotifierFullError, type Notifier } from './notifier.js'
+import { TXN_CHANNEL } from './outbox.js'
+
+const quiet = { warn: () => {} }
+const REDIS_URL = 'redis://127.0.0.1:6379'
+
+const until = async (check: () => boolean, timeoutMs = 3_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe('the notifier hub', () => {
+  const cleanups: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+
+  async function setup(opts: { listenersMax?: number } = {}): Promise<{ db: Db; hub: Notifier }> {
+    const { db, drop } = await createTestDb()
+    const hub = createNotifier({ db, listenersMax: opts.listenersMax ?? 100, log: quiet })
+    cleanups.push(async () => {
+      await hub.close()
+      await db.close()
+      await drop()
+    })
+    return { db, hub }
+  }
+
+  it('hands a committed NOTIFY to the listeners of that transaction and to every any-listener, not before commit', async () => {
+    const { db, hub } = await setup()
+    const seenA: number[] = []
+    const seenB: number[] = []
+    const any: string[] = []
+    await hub.subscribe('txn_a', () => seenA.push(Date.now()))
+    await hub.subscribe('txn_b', () => seenB.push(Date.now()))
+    await hub.onAny((txnId) => any.push(txnId))
+
+    await expect(
+      db.tx(async (q) => {
+        await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_a'])
+        throw new Error('roll back')
+      }),
+    ).rejects.toThrow('roll back')
+    await db.tx(async (q) => {
+      await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_a'])
+      await new Promise((r) => setTimeout(r, 50))
+      // Nothing is announced while the transaction is open.
+      expect(seenA).toEqual([])
+    })
+    await until(() => seenA.length === 1)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(seenA).toHaveLength(1)
+    expect(seenB).toEqual([])
+    expect(any).toEqual(['txn_a'])
+  })
+
+  it('bounds the listeners, frees a slot on unsubscribe, and stops calling an unsubscribed listener', async () => {
+    const { db, hub } = await setup({ listenersMax: 2 })
+    let calls = 0
+    const first = await hub.subscribe('txn_x', () => calls++)
+    await hub.subscribe('txn_x', () => calls++)
+    expect(hub.listenerCount).toBe(2)
+    await expect(hub.subscribe('txn_y', () => {})).rejects.toBeInstanceOf(NotifierFullError)
+    expect(hub.listenerCount).toBe(2)
+    first()
+    first()
+    expect(hub.listenerCount).toBe(1)
+    await hub.subscribe('txn_y', () => {})
+    await db.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_x'])
+    await until(() => calls === 1)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(calls).toBe(1)
+  })
+
+  it('carries notifications over Redis alone: the listener’s own database never sees the commit', async () => {
+    // Two processes' views: the committing one publishes after commit; the listening one watches a
+    // different database, so whatever it receives came through Redis.
+    const committing = await createPgliteDb(undefined)
+    const elsewhere = await createPgliteDb(undefined)
+    const publisherHub = createNotifier({ db: committing, redisUrl: REDIS_URL, listenersMax: 10, log: quiet })
+    const listenerHub = createNotifier({ db: elsewhere, redisUrl: REDIS_URL, listenersMax: 10, log: quiet })
+    cleanups.push(async () => {
+      await publisherHub.close()
+      await listenerHub.close()
+      await committing.close()
+      await elsewhere.close()
+    })
+    const mirrored = mirrorTxnNotifies(committing, publisherHub.publish)
+    const txnId = `txn_redis_${Date.now()}`
+    let calls = 0
+    await listenerHub.subscribe(txnId, () => calls++)
+    // The subscription is asynchronous; give it a moment to reach Redis.
+    await new Promise((r) => setTimeout(r, 300))
+
+    await expect(
+      mirrored.tx(async (q) => {
+        await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+        throw new Error('roll back')
+      }),
+    ).rejects.toThrow()
+    await new Promise((r) => setTimeout(r, 200))
+    expect(calls).toBe(0)
+
+    await mirrored.tx(async (q) => {
+      await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+    })
+    await until(() => calls === 1)
+    await mirrored.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+    await until(() => calls === 2)
+    // Other NOTIFYs are not mirrored.
+    await mirrored.query('SELECT pg_notify($1, $2)', ['svcpay_wake', txnId])
+    await new Promise((r) => setTimeout(r, 200))
+    expect(calls).toBe(2)
+  })
+})
