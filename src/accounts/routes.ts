@@ -5,20 +5,11 @@ import type { AuthService } from '../auth/service.js'
 import { ApiError } from '../shared/errors.js'
 import { amountJson } from '../shared/amount.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
-import { AmountOut, BEARER, errors } from '../http/schemas.js'
+import { BEARER, errors } from '../http/schemas.js'
+import { AccountSchema, WalletSchema } from './schemas.js'
 
-export const WalletSchema = Type.Object(
-  {
-    id: Type.String(),
-    ccy: Type.String(),
-    amount: AmountOut('Total balance including reserved funds'),
-    availableBalance: AmountOut('Balance spendable now'),
-    accountId: Type.String(),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
-  },
-  { $id: 'Wallet' },
-)
+// app.ts registers the shared Wallet schema from here.
+export { WalletSchema }
 
 export function walletJson(w: Wallet) {
   return {
@@ -34,7 +25,10 @@ export function walletJson(w: Wallet) {
 
 const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })
 
-export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountsService; auth: AuthService }): void {
+export function accountRoutes(
+  app: FastifyInstance,
+  deps: { accounts: AccountsService; auth: AuthService },
+): void {
   const preHandler = bearerAuth(deps.auth)
   const { accounts } = deps
 
@@ -57,15 +51,7 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountsSe
         security: BEARER,
         params: AccountParams,
         response: {
-          200: Type.Object({
-            data: Type.Object({
-              id: Type.String(),
-              displayName: Type.String(),
-              parentId: Type.Union([Type.String(), Type.Null()]),
-              tier: Type.Union([Type.Literal('standard'), Type.Literal('premium')]),
-              createdAt: Type.Integer(),
-            }),
-          }),
+          200: Type.Object({ data: AccountSchema }),
           ...errors(401, 429),
         },
       },
@@ -106,7 +92,10 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountsSe
         tags: ['Wallets'],
         summary: 'Read one wallet',
         security: BEARER,
-        params: Type.Object({ accountId: Type.String({ maxLength: 64 }), walletId: Type.String({ maxLength: 64 }) }),
+        params: Type.Object({
+          accountId: Type.String({ maxLength: 64 }),
+          walletId: Type.String({ maxLength: 64 }),
+        }),
         response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(401, 403, 404, 429) },
       },
     },

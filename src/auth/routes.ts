@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import type { AuthService } from './service.js'
 import { ApiError } from '../shared/errors.js'
 import { errors } from '../http/schemas.js'
+import { TokenResponseSchema } from './schemas.js'
 import { tokenRequestLimit } from '../http/auth-hook.js'
 
 export function authRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
@@ -14,21 +15,14 @@ export function authRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
         tags: ['Authentication'],
         summary: 'Exchange a signed request for an access token',
         description:
-          "Sign `<API_KEY>&payload=<body>` with HMAC-SHA256 under the API secret and send the lowercase hex in X-Api-Signature. The body is any JSON object, sent exactly as signed. Each signature is accepted once.",
+          'Sign `<API_KEY>&payload=<body>` with HMAC-SHA256 under the API secret and send the lowercase hex in X-Api-Signature. The body is any JSON object, sent exactly as signed. Each signature is accepted once.',
         headers: Type.Object({
           'x-api-key': Type.Optional(Type.String({ description: 'The API key' })),
           'x-api-signature': Type.Optional(Type.String({ description: 'Lowercase hex HMAC-SHA256' })),
         }),
         body: Type.Optional(Type.Any({ description: 'Any JSON object; the exact text that was signed' })),
         response: {
-          200: Type.Object(
-            {
-              accessToken: Type.String(),
-              expiredAt: Type.Integer({ description: 'Expiry, epoch ms' }),
-              accountId: Type.String(),
-            },
-            { examples: [{ accessToken: 'eyJhbGciOi...', expiredAt: 1767225600000, accountId: 'acc_...' }] },
-          ),
+          200: TokenResponseSchema,
           ...errors(400, 401, 415, 429),
         },
       },

@@ -5,17 +5,7 @@ import { bearerAuth } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { listInstitutions } from './institutions.js'
 import { sourceOfFundsCodes } from './source-of-funds.js'
-
-const InstitutionSchema = Type.Object({
-  code: Type.String({
-    description: 'The NAPAS BIN (six digits); send it as destReq.reqDetails.institutionCode',
-  }),
-  name: Type.String({ description: "The bank's full name" }),
-  shortName: Type.String({ description: 'The name the bank is known by' }),
-})
-
-const CodeTable = (what: string) =>
-  Type.Array(Type.Object({ code: Type.Integer(), label: Type.String() }), { description: what })
+import { InstitutionSchema, SourceOfFundsCodesSchema } from './schemas.js'
 
 /** Reference data for fiat payouts: where money can go, and what a source-of-funds code means. */
 export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
@@ -54,13 +44,7 @@ export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
           'A fiat payout carries sourceOfFunds { purpose, source, relationship }, each an integer code from these tables. A published code keeps its meaning.',
         security: BEARER,
         response: {
-          200: Type.Object({
-            data: Type.Object({
-              purpose: CodeTable('Why the money is sent'),
-              source: CodeTable("Where the sender's money came from"),
-              relationship: CodeTable('How the sender is related to the beneficiary'),
-            }),
-          }),
+          200: Type.Object({ data: SourceOfFundsCodesSchema }),
           ...errors(401, 429),
         },
       },

@@ -6,6 +6,7 @@ import { DecimalText } from '../shared/amount.js'
 import { RATE_CODES } from '../shared/currency.js'
 import { bearerAuth } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
+import { RatesSchema } from './schemas.js'
 
 export function rateRoutes(app: FastifyInstance, deps: { rates: RatesService; auth: AuthService }): void {
   app.get(
@@ -18,9 +19,7 @@ export function rateRoutes(app: FastifyInstance, deps: { rates: RatesService; au
         description: "Keys are 'BTC' + currency code; values are units of that currency per 1 BTC.",
         security: BEARER,
         response: {
-          200: Type.Object({
-            data: Type.Record(Type.String(), Type.Number(), { examples: [{ BTCUSD: 95000, BTCVND: 2470000000 }] }),
-          }),
+          200: Type.Object({ data: RatesSchema }),
           ...errors(401, 429, 503),
         },
       },

@@ -1,0 +1,11 @@
+import { Type } from 'typebox'
+
+/** The answer of the token exchange. */
+export const TokenResponseSchema = Type.Object(
+  {
+    accessToken: Type.String({ description: 'JWT; send it as Authorization: Bearer <accessToken>' }),
+    expiredAt: Type.Integer({ description: 'Expiry, epoch ms' }),
+    accountId: Type.String(),
+  },
+  { examples: [{ accessToken: 'eyJhbGciOi...', expiredAt: 1767225600000, accountId: 'acc_3c9d4e5f6a7b' }] },
+)
