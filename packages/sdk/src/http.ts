@@ -240,7 +240,7 @@ export class Transport {
    * Opens a long-lived authenticated GET (the status stream) and hands back the response once it
    * answers 2xx. Refusals are handled as for {@link call}; the caller reads and closes the body.
    */
-  async open(path: string, accept: string, signal?: AbortSignal): Promise<Response> {
+  async open(path: string, accept: string, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Response> {
     const request = { method: 'GET', path }
     let renewed = false
     for (let attempt = 0; ;) {

@@ -7,17 +7,22 @@ import { isFinalState, type TransactionEvent } from './types.js'
 export interface SseMessage {
   event: string
   data: string
+  /** The last event id the stream has set, to send back as `Last-Event-ID` when reconnecting. */
   id: string | undefined
-  /** The reconnection time the server asked for, ms. */
+  /** The reconnection time the stream last asked for, ms. */
   retry: number | undefined
 }
 
 /**
  * Splits a byte stream into server-sent-event messages: lines end in CRLF, LF or CR; `field: value`
  * lines fill the message (one leading space of the value dropped), lines starting with ':' are
- * comments (keep-alives), and a blank line dispatches. A message without data is not dispatched.
+ * comments (keep-alives), and a blank line dispatches. A message without data is not dispatched;
+ * a `retry:` takes effect at once (`onRetry`), even in a message without data.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* parseSse(
+  body: ReadableStream<Uint8Array>,
+  onRetry?: (ms: number) => void,
+): AsyncGenerator<SseMessage> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let buffer = ''
@@ -46,7 +51,6 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
           if (data.length > 0) yield { event: event || 'message', data: data.join('\n'), id, retry }
           event = ''
           data = []
-          retry = undefined
           continue
         }
         if (line.startsWith(':')) continue
@@ -57,7 +61,10 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
         if (field === 'event') event = v
         else if (field === 'data') data.push(v)
         else if (field === 'id' && !v.includes('\0')) id = v
-        else if (field === 'retry' && /^\d+$/.test(v)) retry = Number(v)
+        else if (field === 'retry' && /^\d+$/.test(v)) {
+          retry = Number(v)
+          onRetry?.(retry)
+        }
       }
     }
   } finally {
@@ -77,8 +84,8 @@ export interface StreamOptions {
 /**
  * The status stream of one transaction (`GET /api/v2/transaction/{txnId}/events`) as an async
  * iterator of events: the current state first, then every change, ending after a final state.
- * A dropped connection is reopened (the server sends the current state again, which is not
- * repeated to you); a 401 renews the token once, a 429 waits as asked.
+ * A dropped connection is reopened with `Last-Event-ID`, so the changes in between still arrive
+ * and none is given to you twice; a 401 renews the token once, a 429 waits as asked.
  */
 export async function* streamTransactionEvents(
   transport: Transport,
@@ -89,15 +96,17 @@ export async function* streamTransactionEvents(
   const maxReconnects = opts.maxReconnects ?? 10
   let delayMs = opts.reconnectDelayMs ?? 1_000
   let last: TransactionEvent | undefined
+  let lastEventId: string | undefined
   let quietAttempts = 0
   while (true) {
     let gotMessage = false
     try {
-      const res = await transport.open(path, 'text/event-stream', opts.signal)
+      const headers: Record<string, string> = lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
+      const res = await transport.open(path, 'text/event-stream', opts.signal, headers)
       if (!res.body) throw new TypeError('the status stream answered without a body')
-      for await (const message of parseSse(res.body)) {
+      for await (const message of parseSse(res.body, (ms) => (delayMs = ms))) {
         gotMessage = true
-        if (message.retry !== undefined) delayMs = message.retry
+        lastEventId = message.id
         if (message.event !== 'status') continue
         const event = parseEvent(message.data)
         if (last && last.txnState === event.txnState && last.updatedAt === event.updatedAt) continue

@@ -13,7 +13,9 @@ import type {
   ListQuerySchema,
   TransactionSchema,
 } from '../../../src/transactions/schemas.js'
-import type { WalletSchema } from '../../../src/accounts/routes.js'
+import type { AccountSchema, WalletSchema } from '../../../src/accounts/schemas.js'
+import type { TokenResponseSchema } from '../../../src/auth/schemas.js'
+import type { InstitutionSchema, SourceOfFundsCodesSchema } from '../../../src/fiat/schemas.js'
 import type { ErrorBodySchema } from '../../../src/http/schemas.js'
 import type { ErrorCode as ServerErrorCode } from '../../../src/shared/errors.js'
 import type { AmountFormat, AmountInput, AmountOf } from './amounts.js'
@@ -128,21 +130,10 @@ export interface TransactionList<F extends AmountFormat = 'decimal'> {
 }
 
 /** The answer of the token exchange. */
-export interface TokenResponse {
-  accessToken: string
-  /** Expiry, epoch ms. */
-  expiredAt: number
-  accountId: string
-}
+export type TokenResponse = Static<typeof TokenResponseSchema>
 
 /** An account's information. */
-export interface Account {
-  id: string
-  displayName: string
-  parentId: string | null
-  tier: 'standard' | 'premium'
-  createdAt: number
-}
+export type Account = Static<typeof AccountSchema>
 
 /** What you send to create or update the webhook. */
 export interface WebhookInput {
@@ -165,15 +156,7 @@ export interface WebhookUpdated extends Webhook {
 }
 
 /** A bank a fiat payout can go to. */
-export interface Institution {
-  code: string
-  name: string
-  shortName: string
-}
+export type Institution = Static<typeof InstitutionSchema>
 
 /** The code tables of a payout's sourceOfFunds. */
-export interface SourceOfFundsCodes {
-  purpose: { code: number; label: string }[]
-  source: { code: number; label: string }[]
-  relationship: { code: number; label: string }[]
-}
+export type SourceOfFundsCodes = Static<typeof SourceOfFundsCodesSchema>

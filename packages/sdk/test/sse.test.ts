@@ -49,8 +49,8 @@ const expected: SseMessage[] = [
     id: '7',
     retry: 2500,
   },
-  { event: 'status', data: '{"a":1}\n two spaces', id: '7', retry: undefined },
-  { event: 'message', data: '', id: '7', retry: undefined },
+  { event: 'status', data: '{"a":1}\n two spaces', id: '7', retry: 2500 },
+  { event: 'message', data: '', id: '7', retry: 2500 },
 ]
 
 describe('parseSse (the HTML event-stream format)', () => {
