@@ -255,6 +255,35 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await h.expectBooksBalanced()
   })
 
+  it('send: parallel payments of one internal invoice settle it once; the others fail and are refunded', async () => {
+    const inv = await receive(bob, '0.0001')
+    const pr = inv.sourceReq.reqDetails.paymentRequest
+    const bobBefore = (await btc(bob)).amount
+    const aliceBefore = await btc(alice)
+    const quotes = []
+    for (let i = 0; i < 4; i++) quotes.push((await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr))).body)
+    const results = await Promise.all([
+      ...quotes.map((q) => h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, alice.token)),
+      h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: pr }),
+    ])
+    const confirms = results.slice(0, 4).map((r) => r.body)
+    const outsidePaid = results[4]!.status === 200
+    await work()
+    const completed = confirms.filter((t) => t.txnState === 'completed')
+    expect(completed.length + (outsidePaid ? 1 : 0)).toBe(1)
+    for (const t of confirms.filter((x) => x.txnState !== 'completed')) {
+      expect(t.txnState).toBe('failed')
+      expect(t.msg).toBe('invoice_already_paid')
+    }
+    expect((await get(bob, inv.txnId)).txnState).toBe('completed')
+    expect((await btc(bob)).amount).toBeCloseTo(bobBefore + 0.0001, 8)
+    const spent = completed.length === 1 ? 0.0001 + 0.0000001 : 0
+    const after = await btc(alice)
+    expect(after.amount).toBeCloseTo(aliceBefore.amount - spent, 8)
+    expect(after.availableBalance).toBeCloseTo(aliceBefore.availableBalance - spent, 8)
+    await h.expectBooksBalanced()
+  })
+
   it('send: a zero-amount invoice needs amtRequested, and is paid that amount', async () => {
     const pr = await outsideInvoice({})
     expect(bolt11.decode(pr, REGTEST).satoshis).toBeNull()
