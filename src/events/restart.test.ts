@@ -158,9 +158,8 @@ describe('webhook delivery across a crash of the process', () => {
       server.proc.kill('SIGKILL')
       await server.exited
 
-      let receiver: Receiver | undefined
-      receiver = await startReceiver(SECRET, { port: receiverPort })
-      cleanups.push(() => receiver!.close())
+      const receiver: Receiver = await startReceiver(SECRET, { port: receiverPort })
+      cleanups.push(() => receiver.close())
       server = await startServer(env, port)
 
       const got = await receiver.waitFor(3, 30_000)
