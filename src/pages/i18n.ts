@@ -47,6 +47,8 @@ export interface PageStrings {
   notFoundBody: string
   expiredTitle: string
   expiredBody: string
+  busyTitle: string
+  busyBody: string
 }
 
 export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
@@ -83,6 +85,8 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     notFoundBody: 'This link is wrong or no longer exists. Please check it with the merchant.',
     expiredTitle: 'Payment request expired',
     expiredBody: 'This payment request has expired. Do not pay it; ask the merchant for a new one.',
+    busyTitle: 'Too many requests',
+    busyBody: 'Too many requests came from your network. Please wait a minute and reload this page.',
   },
   vi: {
     groupSeparator: '.',
@@ -119,6 +123,8 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     expiredTitle: 'Yêu cầu thanh toán đã hết hạn',
     expiredBody:
       'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán; hãy yêu cầu người bán tạo yêu cầu mới.',
+    busyTitle: 'Quá nhiều yêu cầu',
+    busyBody: 'Có quá nhiều yêu cầu từ mạng của bạn. Vui lòng đợi một phút rồi tải lại trang này.',
   },
 }
 

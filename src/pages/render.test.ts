@@ -270,8 +270,20 @@ describe('renderInvoicePage', () => {
 })
 
 describe('renderMessagePage', () => {
-  it('sends unknown pages with 404 and expired ones with 410', () => {
-    expect(MESSAGE_PAGE_STATUS).toEqual({ not_found: 404, expired: 410 })
+  it('sends unknown pages with 404, expired ones with 410 and a client over its limit 429', () => {
+    expect(MESSAGE_PAGE_STATUS).toEqual({ not_found: 404, expired: 410, too_many_requests: 429 })
+  })
+
+  it('renders the too-many-requests message in both languages', () => {
+    const en = renderMessagePage('too_many_requests', 'en', { nonce: NONCE })
+    checkBalanced(en)
+    expect(textOf(en, 'message-title')).toBe('Too many requests')
+    expect(textOf(en, 'message-body')).toBe(
+      'Too many requests came from your network. Please wait a minute and reload this page.',
+    )
+    const vi = renderMessagePage('too_many_requests', 'vi', { nonce: NONCE })
+    expect(textOf(vi, 'message-title')).toBe('Quá nhiều yêu cầu')
+    expect(() => renderMessagePage('toString' as 'expired', 'en')).toThrow()
   })
 
   it('renders the expired message in both languages', () => {

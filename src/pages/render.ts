@@ -47,12 +47,21 @@ export interface InvoicePageOptions {
   nowMs?: number
 }
 
-export type MessagePageKind = 'not_found' | 'expired'
+export type MessagePageKind = 'not_found' | 'expired' | 'too_many_requests'
 
 /** The status code each message page is sent with. */
-export const MESSAGE_PAGE_STATUS: Readonly<Record<MessagePageKind, 404 | 410>> = {
+export const MESSAGE_PAGE_STATUS: Readonly<Record<MessagePageKind, 404 | 410 | 429>> = {
   not_found: 404,
   expired: 410,
+  too_many_requests: 429,
+}
+
+const MESSAGE_TEXT: Readonly<
+  Record<MessagePageKind, (s: PageStrings) => { title: string; text: string }>
+> = {
+  not_found: (s) => ({ title: s.notFoundTitle, text: s.notFoundBody }),
+  expired: (s) => ({ title: s.expiredTitle, text: s.expiredBody }),
+  too_many_requests: (s) => ({ title: s.busyTitle, text: s.busyBody }),
 }
 
 export interface MessagePageOptions {
@@ -161,16 +170,15 @@ function statusMessage(s: PageStrings, state: PageState, confirmations: Confirma
 }
 
 /**
- * Render the page for an unknown link (send with status 404) or an expired one (410), see
- * `MESSAGE_PAGE_STATUS`. It holds no script and nothing about any payment.
+ * Render the page for an unknown link (send with status 404), an expired one (410) or a client
+ * over its request limit (429), see `MESSAGE_PAGE_STATUS`. It holds no script and nothing about
+ * any payment.
  */
 export function renderMessagePage(kind: MessagePageKind, lang: Lang, opts: MessagePageOptions = {}): string {
-  assert(kind === 'not_found' || kind === 'expired', `unknown message page ${String(kind)}`)
+  assert(Object.hasOwn(MESSAGE_TEXT, kind), `unknown message page ${String(kind)}`)
   assert(LANGS.includes(lang), `unsupported language ${String(lang)}`)
   assert(opts.nonce === undefined || isValidNonce(opts.nonce), 'invalid CSP nonce')
-  const s = STRINGS[lang]
-  const title = kind === 'not_found' ? s.notFoundTitle : s.expiredTitle
-  const text = kind === 'not_found' ? s.notFoundBody : s.expiredBody
+  const { title, text } = MESSAGE_TEXT[kind](STRINGS[lang])
   const style = opts.nonce
     ? markup`<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>`
     : opts.stylesheetUrl
