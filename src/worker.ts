@@ -31,6 +31,7 @@ export function startWorkers(c: Container): Workers {
   ]
   // Webhook delivery (src/events/delivery-worker.ts): woken by every committed state change, on any
   // instance, so that an event goes out within milliseconds of its commit.
+  const webhookAttempts = c.metrics.counter('svcpay_webhook_attempts_total', 'Webhook delivery attempts by result', ['result'])
   const deliveries = startDeliveryWorker({
     db: c.db,
     box: c.box,
@@ -41,6 +42,7 @@ export function startWorkers(c: Container): Workers {
     concurrency: c.config.webhookConcurrency,
     retryDelayMs: scaledRetryDelay(c.config.webhookBackoffBaseMs),
     ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
+    onAttempt: (outcome) => webhookAttempts.inc({ result: outcome.result }),
     log: c.log,
   })
   loops.push(deliveries)

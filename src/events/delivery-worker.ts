@@ -60,6 +60,8 @@ export interface DeliveryWorkerDeps {
   /** Replaces the system resolver (tests). */
   lookup?: ResolveHost
   now?: () => number
+  /** Told of every attempt's outcome (metrics). */
+  onAttempt?: (outcome: AttemptOutcome) => void
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }
 
@@ -152,7 +154,9 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
           AND webhook_id IN (SELECT id FROM webhooks WHERE deleted_at IS NOT NULL)`,
       [claimed.id, claimed.attempt, now()],
     )
-    return { deliveryId: claimed.id, attempt: claimed.attempt, result: 'skipped' }
+    const skipped: AttemptOutcome = { deliveryId: claimed.id, attempt: claimed.attempt, result: 'skipped' }
+    deps.onAttempt?.(skipped)
+    return skipped
   }
 
   const body = eventBody(row)
@@ -199,12 +203,14 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
     )
     return updated.rowCount > 0
   })
-  return {
+  const done: AttemptOutcome = {
     deliveryId: claimed.id,
     attempt: claimed.attempt,
     result: applied ? outcome : 'superseded',
     ...(result.error ? { error: result.error } : {}),
   }
+  deps.onAttempt?.(done)
+  return done
 }
 
 /** Deliveries of one transaction to one webhook go out one after another, oldest first. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { createTestDb } from '../../test/helpers/harness.js'
-import { createPgliteDb, type Db } from '../db/db.js'
+import type { Db } from '../db/db.js'
 import { createNotifier, mirrorTxnNotifies, NotifierFullError, type Notifier } from './notifier.js'
 import { TXN_CHANNEL } from './outbox.js'
 
@@ -79,44 +79,58 @@ describe('the notifier hub', () => {
     expect(calls).toBe(1)
   })
 
-  it('carries notifications over Redis alone: the listener’s own database never sees the commit', async () => {
-    // Two processes' views: the committing one publishes after commit; the listening one watches a
-    // different database, so whatever it receives came through Redis.
-    const committing = await createPgliteDb(undefined)
-    const elsewhere = await createPgliteDb(undefined)
-    const publisherHub = createNotifier({ db: committing, redisUrl: REDIS_URL, listenersMax: 10, log: quiet })
-    const listenerHub = createNotifier({ db: elsewhere, redisUrl: REDIS_URL, listenersMax: 10, log: quiet })
-    cleanups.push(async () => {
-      await publisherHub.close()
-      await listenerHub.close()
-      await committing.close()
-      await elsewhere.close()
-    })
-    const mirrored = mirrorTxnNotifies(committing, publisherHub.publish)
-    const txnId = `txn_redis_${Date.now()}`
-    let calls = 0
-    await listenerHub.subscribe(txnId, () => calls++)
-    // The subscription is asynchronous; give it a moment to reach Redis.
-    await new Promise((r) => setTimeout(r, 300))
+  it(
+    'carries notifications over Redis alone: the listener’s own database never sees the commit',
+    { timeout: 90_000 },
+    async () => {
+      // Two processes' views: the committing one publishes after commit; the listening one watches a
+      // different database, so whatever it receives came through Redis.
+      // Two databases: on PostgreSQL a NOTIFY never crosses from one database to another.
+      const committingDb = await createTestDb()
+      const elsewhereDb = await createTestDb()
+      const committing = committingDb.db
+      const elsewhere = elsewhereDb.db
+      const publisherHub = createNotifier({
+        db: committing,
+        redisUrl: REDIS_URL,
+        listenersMax: 10,
+        log: quiet,
+      })
+      const listenerHub = createNotifier({ db: elsewhere, redisUrl: REDIS_URL, listenersMax: 10, log: quiet })
+      cleanups.push(async () => {
+        await publisherHub.close()
+        await listenerHub.close()
+        await committing.close()
+        await elsewhere.close()
+        await committingDb.drop()
+        await elsewhereDb.drop()
+      })
+      const mirrored = mirrorTxnNotifies(committing, publisherHub.publish)
+      const txnId = `txn_redis_${Date.now()}`
+      let calls = 0
+      await listenerHub.subscribe(txnId, () => calls++)
+      // The subscription is asynchronous; give it a moment to reach Redis.
+      await new Promise((r) => setTimeout(r, 300))
 
-    await expect(
-      mirrored.tx(async (q) => {
+      await expect(
+        mirrored.tx(async (q) => {
+          await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+          throw new Error('roll back')
+        }),
+      ).rejects.toThrow()
+      await new Promise((r) => setTimeout(r, 200))
+      expect(calls).toBe(0)
+
+      await mirrored.tx(async (q) => {
         await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
-        throw new Error('roll back')
-      }),
-    ).rejects.toThrow()
-    await new Promise((r) => setTimeout(r, 200))
-    expect(calls).toBe(0)
-
-    await mirrored.tx(async (q) => {
-      await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
-    })
-    await until(() => calls === 1)
-    await mirrored.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
-    await until(() => calls === 2)
-    // Other NOTIFYs are not mirrored.
-    await mirrored.query('SELECT pg_notify($1, $2)', ['svcpay_wake', txnId])
-    await new Promise((r) => setTimeout(r, 200))
-    expect(calls).toBe(2)
-  })
+      })
+      await until(() => calls === 1)
+      await mirrored.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+      await until(() => calls === 2)
+      // Other NOTIFYs are not mirrored.
+      await mirrored.query('SELECT pg_notify($1, $2)', ['svcpay_wake', txnId])
+      await new Promise((r) => setTimeout(r, 200))
+      expect(calls).toBe(2)
+    },
+  )
 })

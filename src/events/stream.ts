@@ -101,7 +101,7 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
         throw err
       }
 
-      const stream = openStream(reply, {
+      const stream = sendStatusStream(reply, {
         db: deps.db,
         txnId,
         lastEventId: lastEventIdOf(request.headers['last-event-id']),
@@ -119,22 +119,31 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
   )
 }
 
-interface Stream {
-  /** Reads and sends what the outbox has beyond the last event sent. */
+/** An open status stream. */
+export interface StatusStream {
+  /** Reads and sends what the outbox has beyond the last event sent; call it on every notification. */
   pump(): void
+  /** Closes the stream (idempotent); `onEnd` runs once. */
   end(): void
 }
 
-function openStream(
-  reply: FastifyReply,
-  opts: {
-    db: Queryable
-    txnId: string
-    lastEventId: bigint | undefined
-    heartbeatMs: number
-    onEnd: () => void
-  },
-): Stream {
+export interface StatusStreamOptions {
+  db: Queryable
+  txnId: string
+  /** Resume after this event (the client's `Last-Event-ID`); undefined sends the current state first. */
+  lastEventId: bigint | undefined
+  heartbeatMs: number
+  /** Runs once when the stream ends for any reason: release the subscription and any slot here. */
+  onEnd: () => void
+}
+
+/**
+ * Takes over the reply and writes one transaction's status as server-sent events. The caller has
+ * already authorised the request and subscribed to the notifier; it calls `pump()` on every
+ * notification and once at the start. Kept apart from the route so that other streams (the hosted
+ * invoice page's public one) write the same format.
+ */
+export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions): StatusStream {
   reply.hijack()
   const res: ServerResponse = reply.raw
   // Headers set by earlier hooks (the rate-limit headers) are sent too; hijacking bypasses Fastify's send.
