@@ -10,12 +10,14 @@ import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../transactions/bitcoin-common.js'
 import type { TxnRow } from '../transactions/repository.js'
+import { completeLnReceive } from '../transactions/lightning.js'
 
 /**
  * The sandbox Bitcoin networks' controls (contract section 9): an outside payer paying our
- * invoices and addresses, outside invoices for sends to pay, and blocks. Each action that concerns
- * a transaction sets its `next_check_at` to now and wakes the workers, so it moves on within
- * milliseconds. Every route is offered twice: with a Bearer token of any account under
+ * invoices and addresses, outside invoices for sends to pay, and blocks. A paid invoice of ours
+ * completes its receive at once; every other action that concerns a transaction sets its
+ * `next_check_at` to now and wakes the workers, so it moves on within milliseconds. Every route
+ * is offered twice: with a Bearer token of any account under
  * `/sandbox/...`, and with the admin token under `/admin/sandbox/...` for the command line.
  */
 export function sandboxBitcoinRoutes(
@@ -72,8 +74,9 @@ export function sandboxBitcoinRoutes(
           }
           const result = await lightning.payOurInvoice(q, body.paymentRequest.trim())
           if (!result.ok) throw fieldError('invalid_payment_request', 'paymentRequest', result.issue)
-          await q.query('UPDATE transactions SET next_check_at = $2 WHERE id = $1', [receive.id, now()])
-          await wakeWorkers(q)
+          // The receive completes in this transaction, under its lock: were it left for the worker,
+          // an internal send confirmed in between would find it open and pay the invoice a second time.
+          await completeLnReceive(deps.bitcoin, q, receive, result.amountPaidMsat / 1_000n, now())
           return result
         })
         return { paymentHash: paid.paymentHash, amount: amountJson(paid.amountPaidMsat / 1_000n, 'BTC') }

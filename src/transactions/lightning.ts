@@ -66,6 +66,38 @@ function internalInvoiceIssue(receive: TxnRow, paymentRequest: string, now: numb
 }
 
 /**
+ * Credit a Lightning receive (locked, in srccreated) with what its payer paid, less the receive fee,
+ * and complete it, inside the caller's database transaction. The worker does this when the node
+ * reports the invoice settled; the sandbox payer does it in the same transaction as the payment, so
+ * that no internal send can pay an invoice that an outside payer has already paid.
+ */
+export async function completeLnReceive(
+  deps: Pick<BitcoinDeps, 'accounts' | 'config'>,
+  q: Queryable,
+  txn: TxnRow,
+  paidSats: bigint,
+  at: number,
+): Promise<TxnRow> {
+  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
+  assert(wallet, 'the receiving account has a BTC wallet')
+  // The quoted fee stands unless the payer paid less than it (a node may accept overpayment only).
+  const fee = txn.src_fee > paidSats ? paidSats : txn.src_fee
+  await postEntry(q, {
+    txnId: txn.id,
+    kind: 'ln_receive',
+    now: at,
+    postings: receivePostings('lightning', wallet.id, paidSats, fee),
+  })
+  return transition(
+    q,
+    txn,
+    'completed',
+    { src_settled: paidSats, dest_settled: paidSats - fee },
+    { now: at, webhookVariant: deps.config.webhookVariant },
+  )
+}
+
+/**
  * Lightning receive: confirm issues a BOLT11 invoice (srccreated); the worker asks the node about it
  * until it is settled (completed, the wallet credited with what was paid less the receive fee) or
  * expired. An invoice paid by another account of this service is settled at that account's confirm.
@@ -75,17 +107,8 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   const now = deps.now ?? Date.now
   const rule = config.fees.lightning_receive!
 
-  async function complete(q: Queryable, txn: TxnRow, paidSats: bigint, at: number): Promise<TxnRow> {
-    const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
-    assert(wallet, 'the receiving account has a BTC wallet')
-    // The quoted fee stands unless the payer paid less than it (a node may accept overpayment only).
-    const fee = txn.src_fee > paidSats ? paidSats : txn.src_fee
-    await postEntry(q, { txnId: txn.id, kind: 'ln_receive', now: at, postings: receivePostings('lightning', wallet.id, paidSats, fee) })
-    return transition(q, txn, 'completed', { src_settled: paidSats, dest_settled: paidSats - fee }, {
-      now: at,
-      webhookVariant: config.webhookVariant,
-    })
-  }
+  const complete = (q: Queryable, txn: TxnRow, paidSats: bigint, at: number) =>
+    completeLnReceive(deps, q, txn, paidSats, at)
 
   return {
     kind: 'ln_receive',
