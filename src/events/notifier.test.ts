@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
 import { createTestDb } from '../../test/helpers/harness.js'
 import type { Db } from '../db/db.js'
@@ -18,19 +18,23 @@ const until = async (check: () => boolean, timeoutMs = 3_000): Promise<void> => 
 
 describe('the notifier hub', () => {
   const cleanups: Array<() => Promise<void>> = []
+  // One database for the tests that need only one; each test has hubs of its own on it.
+  let shared: Awaited<ReturnType<typeof createTestDb>>
+  beforeAll(async () => {
+    shared = await createTestDb()
+  })
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   })
+  afterAll(async () => {
+    await shared?.db.close()
+    await shared?.drop()
+  })
 
   async function setup(opts: { listenersMax?: number } = {}): Promise<{ db: Db; hub: Notifier }> {
-    const { db, drop } = await createTestDb()
-    const hub = createNotifier({ db, listenersMax: opts.listenersMax ?? 100, log: quiet })
-    cleanups.push(async () => {
-      await hub.close()
-      await db.close()
-      await drop()
-    })
-    return { db, hub }
+    const hub = createNotifier({ db: shared.db, listenersMax: opts.listenersMax ?? 100, log: quiet })
+    cleanups.push(() => hub.close())
+    return { db: shared.db, hub }
   }
 
   it('hands a committed NOTIFY to the listeners of that transaction and to every any-listener, not before commit', async () => {
