@@ -19,6 +19,8 @@ import { fiatRoutes } from './fiat/routes.js'
 // Events: webhooks, their deliveries, and the status stream.
 import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
+// The hosted invoice page: public HTML page, its live status stream and its assets.
+import { invoicePageRoutes } from './pages/routes.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -63,6 +65,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
+  invoicePageRoutes(app, c)
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

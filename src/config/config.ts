@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { isCurrency } from '../shared/currency.js'
+import { RATE_CODES, isCurrency } from '../shared/currency.js'
 import { NETWORKS, type Network } from '../rails/network.js'
 
 /**
@@ -38,6 +38,10 @@ export interface Config {
   webhookConcurrency: number
   streamHeartbeatMs: number
   streamListenersMax: number
+  // The hosted invoice page (src/pages/): the fiat currency its amount is also shown in, and the
+  // live page streams one client address may hold open at once.
+  pageFiatCcy: string
+  pageStreamsPerAddressMax: number
   adminToken: string | undefined
   masterKey: string | undefined
   jwtSecret: string | undefined
@@ -112,6 +116,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1_000),
     streamHeartbeatMs: int(env, 'STREAM_HEARTBEAT_MS', 15_000, 100, 60_000),
     streamListenersMax: int(env, 'STREAM_LISTENERS_MAX', 10_000, 1, 1_000_000),
+    pageFiatCcy: pageFiatCcy(env),
+    pageStreamsPerAddressMax: int(env, 'PAGE_STREAMS_PER_ADDRESS_MAX', 20, 1, 10_000),
     adminToken: env.ADMIN_TOKEN || undefined,
     masterKey: env.MASTER_KEY || undefined,
     jwtSecret: env.JWT_SECRET || undefined,
@@ -160,6 +166,18 @@ function feeSchedule(env: Record<string, string | undefined>): FeeSchedule {
     out[method] = { fixedMinor: BigInt(m[1]!), bps: BigInt(m[2]!) }
   }
   return out
+}
+
+/** PAGE_FIAT_CCY: a fiat currency we have a BTC rate for (crypto codes make no sense beside BTC). */
+function pageFiatCcy(env: Record<string, string | undefined>): string {
+  const code = (env.PAGE_FIAT_CCY || 'USD').trim().toUpperCase()
+  const crypto = ['USDT', 'USDC', 'ETH', 'TRX']
+  if (!(RATE_CODES as readonly string[]).includes(code) || crypto.includes(code)) {
+    throw new ConfigError(
+      `PAGE_FIAT_CCY: expected a fiat currency code with a rate, such as USD or VND, got ${JSON.stringify(env.PAGE_FIAT_CCY)}`,
+    )
+  }
+  return code
 }
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {

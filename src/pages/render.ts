@@ -56,9 +56,7 @@ export const MESSAGE_PAGE_STATUS: Readonly<Record<MessagePageKind, 404 | 410 | 4
   too_many_requests: 429,
 }
 
-const MESSAGE_TEXT: Readonly<
-  Record<MessagePageKind, (s: PageStrings) => { title: string; text: string }>
-> = {
+const MESSAGE_TEXT: Readonly<Record<MessagePageKind, (s: PageStrings) => { title: string; text: string }>> = {
   not_found: (s) => ({ title: s.notFoundTitle, text: s.notFoundBody }),
   expired: (s) => ({ title: s.expiredTitle, text: s.expiredBody }),
   too_many_requests: (s) => ({ title: s.busyTitle, text: s.busyBody }),

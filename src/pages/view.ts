@@ -133,19 +133,17 @@ export function pageStatusOf(
  * (`src_details.confirmations`, see transactions/deposits.ts), capped at the number required: the
  * receive completes as soon as it has them.
  */
-function confirmationsOf(
-  srcDetails: Record<string, unknown>,
-  need: number,
-): { have: number; need: number } {
+function confirmationsOf(srcDetails: Record<string, unknown>, need: number): { have: number; need: number } {
   const counted = Number(srcDetails.confirmations ?? 0)
   const have = Number.isSafeInteger(counted) && counted > 0 ? Math.min(counted, need) : 0
   return { have, need }
 }
 
 /** The payment URI (QR code and wallet link) and the text to copy, from what confirm recorded. */
-export function paymentOf(
-  record: Pick<PageRecord, 'kind' | 'srcDetails' | 'amountSats'>,
-): { uri: string; text: string } {
+export function paymentOf(record: Pick<PageRecord, 'kind' | 'srcDetails' | 'amountSats'>): {
+  uri: string
+  text: string
+} {
   const d = record.srcDetails
   if (record.kind === 'ln_receive') {
     const invoice = String(d.paymentRequest)

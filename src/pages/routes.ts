@@ -1,0 +1,337 @@
+import { createHash } from 'node:crypto'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+import type { Config } from '../config/config.js'
+import type { Queryable } from '../db/db.js'
+import { NotifierFullError, type Notifier } from '../events/notifier.js'
+import { applyRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
+import type { RatesService } from '../rates/service.js'
+import { ApiError } from '../shared/errors.js'
+import {
+  PAGE_CONTENT_TYPE,
+  PAGE_CSS_CONTENT_TYPE,
+  PAGE_SCRIPT_CONTENT_TYPE,
+  createNonce,
+  pageSecurityHeaders,
+} from './headers.js'
+import { pickLanguage, type Lang } from './i18n.js'
+import { PAGE_SCRIPT } from './page-script.js'
+import { isFinalPageState, pageStatusEvent, publicPageStatus, type PageStatus } from './page-status.js'
+import { MESSAGE_PAGE_STATUS, renderInvoicePage, renderMessagePage, type MessagePageKind } from './render.js'
+import { PAGE_CSS } from './styles.js'
+import {
+  buildInvoicePageView,
+  fiatValue,
+  findPage,
+  isPageIdShape,
+  pageStatusOf,
+  readPageSnapshot,
+  type PageSnapshot,
+} from './view.js'
+
+/**
+ * The hosted invoice page, public and read-only: `{INVOICE_PAGE_URL}/{pageId}` (the HTML page),
+ * `{INVOICE_PAGE_URL}/{pageId}/events` (its live status as server-sent events) and the page's
+ * script and stylesheet under `{INVOICE_PAGE_URL}/assets/`. The routes are mounted at the path of
+ * INVOICE_PAGE_URL (`/pay` by default), so a proxy that sends that URL's host to this service
+ * needs no rewriting. Anyone with the link may read the page, so every request counts against its
+ * client address's request limit and a client address may hold only so many streams open.
+ */
+
+export interface InvoicePageDeps {
+  db: Queryable
+  rates: RatesService
+  notifier: Notifier
+  config: Pick<
+    Config,
+    | 'invoicePageUrl'
+    | 'onchainConfirmations'
+    | 'pageFiatCcy'
+    | 'pageStreamsPerAddressMax'
+    | 'streamHeartbeatMs'
+  >
+}
+
+/** How long a client waits before reconnecting after the stream drops (the SSE `retry` field). */
+const RECONNECT_MS = 3_000
+/**
+ * While a payment waits for confirmations the stream re-reads the count this often: the deposit
+ * watcher updates it without a state change, so no notification announces it.
+ */
+const CONFIRMATIONS_POLL_MS = 5_000
+/** The assets change only with a new release; their URLs carry a version, so they may be cached for a year. */
+const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable'
+
+interface Asset {
+  body: string
+  contentType: string
+  etag: string
+}
+
+function asset(body: string, contentType: string): Asset {
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 16)
+  return { body, contentType, etag: `"${hash}"` }
+}
+
+const SCRIPT_ASSET = asset(PAGE_SCRIPT, PAGE_SCRIPT_CONTENT_TYPE)
+const CSS_ASSET = asset(PAGE_CSS, PAGE_CSS_CONTENT_TYPE)
+
+/** The path the pages are served under: INVOICE_PAGE_URL's path without its trailing slash ('' for the root). */
+export function pagePathPrefix(invoicePageUrl: string): string {
+  return new URL(invoicePageUrl).pathname.replace(/\/+$/, '')
+}
+
+export function invoicePageRoutes(app: FastifyInstance, deps: InvoicePageDeps): void {
+  const prefix = pagePathPrefix(deps.config.invoicePageUrl)
+  // The version in the query string changes with the content, so a long cache never serves an old script.
+  const scriptUrl = `${prefix}/assets/page.js?v=${SCRIPT_ASSET.etag.slice(1, -1)}`
+  const stylesheetUrl = `${prefix}/assets/page.css?v=${CSS_ASSET.etag.slice(1, -1)}`
+  const need = deps.config.onchainConfirmations
+  const streamsByAddress = new Map<string, number>()
+  const open = new Set<() => void>()
+
+  app.addHook('onClose', async () => {
+    for (const end of [...open]) end()
+  })
+
+  const sendMessage = (reply: FastifyReply, kind: MessagePageKind, lang: Lang): FastifyReply =>
+    reply
+      .code(MESSAGE_PAGE_STATUS[kind])
+      .headers({ ...pageSecurityHeaders(createNonce()), Vary: 'Accept-Language' })
+      .type(PAGE_CONTENT_TYPE)
+      .send(renderMessagePage(kind, lang, { stylesheetUrl }))
+
+  /** Counts the request against its client address; a page answers a refusal in the payer's language. */
+  const limitPage = async (request: FastifyRequest, reply: FastifyReply) => {
+    const decision = await request.server.rateLimiter.consumeAnonymous(request.ip)
+    applyRateLimitHeaders(reply, decision)
+    if (!decision.allowed) return sendMessage(reply, 'too_many_requests', langOf(request))
+  }
+  const limitOther = async (request: FastifyRequest, reply: FastifyReply) => {
+    const decision = await request.server.rateLimiter.consumeAnonymous(request.ip)
+    applyRateLimitHeaders(reply, decision)
+    if (!decision.allowed) throw new ApiError('rate_limit_exceeded', rateLimitErrorBody(decision).message)
+  }
+
+  const serveAsset = (path: string, a: Asset) =>
+    app.get(path, { preHandler: limitOther, schema: { hide: true } }, async (request, reply) => {
+      reply.headers({
+        'Cache-Control': ASSET_CACHE_CONTROL,
+        ETag: a.etag,
+        'X-Content-Type-Options': 'nosniff',
+      })
+      if (request.headers['if-none-match'] === a.etag) return reply.code(304).send()
+      return reply.type(a.contentType).send(a.body)
+    })
+  serveAsset(`${prefix}/assets/page.js`, SCRIPT_ASSET)
+  serveAsset(`${prefix}/assets/page.css`, CSS_ASSET)
+
+  app.get(`${prefix}/:pageId`, { preHandler: limitPage, schema: { hide: true } }, async (request, reply) => {
+    const { pageId } = request.params as { pageId: string }
+    const lang = langOf(request)
+    const record = await findPage(deps.db, pageId)
+    if (!record) return sendMessage(reply, 'not_found', lang)
+    if (record.state === 'expired') return sendMessage(reply, 'expired', lang)
+    const fiat = await fiatValue(deps.rates, deps.config.pageFiatCcy, record.amountSats)
+    const view = buildInvoicePageView(pageId, record, { confirmationsNeeded: need, fiat })
+    const nonce = createNonce()
+    const html = await renderInvoicePage(view, lang, {
+      nonce,
+      streamUrl: `${prefix}/${pageId}/events`,
+      scriptUrl,
+    })
+    return reply
+      .code(200)
+      .headers({ ...pageSecurityHeaders(nonce), Vary: 'Accept-Language' })
+      .type(PAGE_CONTENT_TYPE)
+      .send(html)
+  })
+
+  app.get(
+    `${prefix}/:pageId/events`,
+    // A HEAD request would take over the connection like a GET; there is nothing to describe.
+    { preHandler: limitOther, exposeHeadRoute: false, schema: { hide: true } },
+    async (request, reply) => {
+      const { pageId } = request.params as { pageId: string }
+      const record = isPageIdShape(pageId) ? await findPage(deps.db, pageId) : undefined
+      if (!record) throw new ApiError('not_found', 'Payment page not found')
+      const read = () => readPageSnapshot(deps.db, record.txnId, need)
+
+      const first = pageStatusOf(record, need)
+      if (isFinalPageState(first.state)) {
+        // Nothing will change any more: say so and close, without holding a subscription.
+        takeOver(reply).end(pageStatusEvent(first))
+        return
+      }
+
+      const address = request.ip
+      const held = streamsByAddress.get(address) ?? 0
+      if (held >= deps.config.pageStreamsPerAddressMax) {
+        throw new ApiError(
+          'rate_limit_exceeded',
+          `At most ${deps.config.pageStreamsPerAddressMax} payment page streams may be open at once from one address`,
+        )
+      }
+      streamsByAddress.set(address, held + 1)
+      const release = (): void => {
+        const left = (streamsByAddress.get(address) ?? 1) - 1
+        if (left <= 0) streamsByAddress.delete(address)
+        else streamsByAddress.set(address, left)
+      }
+
+      // Subscribe before the stream's first read, so that a change committed in between is not missed.
+      let wake = (): void => {}
+      let unsubscribe: () => void
+      try {
+        unsubscribe = await deps.notifier.subscribe(record.txnId, () => wake())
+      } catch (err) {
+        release()
+        if (err instanceof NotifierFullError) {
+          throw new ApiError('service_unavailable', 'Too many live pages are open; reload shortly')
+        }
+        throw err
+      }
+
+      const stream = sendPageStream(reply, {
+        read,
+        heartbeatMs: deps.config.streamHeartbeatMs,
+        confirmationsPollMs: Math.min(CONFIRMATIONS_POLL_MS, deps.config.streamHeartbeatMs),
+        onEnd: () => {
+          unsubscribe()
+          release()
+          open.delete(stream.end)
+        },
+      })
+      open.add(stream.end)
+      wake = stream.pump
+      stream.pump()
+    },
+  )
+}
+
+function langOf(request: FastifyRequest): Lang {
+  return pickLanguage(request.headers['accept-language'])
+}
+
+/** Takes over the reply for an event stream: status 200, the stream headers, and the reconnect delay. */
+function takeOver(reply: FastifyReply): ServerResponse {
+  reply.hijack()
+  const res = reply.raw
+  // Headers set by earlier hooks (the rate-limit headers) are sent too; hijacking bypasses Fastify's send.
+  const earlier: OutgoingHttpHeaders = {}
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) earlier[name] = typeof value === 'number' ? String(value) : value
+  }
+  res.writeHead(200, {
+    ...earlier,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store, no-transform',
+    'x-content-type-options': 'nosniff',
+    // Proxies that buffer responses (nginx) would hold the events back.
+    'x-accel-buffering': 'no',
+  })
+  res.write(`retry: ${RECONNECT_MS}\n\n`)
+  return res
+}
+
+interface PageStream {
+  /** Re-reads the page's status and sends it if it changed; call it on every notification. */
+  pump(): void
+  /** Closes the stream (idempotent); `onEnd` runs once. */
+  end(): void
+}
+
+interface PageStreamOptions {
+  read: () => Promise<PageSnapshot | undefined>
+  heartbeatMs: number
+  confirmationsPollMs: number
+  /** Runs once when the stream ends for any reason: release the subscription and the slot here. */
+  onEnd: () => void
+  now?: () => number
+}
+
+/**
+ * Writes one page's status as `event: status` messages (`pageStatusEvent`, nothing else), each
+ * time it changes, and closes after a final state. A notification only says "this transaction
+ * changed"; the status is read from the database every time, so a lost or doubled notification
+ * is harmless and the keep-alive beat re-reads as well.
+ *
+ * A receive still awaiting payment past its expiry is not announced as awaiting: the page has
+ * already shown it expired by its own clock, and the receive may still be paid by a payment that
+ * was on its way (the node's grace period). Its real end, paid or expired, follows.
+ */
+function sendPageStream(reply: FastifyReply, opts: PageStreamOptions): PageStream {
+  const res = takeOver(reply)
+  const now = opts.now ?? Date.now
+  let lastSent: string | undefined
+  let ended = false
+  let running = false
+  let again = false
+  let confirmationsPoll: ReturnType<typeof setInterval> | undefined
+
+  const end = (): void => {
+    if (ended) return
+    ended = true
+    clearInterval(heartbeat)
+    clearInterval(confirmationsPoll)
+    opts.onEnd()
+    res.end()
+  }
+
+  const send = (status: PageStatus): void => {
+    const event = pageStatusEvent(publicPageStatus(status))
+    if (event === lastSent) return
+    lastSent = event
+    res.write(event)
+    // Confirmations change without a notification; poll for them only while they matter.
+    if (status.state === 'seen') confirmationsPoll ??= setInterval(pump, opts.confirmationsPollMs)
+    else if (confirmationsPoll) {
+      clearInterval(confirmationsPoll)
+      confirmationsPoll = undefined
+    }
+    if (isFinalPageState(status.state)) end()
+  }
+
+  const readOnce = async (): Promise<void> => {
+    const snapshot = await opts.read()
+    if (ended) return
+    if (!snapshot) return end()
+    const { status, expiresAtMs } = snapshot
+    if (status.state === 'awaiting_payment' && now() >= expiresAtMs) return
+    send(status)
+  }
+
+  // One read at a time; a notification during a read asks for one more read afterwards.
+  function pump(): void {
+    if (ended) return
+    if (running) {
+      again = true
+      return
+    }
+    running = true
+    void (async () => {
+      try {
+        do {
+          again = false
+          await readOnce()
+        } while (again && !ended)
+      } catch {
+        // A database hiccup ends the stream; the browser reconnects and reads the status afresh.
+        end()
+      } finally {
+        running = false
+      }
+    })()
+  }
+
+  const heartbeat = setInterval(() => {
+    if (ended) return
+    res.write(': keep-alive\n\n')
+    pump()
+  }, opts.heartbeatMs)
+  res.on('close', end)
+  res.on('error', end)
+
+  return { pump, end }
+}
