@@ -14,6 +14,8 @@ import {
   type TransactionList,
   type Wallet,
   type Webhook,
+  type WebhookDelivery,
+  type WebhookDeliveryList,
   type WebhookInput,
   type WebhookUpdated,
 } from './types.js'
@@ -189,14 +191,31 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
     return this.data(await this.transport.call('GET', '/api/v2/webhook', { retry: 'safe' }))
   }
 
-  /** `PUT /api/v2/webhook/{webhookId}`: changes the callback URL or the secret. */
-  async updateWebhook(webhookId: string, input: WebhookInput): Promise<WebhookUpdated> {
+  /** `PUT /api/v2/webhook/{webhookId}`: changes the callback URL, the secret, or both. */
+  async updateWebhook(webhookId: string, input: Partial<WebhookInput>): Promise<WebhookUpdated> {
     return this.transport.call('PUT', `/api/v2/webhook/${enc(webhookId)}`, { body: input, retry: 'safe' })
   }
 
   /** `DELETE /api/v2/webhook/{webhookId}`: removes the webhook; no further state changes are pushed. */
   async deleteWebhook(webhookId: string): Promise<void> {
     await this.transport.call('DELETE', `/api/v2/webhook/${enc(webhookId)}`, { retry: 'never' })
+  }
+
+  /** `GET /api/v2/webhook/{webhookId}/deliveries`: recent deliveries with their attempts, newest first. */
+  async listWebhookDeliveries(
+    webhookId: string,
+    query: { page?: number; limit?: number; status?: WebhookDelivery['status'] } = {},
+  ): Promise<WebhookDeliveryList> {
+    return this.transport.call('GET', `/api/v2/webhook/${enc(webhookId)}/deliveries`, {
+      retry: 'safe',
+      query,
+    })
+  }
+
+  /** `POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver`: sends a delivery's event again. */
+  async redeliverWebhookDelivery(webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const path = `/api/v2/webhook/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`
+    return this.data(await this.transport.call('POST', path, { retry: 'never' }))
   }
 
   // Fiat payout reference data

@@ -240,7 +240,12 @@ export class Transport {
    * Opens a long-lived authenticated GET (the status stream) and hands back the response once it
    * answers 2xx. Refusals are handled as for {@link call}; the caller reads and closes the body.
    */
-  async open(path: string, accept: string, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Response> {
+  async open(
+    path: string,
+    accept: string,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const request = { method: 'GET', path }
     let renewed = false
     for (let attempt = 0; ;) {
@@ -249,7 +254,7 @@ export class Transport {
       try {
         res = await this.send(
           path,
-          { method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept } },
+          { method: 'GET', headers: { ...headers, authorization: `Bearer ${accessToken}`, accept } },
           signal,
           false,
         )

@@ -101,7 +101,8 @@ export async function* streamTransactionEvents(
   while (true) {
     let gotMessage = false
     try {
-      const headers: Record<string, string> = lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
+      const headers: Record<string, string> =
+        lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
       const res = await transport.open(path, 'text/event-stream', opts.signal, headers)
       if (!res.body) throw new TypeError('the status stream answered without a body')
       for await (const message of parseSse(res.body, (ms) => (delayMs = ms))) {

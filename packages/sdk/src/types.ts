@@ -135,9 +135,9 @@ export type TokenResponse = Static<typeof TokenResponseSchema>
 /** An account's information. */
 export type Account = Static<typeof AccountSchema>
 
-/** What you send to create or update the webhook. */
+/** What you send to create the webhook (an update may send either field alone). */
 export interface WebhookInput {
-  /** HTTPS URL receiving events. */
+  /** HTTPS URL receiving events (http to loopback only where the server allows it, as the sandbox does). */
   callback: string
   /** Signing secret, at least 16 characters; write-only. */
   secret: string
@@ -147,12 +147,47 @@ export interface WebhookInput {
 export interface Webhook {
   id: string
   callback: string
+  /** Epoch ms. */
   createdAt: number
 }
 
 /** The webhook after an update. */
 export interface WebhookUpdated extends Webhook {
+  /** Epoch ms. */
   updatedAt: number
+}
+
+/** The state of one delivery of an event to the webhook. */
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled'
+
+/** One delivery of an event to the webhook, with every attempt made. */
+export interface WebhookDelivery {
+  id: string
+  webhookId: string
+  /** The X-Svcpay-Event-Id header the delivery carries. */
+  eventId: string
+  txnId: string
+  txnState: string
+  status: DeliveryStatus | (string & {})
+  attempts: number
+  nextAttemptAt: number | null
+  lastStatus: number | null
+  lastError: string | null
+  createdAt: number
+  updatedAt: number
+  history: {
+    attempt: number
+    at: number
+    httpStatus: number | null
+    latencyMs: number
+    error: string | null
+  }[]
+}
+
+/** A page of deliveries, newest first. */
+export interface WebhookDeliveryList {
+  data: WebhookDelivery[]
+  pagination: { page: number; limit: number; total: number }
 }
 
 /** A bank a fiat payout can go to. */
