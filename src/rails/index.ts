@@ -33,10 +33,15 @@ export function createRails(config: Config, db: Db, keys: BitcoinKeys): BitcoinR
   const sandbox: BitcoinRails['sandbox'] = {}
   let lightning: LightningRail
   if (config.lightning === 'sandbox') {
-    lightning = sandbox.lightning = createSandboxLightningRail({ db, network: config.network, nodePrivateKey: keys.nodePrivateKey })
+    lightning = sandbox.lightning = createSandboxLightningRail({
+      db,
+      network: config.network,
+      nodePrivateKey: keys.nodePrivateKey,
+    })
   } else {
     const macaroonPath = env.LND_MACAROON_PATH
-    const macaroonHex = env.LND_MACAROON_HEX ?? (macaroonPath ? readFileSync(macaroonPath).toString('hex') : undefined)
+    const macaroonHex =
+      env.LND_MACAROON_HEX ?? (macaroonPath ? readFileSync(macaroonPath).toString('hex') : undefined)
     const certPath = env.LND_TLS_CERT_PATH
     lightning = createLndRail({
       url: required(env, 'LND_REST_URL'),

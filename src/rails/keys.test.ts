@@ -24,7 +24,10 @@ describe('the service Bitcoin keys', () => {
   })
 
   it('are generated once, kept sealed in settings, and the same for every later load (another instance, a restart)', async () => {
-    const [first, second] = await Promise.all([loadBitcoinKeys(db, box, 'regtest'), loadBitcoinKeys(db, box, 'regtest')])
+    const [first, second] = await Promise.all([
+      loadBitcoinKeys(db, box, 'regtest'),
+      loadBitcoinKeys(db, box, 'regtest'),
+    ])
     const third = await loadBitcoinKeys(db, box, 'regtest')
     for (const k of [second, third]) {
       expect(bytesToHex(k.nodePrivateKey)).toBe(bytesToHex(first.nodePrivateKey))
@@ -33,7 +36,9 @@ describe('the service Bitcoin keys', () => {
     expect(first.nodePublicKey).toBe(bytesToHex(secp256k1.getPublicKey(first.nodePrivateKey, true)))
     expect(first.masterKey).toMatch(/^tprv/)
     expect(first.accountXpub).toMatch(/^tpub/)
-    const { rows } = await db.query<{ name: string; value: string }>('SELECT name, value FROM settings ORDER BY name')
+    const { rows } = await db.query<{ name: string; value: string }>(
+      'SELECT name, value FROM settings ORDER BY name',
+    )
     const stored = Object.fromEntries(rows.map((r) => [r.name, r.value]))
     expect(Object.keys(stored)).toEqual(expect.arrayContaining(['ln_node_key', 'onchain_master_key_regtest']))
     // Sealed: neither secret appears in the clear.

@@ -49,7 +49,12 @@ function newNodeKey(): Uint8Array {
   }
 }
 
-async function sealedSetting(q: Queryable, box: SecretBox, name: string, generate: () => string): Promise<string> {
+async function sealedSetting(
+  q: Queryable,
+  box: SecretBox,
+  name: string,
+  generate: () => string,
+): Promise<string> {
   const existing = await q.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name])
   if (existing.rows[0]) return box.open(existing.rows[0].value)
   await q.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [

@@ -8,12 +8,19 @@ import { WAKE_CHANNEL as WAKE_CHANNEL_SPELLED } from '../transactions/bitcoin-co
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
 
 /** Poll a transaction until it reaches `state`; returns how long that took. */
-async function until(h: Harness, a: TestAccount, txnId: string, state: string, timeoutMs: number): Promise<number> {
+async function until(
+  h: Harness,
+  a: TestAccount,
+  txnId: string,
+  state: string,
+  timeoutMs: number,
+): Promise<number> {
   const start = Date.now()
   for (;;) {
     const t = (await h.api('GET', `/api/v2/transaction/${txnId}`, a.token)).body
     if (t.txnState === state) return Date.now() - start
-    if (Date.now() - start > timeoutMs) throw new Error(`still ${t.txnState} after ${timeoutMs} ms, waiting for ${state}`)
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`still ${t.txnState} after ${timeoutMs} ms, waiting for ${state}`)
     await new Promise((r) => setTimeout(r, 10))
   }
 }
@@ -45,7 +52,9 @@ describe('sandbox Bitcoin endpoints with the running worker', () => {
     expect(c.body.txnState).toBe('srccreated')
     // Let the worker go idle first, so that only the wake-up can make it quick.
     await new Promise((r) => setTimeout(r, 300))
-    const paid = await h.api('POST', '/sandbox/lightning/pay', a.token, { paymentRequest: c.body.sourceReq.reqDetails.paymentRequest })
+    const paid = await h.api('POST', '/sandbox/lightning/pay', a.token, {
+      paymentRequest: c.body.sourceReq.reqDetails.paymentRequest,
+    })
     expect(paid.status).toBe(200)
     const ms = await until(h, a, q.body.txnId, 'completed', 2_000)
     expect(ms).toBeLessThan(2_000)
@@ -58,7 +67,10 @@ describe('sandbox Bitcoin endpoints with the running worker', () => {
       destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0002', reqDetails: {} },
     })
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
-    const sent = await h.api('POST', '/sandbox/onchain/send', a.token, { address: c.body.sourceReq.reqDetails.address, amount: 0.0002 })
+    const sent = await h.api('POST', '/sandbox/onchain/send', a.token, {
+      address: c.body.sourceReq.reqDetails.address,
+      amount: 0.0002,
+    })
     expect(sent.status).toBe(200)
     expect(await until(h, a, q.body.txnId, 'srccreated', 2_000)).toBeLessThan(2_000)
     const mined = await h.api('POST', '/sandbox/onchain/mine', a.token, { blocks: 1 })
@@ -69,20 +81,47 @@ describe('sandbox Bitcoin endpoints with the running worker', () => {
 
   it('answers bad input with the contract error bodies, and wants a token', async () => {
     const cases: Array<[string, unknown, number, string, string | undefined]> = [
-      ['/sandbox/lightning/pay', { paymentRequest: 'lnbcrt1xyz' }, 400, 'invalid_payment_request', 'paymentRequest'],
+      [
+        '/sandbox/lightning/pay',
+        { paymentRequest: 'lnbcrt1xyz' },
+        400,
+        'invalid_payment_request',
+        'paymentRequest',
+      ],
       ['/sandbox/lightning/pay', {}, 400, 'invalid_request', 'paymentRequest'],
       ['/sandbox/lightning/invoice', { amount: '0.000000001' }, 400, 'invalid_amount', 'amount'],
       ['/sandbox/lightning/invoice', { outcome: 'maybe' }, 400, 'invalid_request', 'outcome'],
-      ['/sandbox/onchain/send', { address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: 1 }, 400, 'invalid_address', 'address'],
-      ['/sandbox/onchain/send', { address: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080', amount: 0 }, 400, 'invalid_amount', 'amount'],
+      [
+        '/sandbox/onchain/send',
+        { address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: 1 },
+        400,
+        'invalid_address',
+        'address',
+      ],
+      [
+        '/sandbox/onchain/send',
+        { address: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080', amount: 0 },
+        400,
+        'invalid_amount',
+        'amount',
+      ],
       ['/sandbox/onchain/mine', { blocks: 0 }, 400, 'invalid_request', 'blocks'],
     ]
     for (const [url, body, status, code, field] of cases) {
       const r = await h.api('POST', url, a.token, body)
-      expect([r.status, r.body.error, r.body.details?.[0]?.field], `${url} ${JSON.stringify(body)}`).toEqual([status, code, field])
+      expect([r.status, r.body.error, r.body.details?.[0]?.field], `${url} ${JSON.stringify(body)}`).toEqual([
+        status,
+        code,
+        field,
+      ])
       expect(typeof r.body.message).toBe('string')
     }
-    for (const url of ['/sandbox/lightning/pay', '/sandbox/lightning/invoice', '/sandbox/onchain/send', '/sandbox/onchain/mine']) {
+    for (const url of [
+      '/sandbox/lightning/pay',
+      '/sandbox/lightning/invoice',
+      '/sandbox/onchain/send',
+      '/sandbox/onchain/mine',
+    ]) {
       const r = await h.api('POST', url, undefined, {})
       expect([r.status, r.body.error]).toEqual([401, 'unauthorized'])
       // The operator paths take the admin token only.
@@ -120,7 +159,9 @@ describe('sandbox Bitcoin endpoints with the running worker', () => {
         destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.00004', reqDetails: {} },
       })
       const rc = await h.api('PUT', `/api/v2/transaction/${r.body.txnId}/confirm`, a.token)
-      expect(await cli('sandbox', 'onchain-send', rc.body.sourceReq.reqDetails.address, '0.00004')).toMatch(/^sent: txid [0-9a-f]{64}$/)
+      expect(await cli('sandbox', 'onchain-send', rc.body.sourceReq.reqDetails.address, '0.00004')).toMatch(
+        /^sent: txid [0-9a-f]{64}$/,
+      )
       await until(h, a, r.body.txnId, 'srccreated', 2_000)
       const height = Number(/height (\d+)/.exec(await cli('sandbox', 'mine', '3'))![1])
       expect(height).toBeGreaterThanOrEqual(103)
@@ -153,7 +194,12 @@ describe('Bitcoin with real rails configured (nodes unreachable)', () => {
 
   it('has no sandbox endpoints at all', async () => {
     const a = await h.createAccount({ name: 'Real' })
-    for (const url of ['/sandbox/lightning/pay', '/sandbox/lightning/invoice', '/sandbox/onchain/send', '/sandbox/onchain/mine']) {
+    for (const url of [
+      '/sandbox/lightning/pay',
+      '/sandbox/lightning/invoice',
+      '/sandbox/onchain/send',
+      '/sandbox/onchain/mine',
+    ]) {
       expect((await h.api('POST', url, a.token, {})).status).toBe(404)
     }
     expect(h.c.bitcoin.rails.lightning.name).not.toBe('sandbox')
@@ -173,7 +219,12 @@ describe('Bitcoin with real rails configured (nodes unreachable)', () => {
     expect((await h.api('GET', `/api/v2/transaction/${q.body.txnId}`, a.token)).body.txnState).toBe('quoted')
     const send = await h.api('POST', '/api/v2/transaction', a.token, {
       sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-      destReq: { ccy: 'BTC', method: 'on-chain', amtRequested: '0.001', reqDetails: { address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' } },
+      destReq: {
+        ccy: 'BTC',
+        method: 'on-chain',
+        amtRequested: '0.001',
+        reqDetails: { address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4' },
+      },
     })
     expect([send.status, send.body.error]).toEqual([503, 'service_unavailable'])
   })

@@ -22,7 +22,11 @@ import { completeLnReceive } from '../transactions/lightning.js'
  */
 export function sandboxBitcoinRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; bitcoin: BitcoinDeps; adminPreHandler: (request: FastifyRequest) => Promise<void> },
+  deps: {
+    auth: AuthService
+    bitcoin: BitcoinDeps
+    adminPreHandler: (request: FastifyRequest) => Promise<void>
+  },
 ): void {
   const { db, config } = deps.bitcoin
   const { lightning, onchain } = deps.bitcoin.rails.sandbox
@@ -42,12 +46,20 @@ export function sandboxBitcoinRoutes(
       `/sandbox${path}`,
       {
         onRequest: bearer,
-        schema: { tags: ['Sandbox'], summary, security: BEARER, body, response: { 200: response, ...errors(400, 401) } },
+        schema: {
+          tags: ['Sandbox'],
+          summary,
+          security: BEARER,
+          body,
+          response: { 200: response, ...errors(400, 401) },
+        },
       },
       async (request) => handler(request.body),
     )
-    app.post(`/admin/sandbox${path}`, { onRequest: deps.adminPreHandler, schema: { hide: true, body } }, async (request) =>
-      handler(request.body),
+    app.post(
+      `/admin/sandbox${path}`,
+      { onRequest: deps.adminPreHandler, schema: { hide: true, body } },
+      async (request) => handler(request.body),
     )
   }
 
@@ -67,9 +79,15 @@ export function sandboxBitcoinRoutes(
             [decoded.paymentHash],
           )
           const receive = rows[0]
-          if (!receive) throw fieldError('invalid_payment_request', 'paymentRequest', 'not an invoice issued by this service')
+          if (!receive)
+            throw fieldError(
+              'invalid_payment_request',
+              'paymentRequest',
+              'not an invoice issued by this service',
+            )
           if (receive.state !== 'srccreated') {
-            const issue = receive.state === 'completed' ? 'the invoice is already paid' : 'the invoice has expired'
+            const issue =
+              receive.state === 'completed' ? 'the invoice is already paid' : 'the invoice has expired'
             throw fieldError('invalid_payment_request', 'paymentRequest', issue)
           }
           const result = await lightning.payOurInvoice(q, body.paymentRequest.trim())

@@ -38,7 +38,11 @@ export async function wakeWorkers(q: Queryable): Promise<void> {
  * Ask the worker to look at a transaction again at `at`, unless someone asked for an earlier look
  * meanwhile (a sandbox payment sets it to now); only while it is still in the state the caller saw.
  */
-export async function checkAgainAt(q: Queryable, txn: Pick<TxnRow, 'id' | 'state'>, at: number): Promise<void> {
+export async function checkAgainAt(
+  q: Queryable,
+  txn: Pick<TxnRow, 'id' | 'state'>,
+  at: number,
+): Promise<void> {
   await q.query(
     `UPDATE transactions SET next_check_at = LEAST(COALESCE(next_check_at, $2), $2) WHERE id = $1 AND state = $3`,
     [txn.id, at, txn.state],
@@ -68,9 +72,19 @@ export function receiveQuote(input: CreateInput, rule: FeeRule, srcDetails: Reco
     srcAmount = requested.minor
     fee = feeFor(rule, srcAmount)
     destAmount = srcAmount - fee
-    if (destAmount <= 0n) throw fieldError('invalid_amount', 'sourceReq.amtRequested', 'is too small to cover the receive fee')
+    if (destAmount <= 0n)
+      throw fieldError('invalid_amount', 'sourceReq.amtRequested', 'is too small to cover the receive fee')
   }
-  return { srcAmount, srcFee: fee, srcNetworkFee: 0n, destAmount, fxRate: ONE, srcDetails, destDetails: {}, fromWallet: false }
+  return {
+    srcAmount,
+    srcFee: fee,
+    srcNetworkFee: 0n,
+    destAmount,
+    fxRate: ONE,
+    srcDetails,
+    destDetails: {},
+    fromWallet: false,
+  }
 }
 
 /** The receive fee on what actually arrived; never more than the amount itself. */

@@ -7,5 +7,11 @@ export type { BitcoinDeps } from './bitcoin-common.js'
 
 /** Every Bitcoin flow: Lightning receive and send, on-chain receive and send, and watcher-made deposits. */
 export function bitcoinFlows(deps: BitcoinDeps): Flow[] {
-  return [lnReceiveFlow(deps), lnSendFlow(deps), onchainReceiveFlow(deps), onchainSendFlow(deps), depositFlow(deps)]
+  return [
+    lnReceiveFlow(deps),
+    lnSendFlow(deps),
+    onchainReceiveFlow(deps),
+    onchainSendFlow(deps),
+    depositFlow(deps),
+  ]
 }

@@ -21,6 +21,8 @@ export function depositRoutes(app: FastifyInstance, deps: { auth: AuthService; b
         response: { 200: Type.Object({ staticOnchainAddress: Type.String() }), ...errors(401, 429) },
       },
     },
-    async (request) => ({ staticOnchainAddress: await staticAddress(deps.bitcoin, principalOf(request).accountId) }),
+    async (request) => ({
+      staticOnchainAddress: await staticAddress(deps.bitcoin, principalOf(request).accountId),
+    }),
   )
 }

@@ -70,9 +70,10 @@ export async function newWatchedAddress(deps: BitcoinDeps): Promise<{ address: s
 export async function staticAddress(deps: BitcoinDeps, accountId: string): Promise<string> {
   const find = async () =>
     (
-      await deps.db.query<{ address: string }>(`SELECT address FROM onchain_addresses WHERE account_id = $1 AND kind = 'static'`, [
-        accountId,
-      ])
+      await deps.db.query<{ address: string }>(
+        `SELECT address FROM onchain_addresses WHERE account_id = $1 AND kind = 'static'`,
+        [accountId],
+      )
     ).rows[0]?.address
   const existing = await find()
   if (existing) return existing
@@ -115,18 +116,32 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
   const now = (deps.now ?? Date.now)()
   const opts = { now, webhookVariant: deps.config.webhookVariant }
   return deps.db.tx(async (q) => {
-    const addr = (await q.query<AddressRow>('SELECT * FROM onchain_addresses WHERE address = $1 FOR UPDATE', [address])).rows[0]
+    const addr = (
+      await q.query<AddressRow>('SELECT * FROM onchain_addresses WHERE address = $1 FOR UPDATE', [address])
+    ).rows[0]
     if (!addr) return false
-    const dup = await q.query('SELECT 1 FROM onchain_deposits WHERE txid = $1 AND vout = $2', [output.txid, output.vout])
+    const dup = await q.query('SELECT 1 FROM onchain_deposits WHERE txid = $1 AND vout = $2', [
+      output.txid,
+      output.vout,
+    ])
     if (dup.rowCount > 0) return false
-    const receive = addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
+    const receive =
+      addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
     if (receive && receive.state === 'srcintent') {
       await insertDeposit(q, output, address, receive.id, now)
       await transition(
         q,
         receive,
         'srccreated',
-        { src_details: { ...receive.src_details, txid: output.txid, vout: output.vout, confirmations: output.confirmations }, next_check_at: now },
+        {
+          src_details: {
+            ...receive.src_details,
+            txid: output.txid,
+            vout: output.vout,
+            confirmations: output.confirmations,
+          },
+          next_check_at: now,
+        },
         opts,
       )
       return true
@@ -137,7 +152,13 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
   })
 }
 
-async function insertDeposit(q: Queryable, output: OnchainOutput, address: string, txnId: string, now: number) {
+async function insertDeposit(
+  q: Queryable,
+  output: OnchainOutput,
+  address: string,
+  txnId: string,
+  now: number,
+) {
   await q.query(
     `INSERT INTO onchain_deposits (txid, vout, address, amount_sats, txn_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
     [output.txid, output.vout, address, output.amountSats, txnId, now],
@@ -145,7 +166,13 @@ async function insertDeposit(q: Queryable, output: OnchainOutput, address: strin
 }
 
 /** A `deposit` transaction for money that no waiting receive was made for: it starts in srccreated. */
-async function createDepositTxn(q: Queryable, deps: BitcoinDeps, addr: AddressRow, output: OnchainOutput, now: number) {
+async function createDepositTxn(
+  q: Queryable,
+  deps: BitcoinDeps,
+  addr: AddressRow,
+  output: OnchainOutput,
+  now: number,
+) {
   const fee = receiveFee(deps.config.fees.onchain_receive!, output.amountSats)
   const at = BigInt(now)
   const row = await insertTxn(q, {
@@ -196,7 +223,12 @@ async function createDepositTxn(q: Queryable, deps: BitcoinDeps, addr: AddressRo
  * Count the confirmations of the deposit that settles `txn` (a receive or a deposit in srccreated);
  * complete it, crediting what arrived less the receive fee, once there are enough.
  */
-export async function advanceDeposit(deps: BitcoinDeps, txn: TxnRow, retryMs: number, pollMs: number): Promise<void> {
+export async function advanceDeposit(
+  deps: BitcoinDeps,
+  txn: TxnRow,
+  retryMs: number,
+  pollMs: number,
+): Promise<void> {
   const now = deps.now ?? Date.now
   const { rows } = await deps.db.query<{ txid: string; vout: number; address: string; amount_sats: bigint }>(
     'SELECT txid, vout, address, amount_sats FROM onchain_deposits WHERE txn_id = $1 ORDER BY created_at LIMIT 1',
@@ -231,14 +263,23 @@ export async function advanceDeposit(deps: BitcoinDeps, txn: TxnRow, retryMs: nu
     const received = deposit.amount_sats
     const fee = receiveFee(deps.config.fees.onchain_receive!, received)
     const at = now()
-    await postEntry(q, { txnId: t.id, kind: t.kind, now: at, postings: receivePostings('onchain', wallet.id, received, fee) })
+    await postEntry(q, {
+      txnId: t.id,
+      kind: t.kind,
+      now: at,
+      postings: receivePostings('onchain', wallet.id, received, fee),
+    })
     // The fee was quoted on the amount asked for; it is charged on what arrived.
     if (fee !== t.src_fee) await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [t.id, fee])
     await transition(
       q,
       t,
       'completed',
-      { src_settled: received, dest_settled: received - fee, src_details: { ...t.src_details, confirmations } },
+      {
+        src_settled: received,
+        dest_settled: received - fee,
+        src_details: { ...t.src_details, confirmations },
+      },
       { now: at, webhookVariant: deps.config.webhookVariant },
     )
   })
@@ -255,7 +296,9 @@ async function scheduleTxn(deps: BitcoinDeps, txn: TxnRow, at: number) {
  * One pass of the address sweep: claim due addresses (several workers skip each other's rows),
  * record new outputs, and set each address's next look. Returns true when the batch was full.
  */
-export async function runDueAddresses(deps: BitcoinDeps & { log: { error(obj: object, msg: string): void } }): Promise<boolean> {
+export async function runDueAddresses(
+  deps: BitcoinDeps & { log: { error(obj: object, msg: string): void } },
+): Promise<boolean> {
   const now = (deps.now ?? Date.now)()
   const lease = now + CLAIM_LEASE_MS
   const { rows } = await deps.db.query<AddressRow>(

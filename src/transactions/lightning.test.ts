@@ -39,13 +39,19 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
   afterAll(async () => h?.close())
 
   const btc = async (a: TestAccount) =>
-    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find((w: any) => w.ccy === 'BTC')
-  const work = () => runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
-  const get = async (a: TestAccount, txnId: string) => (await h.api('GET', `/api/v2/transaction/${txnId}`, a.token)).body
-  const events = async (txnId: string) =>
-    (await h.c.db.query<{ txn_state: string }>('SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id', [txnId])).rows.map(
-      (r) => r.txn_state,
+    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find(
+      (w: any) => w.ccy === 'BTC',
     )
+  const work = () => runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+  const get = async (a: TestAccount, txnId: string) =>
+    (await h.api('GET', `/api/v2/transaction/${txnId}`, a.token)).body
+  const events = async (txnId: string) =>
+    (
+      await h.c.db.query<{ txn_state: string }>(
+        'SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id',
+        [txnId],
+      )
+    ).rows.map((r) => r.txn_state)
   const outsideInvoice = async (body: Record<string, unknown>) => {
     const r = await h.api('POST', '/sandbox/lightning/invoice', bob.token, body)
     expect(r.status).toBe(200)
@@ -75,7 +81,9 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect(t.txnState).toBe('srccreated')
     expect(t.sourceReq.reqStatus).toBe('1')
     expect(t.sourceReq.reqDetails.paymentRequest).toMatch(/^lnbcrt123450n1/)
-    expect(t.sourceReq.reqDetails.invoicePageUrl).toMatch(/^http:\/\/localhost:8080\/pay\/[A-Za-z0-9_-]{22,}$/)
+    expect(t.sourceReq.reqDetails.invoicePageUrl).toMatch(
+      /^http:\/\/localhost:8080\/pay\/[A-Za-z0-9_-]{22,}$/,
+    )
 
     // The invoice, read by an independent decoder: our node signed it, for this amount and hash.
     const decoded = bolt11.decode(t.sourceReq.reqDetails.paymentRequest, REGTEST)
@@ -94,7 +102,9 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await work()
     expect((await get(alice, t.txnId)).txnState).toBe('srccreated')
 
-    const paid = await h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: t.sourceReq.reqDetails.paymentRequest })
+    const paid = await h.api('POST', '/sandbox/lightning/pay', bob.token, {
+      paymentRequest: t.sourceReq.reqDetails.paymentRequest,
+    })
     expect(paid.status).toBe(200)
     expect(paid.body).toEqual({ paymentHash: rows[0].rail_ref, amount: 0.00012345 })
     await work()
@@ -106,23 +116,37 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect((await btc(alice)).amount).toBe(0.01012345)
     expect(await events(t.txnId)).toEqual(['quoted', 'srccreated', 'completed'])
 
-    const again = await h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: t.sourceReq.reqDetails.paymentRequest })
+    const again = await h.api('POST', '/sandbox/lightning/pay', bob.token, {
+      paymentRequest: t.sourceReq.reqDetails.paymentRequest,
+    })
     expect(again.status).toBe(400)
-    expect(again.body).toMatchObject({ error: 'invalid_payment_request', details: [{ field: 'paymentRequest' }] })
+    expect(again.body).toMatchObject({
+      error: 'invalid_payment_request',
+      details: [{ field: 'paymentRequest' }],
+    })
     await h.expectBooksBalanced()
   })
 
   it('receive: an invoice unpaid at its expiry expires, and can no longer be paid', async () => {
     const t = await receive(bob, '0.0001')
-    const hash = (await h.c.db.query('SELECT rail_ref FROM transactions WHERE id = $1', [t.txnId])).rows[0].rail_ref
-    await h.c.db.query('UPDATE sandbox_ln_invoices SET expires_at = $2 WHERE payment_hash = $1', [hash, Date.now() - 1])
-    await h.c.db.query('UPDATE transactions SET next_check_at = 0, expires_at = $2 WHERE id = $1', [t.txnId, Date.now() - 1])
+    const hash = (await h.c.db.query('SELECT rail_ref FROM transactions WHERE id = $1', [t.txnId])).rows[0]
+      .rail_ref
+    await h.c.db.query('UPDATE sandbox_ln_invoices SET expires_at = $2 WHERE payment_hash = $1', [
+      hash,
+      Date.now() - 1,
+    ])
+    await h.c.db.query('UPDATE transactions SET next_check_at = 0, expires_at = $2 WHERE id = $1', [
+      t.txnId,
+      Date.now() - 1,
+    ])
     await work()
     const done = await get(bob, t.txnId)
     expect(done.txnState).toBe('expired')
     expect(done.msg).toBe('invoice_expired')
     expect(done.sourceReq.reqStatus).toBe('3')
-    const late = await h.api('POST', '/sandbox/lightning/pay', alice.token, { paymentRequest: t.sourceReq.reqDetails.paymentRequest })
+    const late = await h.api('POST', '/sandbox/lightning/pay', alice.token, {
+      paymentRequest: t.sourceReq.reqDetails.paymentRequest,
+    })
     expect(late.status).toBe(400)
     expect(late.body.error).toBe('invalid_payment_request')
     expect((await btc(bob)).amount).toBe(0)
@@ -132,9 +156,14 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
 
   it('receive: an unconfirmed quote can be cancelled or expire like any other', async () => {
     const q = await h.api('POST', '/api/v2/transaction', bob.token, lnReceive('0.0001'))
-    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, bob.token)).body.txnState).toBe('usercanceled')
+    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, bob.token)).body.txnState).toBe(
+      'usercanceled',
+    )
     const q2 = await h.api('POST', '/api/v2/transaction', bob.token, lnReceive('0.0001'))
-    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [q2.body.txnId, Date.now() - 1])
+    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [
+      q2.body.txnId,
+      Date.now() - 1,
+    ])
     await work()
     expect((await get(bob, q2.body.txnId)).txnState).toBe('expired')
   })
@@ -192,7 +221,10 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect(done.txnState).toBe('failed')
     expect(done.msg).toBe('route_not_found')
     expect(done.sourceReq.reqStatus).toBe('3')
-    expect(await btc(alice)).toMatchObject({ amount: before.amount, availableBalance: before.availableBalance })
+    expect(await btc(alice)).toMatchObject({
+      amount: before.amount,
+      availableBalance: before.availableBalance,
+    })
     expect(await events(q.body.txnId)).toEqual(['quoted', 'srccreated', 'failed'])
     await h.expectBooksBalanced()
   })
@@ -201,7 +233,12 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     const inv = await receive(bob, '0.0002')
     const bobBefore = await btc(bob)
     const aliceBefore = await btc(alice)
-    const q = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(inv.sourceReq.reqDetails.paymentRequest))
+    const q = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(inv.sourceReq.reqDetails.paymentRequest),
+    )
     expect(q.status).toBe(200)
     expect(q.body.sourceReq.networkFees).toBe(0)
     expect(q.body.destReq.amtRequested).toBe(0.0002)
@@ -217,16 +254,28 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect(await events(q.body.txnId)).toEqual(['quoted', 'completed'])
     expect(await events(inv.txnId)).toEqual(['quoted', 'srccreated', 'completed'])
     // Nothing left for the worker, and the sandbox's outside payer cannot pay it a second time.
-    const { rows } = await h.c.db.query('SELECT next_check_at FROM transactions WHERE id = ANY($1::text[])', [[q.body.txnId, inv.txnId]])
+    const { rows } = await h.c.db.query('SELECT next_check_at FROM transactions WHERE id = ANY($1::text[])', [
+      [q.body.txnId, inv.txnId],
+    ])
     expect(rows.every((r: any) => r.next_check_at === null)).toBe(true)
-    const outside = await h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: inv.sourceReq.reqDetails.paymentRequest })
+    const outside = await h.api('POST', '/sandbox/lightning/pay', bob.token, {
+      paymentRequest: inv.sourceReq.reqDetails.paymentRequest,
+    })
     expect(outside.status).toBe(400)
 
     // Paying it again from any account is refused at the quote.
-    const again = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(inv.sourceReq.reqDetails.paymentRequest))
+    const again = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(inv.sourceReq.reqDetails.paymentRequest),
+    )
     expect(again.status).toBe(400)
     expect(again.body.error).toBe('invalid_payment_request')
-    expect(again.body.details[0]).toEqual({ field: 'destReq.reqDetails.paymentRequest', issue: 'the invoice is already paid' })
+    expect(again.body.details[0]).toEqual({
+      field: 'destReq.reqDetails.paymentRequest',
+      issue: 'the invoice is already paid',
+    })
     await h.expectBooksBalanced()
   })
 
@@ -236,22 +285,35 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     const before = await btc(alice)
     const q = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr))
     expect(q.status).toBe(200)
-    expect((await h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: pr })).status).toBe(200)
+    expect((await h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: pr })).status).toBe(
+      200,
+    )
     await work()
     expect((await get(bob, inv.txnId)).txnState).toBe('completed')
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
     expect(c.body.txnState).toBe('failed')
     expect(c.body.msg).toBe('invoice_already_paid')
-    expect(await btc(alice)).toMatchObject({ amount: before.amount, availableBalance: before.availableBalance })
+    expect(await btc(alice)).toMatchObject({
+      amount: before.amount,
+      availableBalance: before.availableBalance,
+    })
 
     const inv2 = await receive(bob, '0.0001')
-    const q2 = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(inv2.sourceReq.reqDetails.paymentRequest))
+    const q2 = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(inv2.sourceReq.reqDetails.paymentRequest),
+    )
     await h.c.db.query('UPDATE transactions SET expires_at = $2 WHERE id = $1', [inv2.txnId, Date.now() - 1])
     const c2 = await h.api('PUT', `/api/v2/transaction/${q2.body.txnId}/confirm`, alice.token)
     expect(c2.body.txnState).toBe('failed')
     expect(c2.body.msg).toBe('invoice_expired')
     expect((await get(bob, inv2.txnId)).txnState).toBe('srccreated')
-    expect(await btc(alice)).toMatchObject({ amount: before.amount, availableBalance: before.availableBalance })
+    expect(await btc(alice)).toMatchObject({
+      amount: before.amount,
+      availableBalance: before.availableBalance,
+    })
     await h.expectBooksBalanced()
   })
 
@@ -261,7 +323,8 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     const bobBefore = (await btc(bob)).amount
     const aliceBefore = await btc(alice)
     const quotes = []
-    for (let i = 0; i < 4; i++) quotes.push((await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr))).body)
+    for (let i = 0; i < 4; i++)
+      quotes.push((await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr))).body)
     const results = await Promise.all([
       ...quotes.map((q) => h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, alice.token)),
       h.api('POST', '/sandbox/lightning/pay', bob.token, { paymentRequest: pr }),
@@ -289,7 +352,10 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect(bolt11.decode(pr, REGTEST).satoshis).toBeNull()
     const missing = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr))
     expect(missing.status).toBe(400)
-    expect(missing.body).toMatchObject({ error: 'invalid_payment_request', details: [{ field: 'destReq.amtRequested' }] })
+    expect(missing.body).toMatchObject({
+      error: 'invalid_payment_request',
+      details: [{ field: 'destReq.amtRequested' }],
+    })
     const q = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr, 0.0003))
     expect(q.status).toBe(200)
     expect(q.body.destReq.amtRequested).toBe(0.0003)
@@ -298,7 +364,10 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await work()
     expect((await get(alice, q.body.txnId)).txnState).toBe('completed')
     const hash = bolt11.decode(pr, REGTEST).tagsObject.payment_hash
-    const { rows } = await h.c.db.query('SELECT amount_msat FROM sandbox_ln_payments WHERE payment_hash = $1', [hash])
+    const { rows } = await h.c.db.query(
+      'SELECT amount_msat FROM sandbox_ln_payments WHERE payment_hash = $1',
+      [hash],
+    )
     expect(rows[0].amount_msat).toBe(30_000_000n)
     await h.expectBooksBalanced()
   })
@@ -306,7 +375,12 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
   it('send: deductNetworkFeesFromDest pays a zero-amount invoice the amount less the fees', async () => {
     const pr = await outsideInvoice({})
     const before = await btc(alice)
-    const q = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(pr, '0.001', { deductNetworkFeesFromDest: true }))
+    const q = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(pr, '0.001', { deductNetworkFeesFromDest: true }),
+    )
     expect(q.status).toBe(200)
     // 100,000 sats less 100 (service) and 500 (routing limit) = 99,400 sats.
     expect(q.body.sourceReq.amtRequested).toBe(0.001)
@@ -320,7 +394,12 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     expect(done.sourceReq.networkFees).toBe(0.00000101)
     expect((await btc(alice)).amount).toBeCloseTo(before.amount - 0.001 + 0.00000399, 8)
     const fixed = await outsideInvoice({ amount: '0.0001' })
-    const r = await h.api('POST', '/api/v2/transaction', alice.token, lnSend(fixed, undefined, { deductNetworkFeesFromDest: true }))
+    const r = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(fixed, undefined, { deductNetworkFeesFromDest: true }),
+    )
     expect(r.status).toBe(400)
     expect(r.body.details[0].field).toBe('deductNetworkFeesFromDest')
     await h.expectBooksBalanced()
@@ -351,7 +430,11 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     const cases: Array<[unknown, string, string]> = [
       [lnSend(make({ network: 'mainnet' })), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
       [lnSend(make({ network: 'testnet' })), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
-      [lnSend(make({ timestampSec: Math.floor(Date.now() / 1000) - 7200 })), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
+      [
+        lnSend(make({ timestampSec: Math.floor(Date.now() / 1000) - 7200 })),
+        'invalid_payment_request',
+        'destReq.reqDetails.paymentRequest',
+      ],
       [lnSend(flipped), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
       [lnSend(forged), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
       [lnSend('lnbcrt1notaninvoice'), 'invalid_payment_request', 'destReq.reqDetails.paymentRequest'],
@@ -360,7 +443,11 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     ]
     for (const [body, code, field] of cases) {
       const r = await h.api('POST', '/api/v2/transaction', alice.token, body)
-      expect([r.status, r.body.error, r.body.details?.[0]?.field], JSON.stringify(body)).toEqual([400, code, field])
+      expect([r.status, r.body.error, r.body.details?.[0]?.field], JSON.stringify(body)).toEqual([
+        400,
+        code,
+        field,
+      ])
     }
     // The same amount on either side is fine.
     const ok = await h.api('POST', '/api/v2/transaction', alice.token, {
@@ -398,13 +485,17 @@ describe('Lightning receive with a receive fee', () => {
     expect(q.body.destReq.amtRequested).toBe(0.0001)
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
     expect(bolt11.decode(c.body.sourceReq.reqDetails.paymentRequest, REGTEST).satoshis).toBe(10105)
-    await h.api('POST', '/sandbox/lightning/pay', a.token, { paymentRequest: c.body.sourceReq.reqDetails.paymentRequest })
+    await h.api('POST', '/sandbox/lightning/pay', a.token, {
+      paymentRequest: c.body.sourceReq.reqDetails.paymentRequest,
+    })
     await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
     const done = (await h.api('GET', `/api/v2/transaction/${q.body.txnId}`, a.token)).body
     expect(done.txnState).toBe('completed')
     expect(done.sourceReq.amtSettled).toBe(0.00010105)
     expect(done.destReq.amtSettled).toBe(0.0001)
-    const w = (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find((x: any) => x.ccy === 'BTC')
+    const w = (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find(
+      (x: any) => x.ccy === 'BTC',
+    )
     expect(w.amount).toBe(0.0001)
     await h.expectBooksBalanced()
   })

@@ -42,7 +42,11 @@ export function routingFeeLimitSats(amountSats: bigint): bigint {
 }
 
 /** Canonical invoice text: no `lightning:` scheme, lower case (BOLT11 is case-insensitive). */
-export const canonicalInvoice = (text: string) => text.trim().replace(/^lightning:/i, '').toLowerCase()
+export const canonicalInvoice = (text: string) =>
+  text
+    .trim()
+    .replace(/^lightning:/i, '')
+    .toLowerCase()
 
 /** Our own receive waiting on this payment hash, if the invoice is one this service issued. */
 async function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Promise<TxnRow | undefined> {
@@ -54,11 +58,19 @@ async function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Pro
 }
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */
-function internalInvoiceIssue(receive: TxnRow, paymentRequest: string, now: number): { msg: string; issue: string } | undefined {
+function internalInvoiceIssue(
+  receive: TxnRow,
+  paymentRequest: string,
+  now: number,
+): { msg: string; issue: string } | undefined {
   if (receive.src_details.paymentRequest !== paymentRequest) {
-    return { msg: 'invalid_payment_request', issue: 'does not match the invoice this service issued for that payment hash' }
+    return {
+      msg: 'invalid_payment_request',
+      issue: 'does not match the invoice this service issued for that payment hash',
+    }
   }
-  if (receive.state === 'completed') return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
+  if (receive.state === 'completed')
+    return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
   if (receive.state !== 'srccreated' || receive.expires_at <= BigInt(now)) {
     return { msg: 'invoice_expired', issue: 'the invoice has expired' }
   }
@@ -106,7 +118,6 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   const { config, rails } = deps
   const now = deps.now ?? Date.now
   const rule = config.fees.lightning_receive!
-
   const complete = (q: Queryable, txn: TxnRow, paidSats: bigint, at: number) =>
     completeLnReceive(deps, q, txn, paidSats, at)
 
@@ -127,7 +138,11 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
       )
       const decoded = decodeInvoice(issued.paymentRequest)
       assert(!('error' in decoded), 'the node issued an invoice we can read')
-      return { ...issued, paymentRequest: canonicalInvoice(issued.paymentRequest), expiresAtMs: decoded.expiresAtMs }
+      return {
+        ...issued,
+        paymentRequest: canonicalInvoice(issued.paymentRequest),
+        expiresAtMs: decoded.expiresAtMs,
+      }
     },
 
     async confirm(_q, txn, ctx) {
@@ -135,7 +150,10 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
       assert(issued, 'the invoice was issued before confirm')
       const pageId = newPageId()
       return ctx.transition('srccreated', {
-        src_details: { paymentRequest: issued.paymentRequest, invoicePageUrl: invoicePageUrl(config, pageId) },
+        src_details: {
+          paymentRequest: issued.paymentRequest,
+          invoicePageUrl: invoicePageUrl(config, pageId),
+        },
         rail_ref: issued.paymentHash,
         page_id: pageId,
         expires_at: BigInt(issued.expiresAtMs),
@@ -201,7 +219,8 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
         `the invoice is for ${decoded.network}; this service runs on ${config.network}`,
       )
     }
-    if (decoded.expiresAtMs <= at) throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'the invoice has expired')
+    if (decoded.expiresAtMs <= at)
+      throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'the invoice has expired')
     return { text, decoded }
   }
 
@@ -215,10 +234,22 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
     ]
   }
 
-  async function completeSend(q: Queryable, txn: TxnRow, routingFeeSats: bigint, preimage: string | null, at: number) {
+  async function completeSend(
+    q: Queryable,
+    txn: TxnRow,
+    routingFeeSats: bigint,
+    preimage: string | null,
+    at: number,
+  ) {
     const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
     assert(wallet, 'the sending account has a BTC wallet')
-    await postEntry(q, { txnId: txn.id, kind: 'ln_send', now: at, settleHolds: true, postings: sendPostings(txn, wallet.id, routingFeeSats) })
+    await postEntry(q, {
+      txnId: txn.id,
+      kind: 'ln_send',
+      now: at,
+      settleHolds: true,
+      postings: sendPostings(txn, wallet.id, routingFeeSats),
+    })
     return {
       src_network_fee: routingFeeSats,
       src_settled: txn.src_amount,
@@ -244,7 +275,11 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       let amountSats: bigint
       if (decoded.amountMsat !== null) {
         if (decoded.amountMsat % MSAT_PER_SAT !== 0n) {
-          throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'the amount has a fraction of a satoshi')
+          throw fieldError(
+            'invalid_payment_request',
+            PAYMENT_REQUEST_FIELD,
+            'the amount has a fraction of a satoshi',
+          )
         }
         amountSats = decoded.amountMsat / MSAT_PER_SAT
         if (requested && requested.minor !== amountSats) {
@@ -255,11 +290,19 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
           )
         }
         if (input.deductNetworkFeesFromDest) {
-          throw fieldError('invalid_request', 'deductNetworkFeesFromDest', 'cannot apply to an invoice with a fixed amount')
+          throw fieldError(
+            'invalid_request',
+            'deductNetworkFeesFromDest',
+            'cannot apply to an invoice with a fixed amount',
+          )
         }
       } else {
         if (!requested) {
-          throw fieldError('invalid_payment_request', 'destReq.amtRequested', 'the invoice has no amount: set amtRequested')
+          throw fieldError(
+            'invalid_payment_request',
+            'destReq.amtRequested',
+            'the invoice has no amount: set amtRequested',
+          )
         }
         amountSats = requested.minor
       }
@@ -303,7 +346,10 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       const issue = internalInvoiceIssue(receive, paymentRequest, ctx.now)
       if (issue || receive.src_amount !== txn.dest_amount) {
         await voidHolds(q, txn.id, ctx.now)
-        return ctx.transition('failed', { msg: issue?.msg ?? 'incorrect_payment_details', rail_ref: paymentHash })
+        return ctx.transition('failed', {
+          msg: issue?.msg ?? 'incorrect_payment_details',
+          rail_ref: paymentHash,
+        })
       }
       // Both sides settle in this one database transaction: the sender's entry pays the Lightning
       // account, the receiver's entry is paid from it, so it nets to zero as if routed.
@@ -316,11 +362,21 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
         now: ctx.now,
         postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
       })
-      await transition(q, receive, 'completed', { src_settled: receive.src_amount, dest_settled: receive.dest_amount }, {
-        now: ctx.now,
-        webhookVariant: config.webhookVariant,
+      await transition(
+        q,
+        receive,
+        'completed',
+        { src_settled: receive.src_amount, dest_settled: receive.dest_amount },
+        {
+          now: ctx.now,
+          webhookVariant: config.webhookVariant,
+        },
+      )
+      return ctx.transition('completed', {
+        ...patch,
+        dest_details: { ...patch.dest_details, internal: true },
+        rail_ref: paymentHash,
       })
-      return ctx.transition('completed', { ...patch, dest_details: { ...patch.dest_details, internal: true }, rail_ref: paymentHash })
     },
 
     async advance(txn) {
@@ -343,7 +399,10 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
         if (feeSats > txn.src_network_fee) {
           // A node must not exceed the limit it was given; if one does, the customer is still
           // charged no more than quoted and the difference is ours to look into.
-          deps.log?.error({ txnId: txn.id, feeMsat: String(result.feeMsat) }, 'a payment exceeded its routing-fee limit')
+          deps.log?.error(
+            { txnId: txn.id, feeMsat: String(result.feeMsat) },
+            'a payment exceeded its routing-fee limit',
+          )
           feeSats = txn.src_network_fee
         }
         await deps.transactions().apply(txn.id, async (q, t, move) => {

@@ -46,12 +46,18 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
   afterAll(async () => h?.close())
 
   const btc = async (a: TestAccount) =>
-    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find((w: any) => w.ccy === 'BTC')
-  const get = async (a: TestAccount, txnId: string) => (await h.api('GET', `/api/v2/transaction/${txnId}`, a.token)).body
-  const events = async (txnId: string) =>
-    (await h.c.db.query<{ txn_state: string }>('SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id', [txnId])).rows.map(
-      (r) => r.txn_state,
+    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find(
+      (w: any) => w.ccy === 'BTC',
     )
+  const get = async (a: TestAccount, txnId: string) =>
+    (await h.api('GET', `/api/v2/transaction/${txnId}`, a.token)).body
+  const events = async (txnId: string) =>
+    (
+      await h.c.db.query<{ txn_state: string }>(
+        'SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id',
+        [txnId],
+      )
+    ).rows.map((r) => r.txn_state)
   /** Let the watcher and the transaction worker do everything that is due now. */
   const work = async () => {
     await runDueAddresses({ ...h.c.bitcoin, log: console })
@@ -76,9 +82,10 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
   }
   const depositsOf = async (a: TestAccount) =>
     (
-      await h.c.db.query<{ id: string }>(`SELECT id FROM transactions WHERE account_id = $1 AND kind = 'deposit' ORDER BY created_at`, [
-        a.accountId,
-      ])
+      await h.c.db.query<{ id: string }>(
+        `SELECT id FROM transactions WHERE account_id = $1 AND kind = 'deposit' ORDER BY created_at`,
+        [a.accountId],
+      )
     ).rows.map((r) => r.id)
 
   it('receive: quoted without an address; srcintent with address, BIP21 and page; seen -> srccreated; mined -> completed', async () => {
@@ -175,14 +182,21 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     expect(await events(fresh[0]!)).toEqual(['srccreated', 'completed'])
     // The first receive was settled by the first payment only.
     expect((await get(alice, t.txnId)).destReq.amtSettled).toBe(0.0002)
-    const listed = await h.api('GET', '/api/v2/transaction?srcMethods=on-chain&txnStatuses=completed', alice.token)
+    const listed = await h.api(
+      'GET',
+      '/api/v2/transaction?srcMethods=on-chain&txnStatuses=completed',
+      alice.token,
+    )
     expect(listed.body.data.map((x: any) => x.txnId)).toContain(fresh[0])
     await h.expectBooksBalanced()
   })
 
   it('receive: unpaid at expiry -> expired; a late payment is still credited, through a new transaction', async () => {
     const t = await receive(alice, '0.0003')
-    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [t.txnId, Date.now() - 1])
+    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [
+      t.txnId,
+      Date.now() - 1,
+    ])
     await work()
     const expired = await get(alice, t.txnId)
     expect(expired.txnState).toBe('expired')
@@ -206,7 +220,10 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     const t = await receive(alice, '0.0001')
     await pay(t.sourceReq.reqDetails.address, '0.0001')
     // The worker reaches the expiry before the watcher has swept the address.
-    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [t.txnId, Date.now() - 1])
+    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [
+      t.txnId,
+      Date.now() - 1,
+    ])
     await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
     expect((await get(alice, t.txnId)).txnState).toBe('srccreated')
     await mine()
@@ -220,7 +237,9 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     expect(a1.status).toBe(200)
     const address = a1.body.staticOnchainAddress
     expect(btcAddress.toOutputScript(address, networks.regtest).length).toBe(22)
-    expect((await h.api('GET', '/api/v2/account/onchain-address', alice.token)).body.staticOnchainAddress).toBe(address)
+    expect(
+      (await h.api('GET', '/api/v2/account/onchain-address', alice.token)).body.staticOnchainAddress,
+    ).toBe(address)
     const other = (await h.api('GET', '/api/v2/account/onchain-address', bob.token)).body.staticOnchainAddress
     expect(other).not.toBe(address)
     expect((await h.api('GET', '/api/v2/account/onchain-address', undefined)).status).toBe(401)
@@ -266,7 +285,9 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
       expect(q.body.sourceReq.svcpayFees).toBe(0.000001)
       expect(q.body.destReq.reqDetails.address).toBe(address)
       expect(q.body.destReq.amtRequested).toBe(0.001)
-      expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, bob.token)).body.txnState).toBe('usercanceled')
+      expect(
+        (await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, bob.token)).body.txnState,
+      ).toBe('usercanceled')
     }
 
     const before = await btc(bob)
@@ -307,7 +328,11 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     const mainnetLegacy = p2pkh(pub).address!
     for (const address of [flipped, mainnet, testnet, mainnetLegacy, 'not-an-address', '']) {
       const r = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(address, '0.001'))
-      expect([r.status, r.body.error, r.body.details?.[0]?.field], address).toEqual([400, 'invalid_address', 'destReq.reqDetails.address'])
+      expect([r.status, r.body.error, r.body.details?.[0]?.field], address).toEqual([
+        400,
+        'invalid_address',
+        'destReq.reqDetails.address',
+      ])
     }
     const low = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(good, '0.00000999'))
     expect([low.status, low.body.error]).toEqual([400, 'amount_below_minimum'])
@@ -318,7 +343,12 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
 
   it('send: deductNetworkFeesFromDest takes the fees out of the amount sent', async () => {
     const before = await btc(bob)
-    const q = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(ADDRESSES.p2wpkh, '0.001', { deductNetworkFeesFromDest: true }))
+    const q = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      bob.token,
+      sendBody(ADDRESSES.p2wpkh, '0.001', { deductNetworkFeesFromDest: true }),
+    )
     expect(q.status).toBe(200)
     // 100,000 sats less 100 (service fee) and 12 x 141 = 1,692 (network fee) = 98,208 sats.
     expect(q.body.sourceReq.amtRequested).toBe(0.001)
@@ -331,15 +361,21 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     const outs = await h.c.bitcoin.rails.onchain.listOutputs(ADDRESSES.p2wpkh)
     expect(outs.find((o) => o.txid === sent.destReq.reqDetails.txid)?.amountSats).toBe(98_208n)
     expect((await btc(bob)).amount).toBeCloseTo(before.amount - 0.001, 8)
-    const tooSmall = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(ADDRESSES.p2wpkh, '0.00001', { deductNetworkFeesFromDest: true }))
+    const tooSmall = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      bob.token,
+      sendBody(ADDRESSES.p2wpkh, '0.00001', { deductNetworkFeesFromDest: true }),
+    )
     expect(tooSmall.status).toBe(400)
     await mine()
     await work()
     await h.expectBooksBalanced()
   })
 
-  it('send to another account of ours goes over the chain and arrives as that account\'s deposit', async () => {
-    const address = (await h.api('GET', '/api/v2/account/onchain-address', alice.token)).body.staticOnchainAddress
+  it("send to another account of ours goes over the chain and arrives as that account's deposit", async () => {
+    const address = (await h.api('GET', '/api/v2/account/onchain-address', alice.token)).body
+      .staticOnchainAddress
     const aliceBefore = (await btc(alice)).amount
     const known = await depositsOf(alice)
     const q = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(address, '0.0004'))

@@ -11,7 +11,15 @@ import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { decimalDetail } from './present.js'
 import type { TxnRow } from './repository.js'
-import { checkAgainAt, invoicePageUrl, newPageId, nodeCall, receiveQuote, wakeWorkers, type BitcoinDeps } from './bitcoin-common.js'
+import {
+  checkAgainAt,
+  invoicePageUrl,
+  newPageId,
+  nodeCall,
+  receiveQuote,
+  wakeWorkers,
+  type BitcoinDeps,
+} from './bitcoin-common.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 
 /** The smallest on-chain send: 0.00001 BTC. */
@@ -194,16 +202,23 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     kind: 'onchain_send',
     async quote({ input }) {
       const raw = input.destReq.reqDetails?.address
-      if (typeof raw !== 'string' || raw.trim() === '') throw fieldError('invalid_address', ADDRESS_FIELD, 'is required')
+      if (typeof raw !== 'string' || raw.trim() === '')
+        throw fieldError('invalid_address', ADDRESS_FIELD, 'is required')
       const address = raw.trim()
       const check = validateAddress(address, config.network)
       if (!check.ok) throw fieldError('invalid_address', ADDRESS_FIELD, check.issue)
       const requested = requestedAmount(input)!
       const amountField = requested.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
       const belowMinimum = () =>
-        fieldError('amount_below_minimum', amountField, `the smallest on-chain send is ${formatMinor(ONCHAIN_SEND_MIN_SATS, 'BTC')} BTC`)
+        fieldError(
+          'amount_below_minimum',
+          amountField,
+          `the smallest on-chain send is ${formatMinor(ONCHAIN_SEND_MIN_SATS, 'BTC')} BTC`,
+        )
       if (requested.minor < ONCHAIN_SEND_MIN_SATS) throw belowMinimum()
-      const feeRate = await nodeCall('Bitcoin node fee estimate', () => rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS))
+      const feeRate = await nodeCall('Bitcoin node fee estimate', () =>
+        rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS),
+      )
       const networkFee = networkFeeSats(feeRate, estimateSendVsize(check.type))
       const amounts = walletAmounts({
         requested,

@@ -27,10 +27,17 @@ describe('the sandbox Lightning node', () => {
     await drop?.()
   })
   const outside = (amountSats?: bigint, outcome: 'succeed' | 'fail' = 'succeed') =>
-    rail.createOutsideInvoice({ ...(amountSats === undefined ? {} : { amountMsat: amountSats * 1000n }), outcome })
+    rail.createOutsideInvoice({
+      ...(amountSats === undefined ? {} : { amountMsat: amountSats * 1000n }),
+      outcome,
+    })
 
   it('issues BOLT11 invoices signed by our node key that an independent decoder accepts', async () => {
-    const inv = await rail.createInvoice({ amountMsat: 2_500_000n, description: 'svcpay Test', expirySeconds: 900 })
+    const inv = await rail.createInvoice({
+      amountMsat: 2_500_000n,
+      description: 'svcpay Test',
+      expirySeconds: 900,
+    })
     const d = bolt11.decode(inv.paymentRequest, REGTEST)
     expect(d.payeeNodeKey).toBe(nodePub)
     expect(d.millisatoshis).toBe('2500000')
@@ -54,22 +61,38 @@ describe('the sandbox Lightning node', () => {
     expect(await rail.lookupInvoice(inv.paymentHash)).toEqual({ state: 'open', amountPaidMsat: 0n })
     const paid = await db.tx((q) => rail.payOurInvoice(q, inv.paymentRequest.toUpperCase()))
     expect(paid).toEqual({ ok: true, paymentHash: inv.paymentHash, amountPaidMsat: 5_000_000n })
-    expect(await rail.lookupInvoice(inv.paymentHash)).toEqual({ state: 'settled', amountPaidMsat: 5_000_000n })
-    expect(await db.tx((q) => rail.payOurInvoice(q, inv.paymentRequest))).toEqual({ ok: false, issue: 'the invoice is already paid' })
+    expect(await rail.lookupInvoice(inv.paymentHash)).toEqual({
+      state: 'settled',
+      amountPaidMsat: 5_000_000n,
+    })
+    expect(await db.tx((q) => rail.payOurInvoice(q, inv.paymentRequest))).toEqual({
+      ok: false,
+      issue: 'the invoice is already paid',
+    })
     const out = await outside(10n)
     expect(await db.tx((q) => rail.payOurInvoice(q, out.paymentRequest))).toMatchObject({ ok: false })
   })
 
   it('reports an expired invoice as cancelled, and refuses to pay it', async () => {
     const inv = await rail.createInvoice({ amountMsat: 1_000n, description: 'd', expirySeconds: 60 })
-    await db.query('UPDATE sandbox_ln_invoices SET expires_at = $2 WHERE payment_hash = $1', [inv.paymentHash, Date.now() - 1])
+    await db.query('UPDATE sandbox_ln_invoices SET expires_at = $2 WHERE payment_hash = $1', [
+      inv.paymentHash,
+      Date.now() - 1,
+    ])
     expect((await rail.lookupInvoice(inv.paymentHash)).state).toBe('canceled')
-    expect(await db.tx((q) => rail.payOurInvoice(q, inv.paymentRequest))).toEqual({ ok: false, issue: 'the invoice has expired' })
+    expect(await db.tx((q) => rail.payOurInvoice(q, inv.paymentRequest))).toEqual({
+      ok: false,
+      issue: 'the invoice has expired',
+    })
   })
 
   it('pays outside invoices with a preimage that hashes to the payment hash, charging 1 sat + 0.1% within the limit', async () => {
     const out = await outside(200_000n)
-    const r = await rail.sendPayment({ paymentRequest: out.paymentRequest, amountMsat: 200_000_000n, feeLimitMsat: 1_000_000n })
+    const r = await rail.sendPayment({
+      paymentRequest: out.paymentRequest,
+      amountMsat: 200_000_000n,
+      feeLimitMsat: 1_000_000n,
+    })
     expect(r.status).toBe('succeeded')
     if (r.status !== 'succeeded') return
     expect(bytesToHex(sha256(hexToBytes(r.preimage)))).toBe(out.paymentHash)
@@ -79,12 +102,18 @@ describe('the sandbox Lightning node', () => {
 
   it('is idempotent by payment hash: repeated and concurrent sends pay once', async () => {
     const out = await outside(1_000n)
-    const send = () => rail.sendPayment({ paymentRequest: out.paymentRequest, amountMsat: 1_000_000n, feeLimitMsat: 10_000n })
+    const send = () =>
+      rail.sendPayment({ paymentRequest: out.paymentRequest, amountMsat: 1_000_000n, feeLimitMsat: 10_000n })
     const results = await Promise.all([send(), send(), send(), send()])
-    expect(new Set(results.map((x) => JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))).size).toBe(1)
+    expect(
+      new Set(results.map((x) => JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))).size,
+    ).toBe(1)
     expect(results[0]!.status).toBe('succeeded')
     expect((await send()).status).toBe('succeeded')
-    const { rows } = await db.query('SELECT count(*)::int AS n FROM sandbox_ln_payments WHERE payment_hash = $1', [out.paymentHash])
+    const { rows } = await db.query(
+      'SELECT count(*)::int AS n FROM sandbox_ln_payments WHERE payment_hash = $1',
+      [out.paymentHash],
+    )
     expect(rows[0].n).toBe(1)
   })
 
@@ -96,14 +125,23 @@ describe('the sandbox Lightning node', () => {
     const ours = await rail.createInvoice({ amountMsat: 1_000_000n, description: 'd', expirySeconds: 60 })
     expect(await pay(ours.paymentRequest)).toEqual({ status: 'failed', reason: 'self_payment' })
     const expired = await outside(1_000n)
-    await db.query('UPDATE sandbox_ln_invoices SET expires_at = 0 WHERE payment_hash = $1', [expired.paymentHash])
+    await db.query('UPDATE sandbox_ln_invoices SET expires_at = 0 WHERE payment_hash = $1', [
+      expired.paymentHash,
+    ])
     expect(await pay(expired.paymentRequest)).toEqual({ status: 'failed', reason: 'invoice_expired' })
-    const stranger = createSandboxLightningRail({ db, network: 'regtest', nodePrivateKey: new Uint8Array(32).fill(3) })
+    const stranger = createSandboxLightningRail({
+      db,
+      network: 'regtest',
+      nodePrivateKey: new Uint8Array(32).fill(3),
+    })
     const unknown = await stranger.createOutsideInvoice({ amountMsat: 1_000_000n, outcome: 'succeed' })
     await db.query('DELETE FROM sandbox_ln_invoices WHERE payment_hash = $1', [unknown.paymentHash])
     expect(await pay(unknown.paymentRequest)).toEqual({ status: 'failed', reason: 'route_not_found' })
     const pricey = await outside(1_000n)
-    expect(await pay(pricey.paymentRequest, 1_000_000n, 1_000n)).toEqual({ status: 'failed', reason: 'route_not_found' })
+    expect(await pay(pricey.paymentRequest, 1_000_000n, 1_000n)).toEqual({
+      status: 'failed',
+      reason: 'route_not_found',
+    })
     expect(await pay('lnbcrt1garbage')).toEqual({ status: 'failed', reason: 'invalid_payment_request' })
     expect(await rail.lookupPayment('00'.repeat(32))).toEqual({ status: 'unknown' })
   })

@@ -4,7 +4,12 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Db, Queryable } from '../../db/db.js'
 import type { Network } from '../network.js'
-import type { LightningInvoiceIssued, LightningInvoiceState, LightningPaymentState, LightningRail } from '../rail.js'
+import type {
+  LightningInvoiceIssued,
+  LightningInvoiceState,
+  LightningPaymentState,
+  LightningRail,
+} from '../rail.js'
 import { decodeInvoice, encodeInvoice } from './bolt11.js'
 
 /**
@@ -17,7 +22,10 @@ export interface SandboxLightningRail extends LightningRail {
   /** The outside node's public key (hex), the payee of invoices made by `createOutsideInvoice`. */
   readonly outsideNodePublicKey: string
   /** Issue an invoice from an outside node for sends to pay; `fail` makes every payment to it fail. */
-  createOutsideInvoice(input: { amountMsat?: bigint; outcome: 'succeed' | 'fail' }): Promise<LightningInvoiceIssued>
+  createOutsideInvoice(input: {
+    amountMsat?: bigint
+    outcome: 'succeed' | 'fail'
+  }): Promise<LightningInvoiceIssued>
   /**
    * An outside payer pays one of our invoices, inside the caller's database transaction. Returns
    * the issue a person can act on when it cannot be paid.
@@ -61,11 +69,19 @@ export function createSandboxLightningRail(deps: {
   const { db, network } = deps
   const now = deps.now ?? Date.now
   // The outside node's key is derived from ours so that it, too, survives restarts without storage.
-  const outsideKey = sha256(new Uint8Array([...utf8ToBytes('svcpay sandbox outside node'), ...deps.nodePrivateKey]))
+  const outsideKey = sha256(
+    new Uint8Array([...utf8ToBytes('svcpay sandbox outside node'), ...deps.nodePrivateKey]),
+  )
   const outsidePublicKey = bytesToHex(secp256k1.getPublicKey(outsideKey, true))
 
   async function issue(
-    input: { amountMsat?: bigint; description: string; expirySeconds: number; ours: boolean; outcome: 'succeed' | 'fail' },
+    input: {
+      amountMsat?: bigint
+      description: string
+      expirySeconds: number
+      ours: boolean
+      outcome: 'succeed' | 'fail'
+    },
     key: Uint8Array,
   ): Promise<LightningInvoiceIssued> {
     const preimage = new Uint8Array(randomBytes(32))
@@ -115,12 +131,14 @@ export function createSandboxLightningRail(deps: {
     feeLimitMsat: bigint,
   ): { status: 'succeeded'; feeMsat: bigint } | { status: 'failed'; reason: string } {
     // An invoice the network does not know, or a text altered after signing, names a node nobody can reach.
-    if (!invoice || invoice.payment_request !== normalise(paymentRequest)) return { status: 'failed', reason: 'route_not_found' }
+    if (!invoice || invoice.payment_request !== normalise(paymentRequest))
+      return { status: 'failed', reason: 'route_not_found' }
     // Our own invoices are settled inside the service and never reach the node; a node refuses to pay itself.
     if (invoice.ours) return { status: 'failed', reason: 'self_payment' }
     if (invoice.outcome === 'fail') return { status: 'failed', reason: 'route_not_found' }
     if (invoice.state === 'settled') return { status: 'failed', reason: 'invoice_already_paid' }
-    if (invoice.state === 'canceled' || invoice.expires_at <= BigInt(now())) return { status: 'failed', reason: 'invoice_expired' }
+    if (invoice.state === 'canceled' || invoice.expires_at <= BigInt(now()))
+      return { status: 'failed', reason: 'invoice_expired' }
     if (invoice.amount_msat !== null && amountMsat < invoice.amount_msat) {
       return { status: 'failed', reason: 'incorrect_payment_details' }
     }
@@ -152,9 +170,10 @@ export function createSandboxLightningRail(deps: {
     },
 
     async lookupInvoice(paymentHash): Promise<LightningInvoiceState> {
-      const { rows } = await db.query<InvoiceRow>('SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1', [
-        paymentHash,
-      ])
+      const { rows } = await db.query<InvoiceRow>(
+        'SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1',
+        [paymentHash],
+      )
       const inv = rows[0]
       if (!inv) return { state: 'canceled', amountPaidMsat: 0n }
       // Like LND, an open invoice past its expiry is cancelled: it can no longer be paid.
@@ -167,10 +186,15 @@ export function createSandboxLightningRail(deps: {
       if ('error' in decoded) return { status: 'failed', reason: 'invalid_payment_request' }
       const hash = decoded.paymentHash
       return db.tx(async (q) => {
-        const existing = await q.query<PaymentRow>('SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1 FOR UPDATE', [hash])
+        const existing = await q.query<PaymentRow>(
+          'SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1 FOR UPDATE',
+          [hash],
+        )
         if (existing.rows[0]) return paymentState(existing.rows[0])
         const inv = (
-          await q.query<InvoiceRow>('SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1 FOR UPDATE', [hash])
+          await q.query<InvoiceRow>('SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1 FOR UPDATE', [
+            hash,
+          ])
         ).rows[0]
         const outcome = outcomeOf(inv, paymentRequest, amountMsat, feeLimitMsat)
         const at = now()
@@ -191,7 +215,9 @@ export function createSandboxLightningRail(deps: {
           ],
         )
         if (inserted.rowCount === 0) {
-          const row = (await q.query<PaymentRow>('SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1', [hash])).rows[0]!
+          const row = (
+            await q.query<PaymentRow>('SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1', [hash])
+          ).rows[0]!
           return paymentState(row)
         }
         if (outcome.status === 'succeeded') {
@@ -206,14 +232,18 @@ export function createSandboxLightningRail(deps: {
     },
 
     async lookupPayment(paymentHash) {
-      const { rows } = await db.query<PaymentRow>('SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1', [paymentHash])
+      const { rows } = await db.query<PaymentRow>(
+        'SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1',
+        [paymentHash],
+      )
       return rows[0] ? paymentState(rows[0]) : { status: 'unknown' }
     },
 
     async payOurInvoice(q, paymentRequest) {
       const decoded = decodeInvoice(paymentRequest)
       if ('error' in decoded) return { ok: false, issue: decoded.error }
-      if (decoded.network !== network) return { ok: false, issue: `the invoice is for ${decoded.network}, not ${network}` }
+      if (decoded.network !== network)
+        return { ok: false, issue: `the invoice is for ${decoded.network}, not ${network}` }
       const { rows } = await q.query<InvoiceRow>(
         'SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1 AND ours FOR UPDATE',
         [decoded.paymentHash],
@@ -223,7 +253,8 @@ export function createSandboxLightningRail(deps: {
         return { ok: false, issue: 'not an invoice issued by this service' }
       }
       if (inv.state === 'settled') return { ok: false, issue: 'the invoice is already paid' }
-      if (inv.state === 'canceled' || inv.expires_at <= BigInt(now())) return { ok: false, issue: 'the invoice has expired' }
+      if (inv.state === 'canceled' || inv.expires_at <= BigInt(now()))
+        return { ok: false, issue: 'the invoice has expired' }
       // The service never issues zero-amount invoices, so the payer pays the amount asked.
       const paid = inv.amount_msat ?? 0n
       await q.query(

@@ -6,7 +6,6 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { createTestDb } from '../../../test/helpers/harness.js'
 import { migrate } from '../../db/migrate.js'
 import type { Db } from '../../db/db.js'
-import { RailFailure } from '../rail.js'
 import { createSandboxOnchainRail, type SandboxOnchainRail } from './sandbox.js'
 
 const REGTEST: BTC_NETWORK = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef }
@@ -46,7 +45,8 @@ describe('the sandbox chain', () => {
   })
 
   it('sends from the hot wallet idempotently by request id, with a sha256 txid', async () => {
-    const send = () => chain.send({ address: TAPROOT, amountSats: 50_000n, feeRateSatPerVb: 10n, requestId: 'txn_abc' })
+    const send = () =>
+      chain.send({ address: TAPROOT, amountSats: 50_000n, feeRateSatPerVb: 10n, requestId: 'txn_abc' })
     const [a, b] = await Promise.all([send(), send(), send()])
     expect(a).toEqual(b)
     expect(a!.txid).toBe(createHash('sha256').update('svcpay-sandbox-send:txn_abc').digest('hex'))

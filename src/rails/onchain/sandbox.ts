@@ -30,7 +30,11 @@ const FEE_RATE_FLOOR = 2n
 /** At most this many blocks per call: the chain is a table, not a place for runaway loops. */
 export const MINE_BLOCKS_MAX = 1_000
 
-export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?: () => number }): SandboxOnchainRail {
+export function createSandboxOnchainRail(deps: {
+  db: Db
+  network: Network
+  now?: () => number
+}): SandboxOnchainRail {
   const { db, network } = deps
   const now = deps.now ?? Date.now
 
@@ -47,14 +51,16 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
       [input.txid, input.requestId, input.feeSats, now()],
     )
     if (inserted.rowCount === 0) return false
-    await q.query('INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES ($1, 0, $2, $3)', [
-      input.txid,
-      input.address,
-      input.amountSats,
-    ])
+    await q.query(
+      'INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES ($1, 0, $2, $3)',
+      [input.txid, input.address, input.amountSats],
+    )
     // Like a node's notification of a new transaction: if the address is one we watch, the deposit
     // watcher looks at it now (the NOTIFY is sent when this commits).
-    const watched = await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [input.address, now()])
+    const watched = await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [
+      input.address,
+      now(),
+    ])
     if (watched.rowCount > 0) await q.query(`SELECT pg_notify('svcpay_wake', '')`)
     return true
   }
@@ -73,7 +79,12 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
     },
 
     async listOutputs(address): Promise<OnchainOutput[]> {
-      const { rows } = await db.query<{ txid: string; vout: number; amount_sats: bigint; confirmations: bigint }>(
+      const { rows } = await db.query<{
+        txid: string
+        vout: number
+        amount_sats: bigint
+        confirmations: bigint
+      }>(
         `SELECT o.txid, o.vout, o.amount_sats,
                 CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
            FROM sandbox_chain_outputs o
@@ -83,7 +94,12 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
           ORDER BY t.created_at, o.txid, o.vout`,
         [address],
       )
-      return rows.map((r) => ({ txid: r.txid, vout: r.vout, amountSats: r.amount_sats, confirmations: Number(r.confirmations) }))
+      return rows.map((r) => ({
+        txid: r.txid,
+        vout: r.vout,
+        amountSats: r.amount_sats,
+        confirmations: Number(r.confirmations),
+      }))
     },
 
     async estimateFeeRate(targetBlocks) {
@@ -93,7 +109,8 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
 
     async send({ address, amountSats, feeRateSatPerVb, requestId }) {
       const check = validateAddress(address, network)
-      if (!check.ok) throw new RailFailure('invalid_address', `the node refuses the address: ${check.issue}`, false)
+      if (!check.ok)
+        throw new RailFailure('invalid_address', `the node refuses the address: ${check.issue}`, false)
       // The txid follows from the request id, so a repeated or concurrent send finds the first one
       // (a concurrent insert waits for the other to commit, then does nothing).
       const txid = txidOf(`svcpay-sandbox-send:${requestId}`)
@@ -123,11 +140,14 @@ export function createSandboxOnchainRail(deps: { db: Db; network: Network; now?:
         throw new RangeError(`blocks must be a whole number from 1 to ${MINE_BLOCKS_MAX}`)
       }
       // The tip row is the chain's lock: two miners at once take turns.
-      const { rows } = await q.query<{ height: bigint }>('UPDATE sandbox_chain SET height = height + $1 WHERE id = 1 RETURNING height', [
-        blocks,
-      ])
+      const { rows } = await q.query<{ height: bigint }>(
+        'UPDATE sandbox_chain SET height = height + $1 WHERE id = 1 RETURNING height',
+        [blocks],
+      )
       const tip = rows[0]!.height
-      await q.query('UPDATE sandbox_chain_txs SET block_height = $1 WHERE block_height IS NULL', [tip - BigInt(blocks) + 1n])
+      await q.query('UPDATE sandbox_chain_txs SET block_height = $1 WHERE block_height IS NULL', [
+        tip - BigInt(blocks) + 1n,
+      ])
       return Number(tip)
     },
 
