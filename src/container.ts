@@ -84,7 +84,9 @@ export async function createContainer(
   )
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
-  const bitcoinKeys = await loadBitcoinKeys(db, box, config.network)
+  const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
+    accountXpub: config.env.ONCHAIN_XPUB || undefined,
+  })
   const bitcoin: BitcoinDeps = {
     db,
     config,

@@ -43,18 +43,33 @@ describe('the service Bitcoin keys', () => {
     expect(Object.keys(stored)).toEqual(expect.arrayContaining(['ln_node_key', 'onchain_master_key_regtest']))
     // Sealed: neither secret appears in the clear.
     expect(stored.ln_node_key).not.toContain(bytesToHex(first.nodePrivateKey))
-    expect(stored.onchain_master_key_regtest).not.toContain(first.masterKey)
+    expect(stored.onchain_master_key_regtest).not.toContain(first.masterKey!)
     expect(box.open(stored.onchain_master_key_regtest!)).toBe(first.masterKey)
   })
 
   it('derive BIP84 receive addresses that an independent library accepts', async () => {
     const keys = await loadBitcoinKeys(db, box, 'regtest')
     const a0 = keys.receiveAddress(0)
-    expect(a0).toBe(deriveReceiveAddress(keys.masterKey, 0, 'regtest'))
+    expect(a0).toBe(deriveReceiveAddress(keys.masterKey!, 0, 'regtest'))
     expect(keys.receiveAddress(1)).not.toBe(a0)
     // The watch-only account key derives the same addresses as the master key.
     expect(deriveReceiveAddress(keys.accountXpub, 7, 'regtest')).toBe(keys.receiveAddress(7))
     expect(btcAddress.toOutputScript(a0, networks.regtest).length).toBe(22)
+  })
+
+  it("derive from the operator's own account key when ONCHAIN_XPUB is given, holding no on-chain secret", async () => {
+    const own = await loadBitcoinKeys(db, box, 'regtest')
+    const watchOnly = await loadBitcoinKeys(db, box, 'regtest', { accountXpub: own.accountXpub })
+    expect(watchOnly.masterKey).toBeNull()
+    expect(watchOnly.receiveAddress(3)).toBe(own.receiveAddress(3))
+    expect(watchOnly.nodePublicKey).toBe(own.nodePublicKey)
+    await expect(loadBitcoinKeys(db, box, 'regtest', { accountXpub: 'xpub-nonsense' })).rejects.toThrow(
+      /ONCHAIN_XPUB/,
+    )
+    const mainnetXpub = (await loadBitcoinKeys(db, box, 'mainnet')).accountXpub
+    await expect(loadBitcoinKeys(db, box, 'regtest', { accountXpub: mainnetXpub })).rejects.toThrow(
+      /ONCHAIN_XPUB/,
+    )
   })
 
   it('keep a separate extended key per network family', async () => {
