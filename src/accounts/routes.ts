@@ -29,7 +29,7 @@ export function accountRoutes(
   app: FastifyInstance,
   deps: { accounts: AccountsService; auth: AuthService },
 ): void {
-  const preHandler = bearerAuth(deps.auth)
+  const onRequest = bearerAuth(deps.auth)
   const { accounts } = deps
 
   // An unrelated or unknown account answers 401 alike, so account ids cannot be probed.
@@ -44,7 +44,7 @@ export function accountRoutes(
   app.get(
     '/api/v2/account/:accountId',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Accounts'],
         summary: 'Read account information',
@@ -68,7 +68,7 @@ export function accountRoutes(
   app.get(
     '/api/v2/account/:accountId/wallet/',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Wallets'],
         summary: "List an account's wallets",
@@ -87,7 +87,7 @@ export function accountRoutes(
   app.get(
     '/api/v2/account/:accountId/wallet/:walletId',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Wallets'],
         summary: 'Read one wallet',

@@ -11,7 +11,7 @@ import { checkBooks } from '../ledger/ledger.js'
  * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
  * out of the public API reference.
  */
-/** The preHandler of operator routes: a bearer ADMIN_TOKEN, compared in constant time. */
+/** The onRequest guard of operator routes: a bearer ADMIN_TOKEN, compared in constant time. */
 export function adminAuth(adminToken: string) {
   const expected = createHash('sha256').update(adminToken).digest()
   return async (request: FastifyRequest) => {
@@ -25,14 +25,14 @@ export function adminRoutes(
   app: FastifyInstance,
   deps: { accounts: AccountsService; auth: AuthService; db: Db; adminToken: string },
 ): void {
-  const preHandler = adminAuth(deps.adminToken)
+  const onRequest = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
   const TierSchema = Type.Union([Type.Literal('standard'), Type.Literal('premium')])
 
   app.post(
     '/admin/accounts',
     {
-      preHandler,
+      onRequest,
       schema: {
         ...schema,
         body: Type.Object({
@@ -51,11 +51,11 @@ export function adminRoutes(
     },
   )
 
-  app.get('/admin/accounts', { preHandler, schema }, async () => ({ data: await deps.accounts.list(1000) }))
+  app.get('/admin/accounts', { onRequest, schema }, async () => ({ data: await deps.accounts.list(1000) }))
 
   app.put(
     '/admin/accounts/:accountId/tier',
-    { preHandler, schema: { ...schema, body: Type.Object({ tier: TierSchema }) } },
+    { onRequest, schema: { ...schema, body: Type.Object({ tier: TierSchema }) } },
     async (request) => {
       const { accountId } = request.params as { accountId: string }
       const { tier } = request.body as { tier: Tier }
@@ -66,7 +66,7 @@ export function adminRoutes(
 
   app.post(
     '/admin/keys',
-    { preHandler, schema: { ...schema, body: Type.Object({ accountId: Type.String({ maxLength: 64 }) }) } },
+    { onRequest, schema: { ...schema, body: Type.Object({ accountId: Type.String({ maxLength: 64 }) }) } },
     async (request) => {
       const { accountId } = request.body as { accountId: string }
       if (!(await deps.accounts.get(accountId))) throw new ApiError('not_found', 'Account not found')
@@ -74,11 +74,11 @@ export function adminRoutes(
     },
   )
 
-  app.post('/admin/keys/:apiKey/revoke', { preHandler, schema }, async (request) => {
+  app.post('/admin/keys/:apiKey/revoke', { onRequest, schema }, async (request) => {
     const { apiKey } = request.params as { apiKey: string }
     if (!(await deps.auth.revokeKey(apiKey))) throw new ApiError('not_found', 'No such active key')
     return { apiKey, revoked: true }
   })
 
-  app.get('/admin/ledger/check', { preHandler, schema }, async () => checkBooks(deps.db))
+  app.get('/admin/ledger/check', { onRequest, schema }, async () => checkBooks(deps.db))
 }

@@ -10,7 +10,7 @@ export function authRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
   app.post(
     '/api/v2/authentication/token-signature',
     {
-      preHandler: tokenRequestLimit(deps.auth),
+      onRequest: tokenRequestLimit(deps.auth),
       schema: {
         tags: ['Authentication'],
         summary: 'Exchange a signed request for an access token',

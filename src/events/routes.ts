@@ -84,13 +84,13 @@ export function webhookRoutes(
   app: FastifyInstance,
   deps: { auth: AuthService; webhooks: WebhooksService },
 ): void {
-  const preHandler = bearerAuth(deps.auth)
+  const onRequest = bearerAuth(deps.auth)
   const { webhooks } = deps
 
   app.post(
     '/api/v2/webhook',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Register the webhook (replaces any existing one)',
@@ -107,7 +107,7 @@ export function webhookRoutes(
   app.get(
     '/api/v2/webhook',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Read the webhook',
@@ -122,7 +122,7 @@ export function webhookRoutes(
   app.put(
     '/api/v2/webhook/:webhookId',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Change the webhook’s callback or secret',
@@ -143,7 +143,7 @@ export function webhookRoutes(
   app.delete(
     '/api/v2/webhook/:webhookId',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Remove the webhook',
@@ -163,7 +163,7 @@ export function webhookRoutes(
   app.get(
     '/api/v2/webhook/:webhookId/deliveries',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Recent deliveries of the webhook, newest first',
@@ -184,7 +184,7 @@ export function webhookRoutes(
   app.post(
     '/api/v2/webhook/:webhookId/deliveries/:deliveryId/redeliver',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: TAGS,
         summary: 'Send a delivery’s event again',
@@ -207,13 +207,13 @@ export function webhookAdminRoutes(
   app: FastifyInstance,
   deps: { webhooks: WebhooksService; adminToken: string },
 ): void {
-  const preHandler = adminAuth(deps.adminToken)
+  const onRequest = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
 
   app.get(
     '/admin/webhook/deliveries',
     {
-      preHandler,
+      onRequest,
       schema: {
         ...schema,
         querystring: Type.Object({
@@ -231,7 +231,7 @@ export function webhookAdminRoutes(
   app.post(
     '/admin/webhook/deliveries/:deliveryId/redeliver',
     {
-      preHandler,
+      onRequest,
       schema: { ...schema, params: Type.Object({ deliveryId: Type.String({ maxLength: 32 }) }) },
     },
     async (request) => {

@@ -39,7 +39,7 @@ export interface StreamDeps {
  * each other.
  */
 export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void {
-  const preHandler = bearerAuth(deps.auth)
+  const onRequest = bearerAuth(deps.auth)
   const perAccount = new Map<string, number>()
   const open = new Set<() => void>()
 
@@ -50,7 +50,7 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
   app.get(
     '/api/v2/transaction/:txnId/events',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'Stream the state of a transaction (server-sent events)',

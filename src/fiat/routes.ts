@@ -9,12 +9,12 @@ import { InstitutionSchema, SourceOfFundsCodesSchema } from './schemas.js'
 
 /** Reference data for fiat payouts: where money can go, and what a source-of-funds code means. */
 export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
-  const preHandler = bearerAuth(deps.auth)
+  const onRequest = bearerAuth(deps.auth)
 
   app.get(
     '/api/v2/fiat/institutions',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Fiat payouts'],
         summary: 'The banks a fiat payout can go to',
@@ -36,7 +36,7 @@ export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
   app.get(
     '/api/v2/fiat/source-of-funds-codes',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Fiat payouts'],
         summary: 'The codes of a payout’s sourceOfFunds',

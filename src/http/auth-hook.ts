@@ -14,7 +14,7 @@ declare module 'fastify' {
 }
 
 /**
- * The preHandler of every Bearer-protected route: authenticate, then count the request against the
+ * The onRequest guard of every Bearer-protected route (it runs before the body is read or validated): authenticate, then count the request against the
  * account's tier windows and the key's endpoint limit. A request that fails authentication counts
  * against its client address instead, so keys and tokens cannot be guessed at speed.
  */

@@ -12,7 +12,7 @@ export function rateRoutes(app: FastifyInstance, deps: { rates: RatesService; au
   app.get(
     '/api/v2/rate',
     {
-      preHandler: bearerAuth(deps.auth),
+      onRequest: bearerAuth(deps.auth),
       schema: {
         tags: ['Rates'],
         summary: 'BTC exchange rates',

@@ -43,7 +43,7 @@ export function sandboxFundRoutes(
   app.post(
     '/sandbox/fund',
     {
-      preHandler: bearerAuth(deps.auth),
+      onRequest: bearerAuth(deps.auth),
       schema: {
         tags: ['Sandbox'],
         summary: "Credit the caller's wallet with test money (sandbox only)",
@@ -60,7 +60,7 @@ export function sandboxFundRoutes(
   app.post(
     '/admin/sandbox/fund',
     {
-      preHandler: deps.adminPreHandler,
+      onRequest: deps.adminPreHandler,
       schema: { hide: true, body: Type.Object({ accountId: Type.String({ maxLength: 64 }), ccy: Type.String(), amount: AmountIn('') }) },
     },
     async (request) => {

@@ -11,7 +11,7 @@ export function depositRoutes(app: FastifyInstance, deps: { auth: AuthService; b
   app.get(
     '/api/v2/account/onchain-address',
     {
-      preHandler: bearerAuth(deps.auth),
+      onRequest: bearerAuth(deps.auth),
       schema: {
         tags: ['Accounts'],
         summary: "The account's static on-chain address",

@@ -14,14 +14,14 @@ export function transactionRoutes(
   app: FastifyInstance,
   deps: { auth: AuthService; transactions: TransactionsService; db: Db },
 ): void {
-  const preHandler = bearerAuth(deps.auth)
+  const onRequest = bearerAuth(deps.auth)
   const { transactions } = deps
   const one = { 200: Type.Ref('Transaction') }
 
   app.post(
     '/api/v2/transaction',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'Create a transaction (a quote)',
@@ -48,7 +48,7 @@ export function transactionRoutes(
   app.put(
     '/api/v2/transaction/:txnId/confirm',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'Confirm a quoted transaction',
@@ -68,7 +68,7 @@ export function transactionRoutes(
   app.put(
     '/api/v2/transaction/:txnId/cancel',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'Cancel a quoted transaction',
@@ -87,7 +87,7 @@ export function transactionRoutes(
   app.get(
     '/api/v2/transaction/:txnId',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'Read a transaction',
@@ -106,7 +106,7 @@ export function transactionRoutes(
   app.get(
     '/api/v2/transaction',
     {
-      preHandler,
+      onRequest,
       schema: {
         tags: ['Transactions'],
         summary: 'List transactions, newest first',
