@@ -117,6 +117,11 @@ describe('transactions: quotes, holds, swaps', () => {
     expect(rows[0].n).toBe(1)
   })
 
+  it('authenticates before it reads the body: no token and a bad body is 401', async () => {
+    const r = await h.api('POST', '/api/v2/transaction', undefined, '{not json')
+    expect([r.status, r.body.error]).toEqual([401, 'unauthorized'])
+  })
+
   it('rejects bad requests with the contract codes and field names', async () => {
     const cases: Array<[unknown, number, string]> = [
       [swap('0.000000001'), 400, 'invalid_amount'],
