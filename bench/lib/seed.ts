@@ -80,8 +80,9 @@ export async function fund(
 
 /**
  * Writes `count` historical transactions of one account straight into the transactions table with
- * generate_series: spread evenly at random over the last `spanDays` days, with a mix of methods and
- * final states like a busy merchant's history. They are settled history only (no holds, no ledger
+ * generate_series: spread evenly over the last `spanDays` days and written oldest first, as a history
+ * grows (so rows of one period sit together on disk), with a mix of methods and final states like
+ * a busy merchant's history. They are settled history only (no holds, no ledger
  * rows, nothing for the worker), which is all the list query reads. Ids are `txn_<tag><n>`.
  */
 export async function bulkTransactions(
@@ -104,7 +105,7 @@ export async function bulkTransactions(
               m.fx::text, x.t + 120000, x.t, x.t + 1500
          FROM (SELECT g, random() AS rm, random() AS rs,
                       (1000 + floor(random() * 5000000))::int8 AS amount,
-                      ($4::int8 - floor(random() * $5::int8))::int8 AS t
+                      ($4::int8 - $5::int8 + floor((g - 1 + random()) * $5::int8 / $2::int))::int8 AS t
                  FROM generate_series(1, $2::int) g) x
          JOIN (VALUES
                 ('ln_receive', 'lightning', 'BTC', 'svcpay', 'BTC', 1, 0.00, 0.30),

@@ -20,17 +20,27 @@ export interface OutboxTxn {
  */
 export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | 'b'): Promise<void> {
   const now = Date.now()
-  const { rows } = await q.query<{ id: bigint }>(
-    `INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-    [txn.id, txn.account_id, txn.state, txn.msg, txn.ext_ref_id ?? '', txn.updated_at, now],
+  // One statement, one round trip: the event, its deliveries and the NOTIFY. $1 and $2 stay the
+  // channel and the transaction id, which is how mirrorTxnNotifies (notifier.ts) recognises it.
+  await q.query(
+    `WITH event AS (
+       INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
+       VALUES ($2, $3, $4, $5, $6, $7, $8) RETURNING id),
+     delivery AS (
+       INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
+       SELECT event.id, w.id, 'pending', $8, $8, $8 FROM event, webhooks w
+        WHERE $9::boolean AND w.account_id = $3 AND w.deleted_at IS NULL)
+     SELECT pg_notify($1, $2)`,
+    [
+      TXN_CHANNEL,
+      txn.id,
+      txn.account_id,
+      txn.state,
+      txn.msg,
+      txn.ext_ref_id ?? '',
+      txn.updated_at,
+      now,
+      variant === 'a' || FINAL_STATES.has(txn.state),
+    ],
   )
-  if (variant === 'a' || FINAL_STATES.has(txn.state)) {
-    await q.query(
-      `INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
-       SELECT $1, id, 'pending', $3, $3, $3 FROM webhooks WHERE account_id = $2 AND deleted_at IS NULL`,
-      [rows[0]!.id, txn.account_id, now],
-    )
-  }
-  await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txn.id])
 }

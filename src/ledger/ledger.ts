@@ -36,25 +36,28 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
 
 /**
  * Hold `amount` of a wallet for a transaction: availableBalance falls, the balance does not.
- * Returns false, changing nothing, when the wallet's available balance does not cover it.
+ * Returns false, changing nothing, when the wallet's available balance does not cover it. The wallet
+ * is given by id, or by its account and currency. One statement: the conditional balance update and
+ * the hold row it guards are written together (one round trip to the database).
  */
 export async function placeHold(
   q: Queryable,
-  input: { txnId: string; walletId: string; amount: bigint; now: number },
+  input: { txnId: string; amount: bigint; now: number } & ({ walletId: string } | { accountId: string; ccy: string }),
 ): Promise<boolean> {
   assert(input.amount > 0n, 'a hold must be positive')
+  const byId = 'walletId' in input
   const r = await q.query(
-    `UPDATE ledger_accounts SET pending = pending + $2, updated_at = $3
-      WHERE id = $1 AND kind = 'wallet' AND posted - pending >= $2`,
-    [input.walletId, input.amount, input.now],
+    `WITH w AS (
+       UPDATE ledger_accounts SET pending = pending + $2, updated_at = $3
+        WHERE ${byId ? 'id = $4' : 'account_id = $4 AND ccy = $5'} AND kind = 'wallet' AND posted - pending >= $2
+        RETURNING id)
+     INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
+     SELECT $1, w.id, $2, 'pending', $3, $3 FROM w`,
+    byId
+      ? [input.txnId, input.amount, input.now, input.walletId]
+      : [input.txnId, input.amount, input.now, input.accountId, input.ccy],
   )
-  if (r.rowCount === 0) return false
-  await q.query(
-    `INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
-     VALUES ($1, $2, $3, 'pending', $4, $4)`,
-    [input.txnId, input.walletId, input.amount, input.now],
-  )
-  return true
+  return r.rowCount > 0
 }
 
 /** The transaction's open hold amount on a wallet (0 when none). */
@@ -72,23 +75,26 @@ export async function voidHolds(q: Queryable, txnId: string, now: number): Promi
 }
 
 async function closeHolds(q: Queryable, txnId: string, status: 'posted' | 'voided', now: number): Promise<void> {
-  const { rows } = await q.query<{ ledger_account_id: string; amount: bigint }>(
-    `UPDATE holds SET status = $2, updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
-     RETURNING ledger_account_id, amount`,
+  // One statement: the holds close and their wallets' pending balances fall together.
+  await q.query(
+    `WITH h AS (
+       UPDATE holds SET status = $2, updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+       RETURNING ledger_account_id, amount)
+     UPDATE ledger_accounts la SET pending = la.pending - s.amount, updated_at = $3
+       FROM (SELECT ledger_account_id, SUM(amount) AS amount FROM h GROUP BY ledger_account_id) s
+      WHERE la.id = s.ledger_account_id`,
     [txnId, status, now],
   )
-  for (const h of rows) {
-    await q.query('UPDATE ledger_accounts SET pending = pending - $2, updated_at = $3 WHERE id = $1', [
-      h.ledger_account_id,
-      h.amount,
-      now,
-    ])
-  }
 }
 
 /**
  * Record a balanced journal entry. When `settleHolds` is set, the transaction's open holds are
  * marked posted in the same step (their amounts are part of these postings).
+ *
+ * Round trips: the holds (when settled), then the entry with its postings and the first wallet's
+ * update as one statement, then one update per further wallet. Each wallet row is updated once,
+ * its posted change and its released hold together, and wallets in id order, so that two entries
+ * touching the same wallets never deadlock.
  */
 export async function postEntry(
   q: Queryable,
@@ -98,30 +104,53 @@ export async function postEntry(
   const sums = new Map<string, bigint>()
   for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
   for (const [ccy, sum] of sums) assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
-  if (input.settleHolds && input.txnId) await closeHolds(q, input.txnId, 'posted', input.now)
-  if (postings.length === 0) return
-  const { rows } = await q.query<{ id: bigint }>(
-    'INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id',
-    [input.txnId, input.kind, input.now],
-  )
-  const entryId = rows[0]!.id
-  const values: unknown[] = []
-  const tuples = postings.map((p, i) => {
-    values.push(entryId, p.accountId, p.ccy, p.amount)
-    return `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`
-  })
-  await q.query(`INSERT INTO postings (entry_id, ledger_account_id, ccy, amount) VALUES ${tuples.join(', ')}`, values)
-  // Wallet rows are updated in id order so that two entries touching the same wallets never deadlock.
-  const byWallet = new Map<string, bigint>()
-  for (const p of postings) {
-    if (!p.accountId.startsWith('sys:')) byWallet.set(p.accountId, (byWallet.get(p.accountId) ?? 0n) + p.amount)
+
+  const wallets = new Map<string, { posted: bigint; released: bigint }>()
+  const wallet = (id: string) => {
+    let w = wallets.get(id)
+    if (!w) wallets.set(id, (w = { posted: 0n, released: 0n }))
+    return w
   }
-  for (const walletId of [...byWallet.keys()].sort()) {
-    const r = await q.query(
-      `UPDATE ledger_accounts SET posted = posted + $2, updated_at = $3 WHERE id = $1 AND kind = 'wallet'`,
-      [walletId, byWallet.get(walletId), input.now],
+  for (const p of postings) if (!p.accountId.startsWith('sys:')) wallet(p.accountId).posted += p.amount
+  if (input.settleHolds && input.txnId) {
+    const { rows } = await q.query<{ ledger_account_id: string; amount: bigint }>(
+      `UPDATE holds SET status = 'posted', updated_at = $2 WHERE txn_id = $1 AND status = 'pending'
+       RETURNING ledger_account_id, amount`,
+      [input.txnId, input.now],
     )
-    assert(r.rowCount === 1, `posting to unknown wallet ${walletId}`)
+    for (const h of rows) wallet(h.ledger_account_id).released += h.amount
+  }
+  const order = [...wallets.keys()].sort()
+  const update = (walletParam: number, postedParam: number, releasedParam: number, nowParam: number) =>
+    `UPDATE ledger_accounts SET posted = posted + $${postedParam}, pending = pending - $${releasedParam}, updated_at = $${nowParam}
+      WHERE id = $${walletParam} AND kind = 'wallet'`
+
+  if (postings.length > 0) {
+    const values: unknown[] = [input.txnId, input.kind, input.now]
+    const tuples = postings.map((p) => {
+      values.push(p.accountId, p.ccy, p.amount)
+      const n = values.length
+      return `($${n - 2}::text, $${n - 1}::text, $${n}::int8)`
+    })
+    const lines = `INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
+       SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${tuples.join(', ')}) AS v(account, ccy, amount)`
+    const first = order.shift()
+    let sql = `WITH entry AS (INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id)`
+    if (first) {
+      const w = wallets.get(first)!
+      values.push(first, w.posted, w.released)
+      const n = values.length
+      sql += `, lines AS (${lines}) ${update(n - 2, n - 1, n, 3)}`
+    } else {
+      sql += ` ${lines}`
+    }
+    const r = await q.query(sql, values)
+    if (first) assert(r.rowCount === 1, `posting to unknown wallet ${first}`)
+  }
+  for (const id of order) {
+    const w = wallets.get(id)!
+    const r = await q.query(update(1, 2, 3, 4), [id, w.posted, w.released, input.now])
+    assert(r.rowCount === 1, `posting to unknown wallet ${id}`)
   }
 }
 

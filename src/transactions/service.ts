@@ -130,9 +130,9 @@ export function createTransactionsService(deps: {
 
   /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
   async function hold(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
-    const wallet = await deps.accounts.walletFor(q, txn.account_id, txn.src_ccy)
-    if (!wallet) return false
-    return placeHold(q, { txnId: txn.id, walletId: wallet.id, amount: walletDebit(txn), now: at })
+    // The wallet is found by account and currency in the hold's own statement (no wallet: false).
+    const amount = walletDebit(txn)
+    return placeHold(q, { txnId: txn.id, accountId: txn.account_id, ccy: txn.src_ccy, amount, now: at })
   }
 
   async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {

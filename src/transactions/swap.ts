@@ -27,15 +27,15 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
       return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
     },
     async confirm(q, txn, ctx) {
-      const from = await deps.accounts.walletFor(q, txn.account_id, txn.src_ccy)
-      const to = await deps.accounts.walletFor(q, txn.account_id, txn.dest_ccy)
+      const from = await deps.accounts.walletIdFor(q, txn.account_id, txn.src_ccy)
+      const to = await deps.accounts.walletIdFor(q, txn.account_id, txn.dest_ccy)
       assert(from && to, 'swap wallets exist')
       await postEntry(q, {
         txnId: txn.id,
         kind: 'swap',
         now: ctx.now,
         settleHolds: true,
-        postings: walletOutPostings(txn, from.id, { wallet: to.id }),
+        postings: walletOutPostings(txn, from, { wallet: to }),
       })
       return ctx.transition('completed', { src_settled: txn.src_amount, dest_settled: txn.dest_amount })
     },

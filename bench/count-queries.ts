@@ -1,0 +1,135 @@
+/**
+ * Database round trips per API operation: builds the service in this process on a fresh
+ * PostgreSQL database (or PGlite with --pglite), counts every statement it sends while one swap is
+ * quoted and confirmed and one transaction is read, and prints them. The count of round trips is
+ * what bounds a swap's speed once the CPU is shared with PostgreSQL.
+ *
+ *   npx tsx bench/count-queries.ts [--pglite] [--verbose]
+ */
+import { randomBytes } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig } from '../src/config/config.js'
+import { createContainer } from '../src/container.js'
+import { buildApp } from '../src/app.js'
+import { createLogger } from '../src/logger.js'
+import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
+import { dropDatabase, recreateDatabase } from './lib/pg.js'
+import { SWAP_BODY } from './scenarios/swaps.js'
+
+const verbose = process.argv.includes('--verbose')
+const pglite = process.argv.includes('--pglite')
+const DB_NAME = 'svcpay_bench_count'
+
+interface Counter {
+  statements: string[]
+  transactions: number
+}
+const counter: Counter = { statements: [], transactions: 0 }
+let counting = false
+
+function counted(db: Db): Db {
+  const note = (sql: string) => {
+    if (counting) counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
+  }
+  const wrap = (q: Queryable): Queryable => ({
+    async query(sql, params) {
+      note(sql)
+      return q.query(sql, params)
+    },
+  })
+  return {
+    engine: db.engine,
+    query: wrap(db).query,
+    async tx(fn) {
+      if (counting) {
+        counter.transactions++
+        // BEGIN and COMMIT are round trips too.
+        counter.statements.push('BEGIN')
+      }
+      const result = await db.tx((q) => fn(wrap(q)))
+      if (counting) counter.statements.push('COMMIT')
+      return result
+    },
+    listen: (channel, fn) => db.listen(channel, fn),
+    close: () => db.close(),
+  }
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-count-'))
+  const base = pglite ? await createPgliteDb(undefined) : createPostgresDb(await recreateDatabase(DB_NAME), { poolMax: 4 })
+  const adminToken = 'adm_' + randomBytes(16).toString('hex')
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: 'silent',
+    RATE_LIMITS_ENABLED: 'false',
+  })
+  const c = await createContainer(config, createLogger('silent'), { db: counted(base) })
+  const app = await buildApp(c)
+  await app.ready()
+  const call = async (method: string, url: string, token: string, body?: unknown) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: body === undefined ? undefined : JSON.stringify(body),
+    })
+    if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+    return JSON.parse(res.body)
+  }
+  try {
+    const a = await call('POST', '/admin/accounts', adminToken, { name: 'Counter' })
+    const nonce = JSON.stringify({ nonce: '1' })
+    const sig = createHmac('sha256', a.apiSecret).update(`${a.apiKey}&payload=${nonce}`).digest('hex')
+    const tokenRes = await app.inject({
+      method: 'POST',
+      url: '/api/v2/authentication/token-signature',
+      headers: { 'content-type': 'application/json', 'x-api-key': a.apiKey, 'x-api-signature': sig },
+      payload: nonce,
+    })
+    const token = JSON.parse(tokenRes.body).accessToken as string
+    await call('POST', '/admin/sandbox/fund', adminToken, { accountId: a.accountId, ccy: 'BTC', amount: '1' })
+    // One swap first, so that caches (keys, rates) are warm as they are under load.
+    const warm = await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))
+    await call('PUT', `/api/v2/transaction/${warm.txnId}/confirm`, token)
+
+    const measure = async (label: string, fn: () => Promise<void>) => {
+      counter.statements = []
+      counter.transactions = 0
+      counting = true
+      await fn()
+      counting = false
+      console.log(`${label}: ${counter.statements.length} round trips, ${counter.transactions} database transactions`)
+      if (verbose) for (const s of counter.statements) console.log(`    ${s}`)
+    }
+    let txnId = ''
+    await measure('swap create', async () => {
+      txnId = (await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))).txnId
+    })
+    await measure('swap confirm', async () => {
+      await call('PUT', `/api/v2/transaction/${txnId}/confirm`, token)
+    })
+    await measure('GET transaction', async () => {
+      await call('GET', `/api/v2/transaction/${txnId}`, token)
+    })
+    await measure('GET transaction list', async () => {
+      await call('GET', '/api/v2/transaction?txnStatuses=completed', token)
+    })
+  } finally {
+    await app.close()
+    await c.close()
+    await base.close()
+    if (!pglite) await dropDatabase(DB_NAME)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
