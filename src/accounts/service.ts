@@ -48,13 +48,15 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
   return {
     async create({ displayName, parentId = null, tier = 'standard' }) {
       const name = displayName.trim()
-      if (!name || name.length > 140) throw new ApiError('invalid_request', 'The display name must be 1 to 140 characters')
+      if (!name || name.length > 140)
+        throw new ApiError('invalid_request', 'The display name must be 1 to 140 characters')
       const now = Date.now()
       const id = newId('acc')
       await db.tx(async (q) => {
         if (parentId) {
           const parent = await q.query('SELECT 1 FROM accounts WHERE id = $1', [parentId])
-          if (parent.rows.length === 0) throw new ApiError('not_found', `Parent account ${parentId} not found`)
+          if (parent.rows.length === 0)
+            throw new ApiError('not_found', `Parent account ${parentId} not found`)
         }
         await q.query(
           'INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES ($1, $2, $3, $4, $5)',
@@ -88,9 +90,10 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
 
     async canAccess(principalAccountId, accountId) {
       if (principalAccountId === accountId) return true
-      const { rows } = await db.query<{ parent_id: string | null }>('SELECT parent_id FROM accounts WHERE id = $1', [
-        accountId,
-      ])
+      const { rows } = await db.query<{ parent_id: string | null }>(
+        'SELECT parent_id FROM accounts WHERE id = $1',
+        [accountId],
+      )
       return rows[0]?.parent_id === principalAccountId
     },
 
@@ -103,7 +106,9 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
     },
 
     async wallet(walletId) {
-      const { rows } = await db.query(`SELECT * FROM ledger_accounts WHERE id = $1 AND kind = 'wallet'`, [walletId])
+      const { rows } = await db.query(`SELECT * FROM ledger_accounts WHERE id = $1 AND kind = 'wallet'`, [
+        walletId,
+      ])
       return rows[0] ? toWallet(rows[0]) : undefined
     },
 

@@ -42,7 +42,9 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
  */
 export async function placeHold(
   q: Queryable,
-  input: { txnId: string; amount: bigint; now: number } & ({ walletId: string } | { accountId: string; ccy: string }),
+  input: { txnId: string; amount: bigint; now: number } & (
+    { walletId: string } | { accountId: string; ccy: string }
+  ),
 ): Promise<boolean> {
   assert(input.amount > 0n, 'a hold must be positive')
   const byId = 'walletId' in input
@@ -74,7 +76,12 @@ export async function voidHolds(q: Queryable, txnId: string, now: number): Promi
   await closeHolds(q, txnId, 'voided', now)
 }
 
-async function closeHolds(q: Queryable, txnId: string, status: 'posted' | 'voided', now: number): Promise<void> {
+async function closeHolds(
+  q: Queryable,
+  txnId: string,
+  status: 'posted' | 'voided',
+  now: number,
+): Promise<void> {
   // One statement: the holds close and their wallets' pending balances fall together.
   await q.query(
     `WITH h AS (
@@ -103,7 +110,8 @@ export async function postEntry(
   const postings = input.postings.filter((p) => p.amount !== 0n)
   const sums = new Map<string, bigint>()
   for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
-  for (const [ccy, sum] of sums) assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
+  for (const [ccy, sum] of sums)
+    assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
 
   const wallets = new Map<string, { posted: bigint; released: bigint }>()
   const wallet = (id: string) => {

@@ -14,7 +14,11 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
     async quote({ input, rates }) {
       const src = input.sourceReq.ccy
       const dest = input.destReq.ccy
-      const fx = allInRate(deps.rates.perBtc(rates, src), deps.rates.perBtc(rates, dest), deps.config.fxSpreadBps)
+      const fx = allInRate(
+        deps.rates.perBtc(rates, src),
+        deps.rates.perBtc(rates, dest),
+        deps.config.fxSpreadBps,
+      )
       const amounts = walletAmounts({
         requested: requestedAmount(input)!,
         srcCcy: src,
