@@ -58,6 +58,30 @@ export async function historyProblems(db: Queryable): Promise<string[]> {
   return problems
 }
 
+/**
+ * Money moved at most once per transaction, and only for one that got that far: at most one journal
+ * entry each, none for a transaction that never executed (quoted, cancelled, expired, failed), one
+ * for every completed wallet-funded or credited transaction, and no hold left open on a final one.
+ */
+export async function moneyProblems(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ id: string; kind: TxnKind; state: TxnState; entries: bigint; open_holds: bigint }>(`
+    SELECT t.id, t.kind, t.state,
+           (SELECT count(*) FROM journal_entries j WHERE j.txn_id = t.id)::int8 AS entries,
+           (SELECT count(*) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS open_holds
+      FROM transactions t`)
+  const problems: string[] = []
+  for (const t of rows) {
+    if (t.entries > 1n) problems.push(`${t.id} (${t.kind}, ${t.state}) has ${t.entries} journal entries`)
+    const executed = t.state === 'completed' || (t.kind === 'onchain_send' && t.state === 'destsent')
+    if (executed && t.entries === 0n) problems.push(`${t.id} (${t.kind}) is ${t.state} without a journal entry`)
+    if (!executed && t.entries > 0n && t.state !== 'error') {
+      problems.push(`${t.id} (${t.kind}) is ${t.state} but money moved`)
+    }
+    if (FINAL_STATES.has(t.state) && t.open_holds > 0n) problems.push(`${t.id} (${t.kind}) is ${t.state} with an open hold`)
+  }
+  return problems
+}
+
 /** How long after its deadline a transaction may still wait for a busy or restarted worker. */
 export const WORKER_SLACK_MS = CLAIM_LEASE_MS + 15_000
 
