@@ -5,6 +5,7 @@ import type { Container } from './container.js'
 import { installErrorHandling } from './http/errors.js'
 import { installJson } from './http/json-body.js'
 import { ErrorBodySchema } from './http/schemas.js'
+import { finishOpenapi, openapiRefResolver } from './http/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
@@ -51,6 +52,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       servers: [{ url: c.config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    // Shared schemas keep their names; error answers and rate-limit headers are completed (http/openapi.ts).
+    refResolver: openapiRefResolver,
+    transformObject: finishOpenapi,
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

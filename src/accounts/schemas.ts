@@ -16,11 +16,11 @@ export const WalletSchema = Type.Object(
     $id: 'Wallet',
     examples: [
       {
-        id: 'wal_5f2b8c1d9e7a',
+        id: 'wal_1u8d3k0q6w2e9r5t7y4i0o3p1',
         ccy: 'BTC',
         amount: 0.015,
         availableBalance: 0.0125,
-        accountId: 'acc_3c9d4e5f6a7b',
+        accountId: 'acc_9jmgaru80ak6i73vn4jq4t12f',
         createdAt: '2026-01-01T00:00:00.000Z',
         updatedAt: '2026-01-02T09:30:00.000Z',
       },
@@ -40,7 +40,7 @@ export const AccountSchema = Type.Object(
   {
     examples: [
       {
-        id: 'acc_3c9d4e5f6a7b',
+        id: 'acc_9jmgaru80ak6i73vn4jq4t12f',
         displayName: 'Example shop',
         parentId: null,
         tier: 'standard',

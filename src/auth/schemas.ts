@@ -7,5 +7,9 @@ export const TokenResponseSchema = Type.Object(
     expiredAt: Type.Integer({ description: 'Expiry, epoch ms' }),
     accountId: Type.String(),
   },
-  { examples: [{ accessToken: 'eyJhbGciOi...', expiredAt: 1767225600000, accountId: 'acc_3c9d4e5f6a7b' }] },
+  {
+    examples: [
+      { accessToken: 'eyJhbGciOi...', expiredAt: 1767225600000, accountId: 'acc_9jmgaru80ak6i73vn4jq4t12f' },
+    ],
+  },
 )

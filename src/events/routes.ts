@@ -7,6 +7,14 @@ import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
 import {
+  DeliveryOut,
+  DeliveryPageOut,
+  WebhookBody,
+  WebhookOut,
+  WebhookUpdateBody,
+  WebhookUpdatedOut,
+} from './schemas.js'
+import {
   DELIVERY_PAGE_SIZE_MAX,
   type DeliveryQuery,
   type WebhookInput,
@@ -14,56 +22,6 @@ import {
 } from './service.js'
 
 const TAGS = ['Webhooks']
-
-const WebhookBody = Type.Object({
-  callback: Type.String({ maxLength: 8192, description: 'https URL that receives the events' }),
-  secret: Type.String({ maxLength: 1024, description: 'Signing secret, at least 16 characters; write-only' }),
-})
-
-const WebhookUpdateBody = Type.Object({
-  callback: Type.Optional(WebhookBody.properties.callback),
-  secret: Type.Optional(WebhookBody.properties.secret),
-})
-
-const WebhookOut = Type.Object({
-  id: Type.String(),
-  callback: Type.String(),
-  createdAt: Type.Integer({ description: 'epoch ms' }),
-})
-
-const WebhookUpdatedOut = Type.Object({
-  ...WebhookOut.properties,
-  updatedAt: Type.Integer({ description: 'epoch ms' }),
-})
-
-const DeliveryOut = Type.Object({
-  id: Type.String(),
-  webhookId: Type.String(),
-  eventId: Type.String({ description: 'The X-Svcpay-Event-Id header it carries' }),
-  txnId: Type.String(),
-  txnState: Type.String(),
-  status: Type.String({ description: 'pending, succeeded, failed or cancelled' }),
-  attempts: Type.Integer(),
-  nextAttemptAt: Type.Union([Type.Integer(), Type.Null()]),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.Integer(),
-  updatedAt: Type.Integer(),
-  history: Type.Array(
-    Type.Object({
-      attempt: Type.Integer(),
-      at: Type.Integer(),
-      httpStatus: Type.Union([Type.Integer(), Type.Null()]),
-      latencyMs: Type.Integer(),
-      error: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-})
-
-const DeliveryPageOut = Type.Object({
-  data: Type.Array(DeliveryOut),
-  pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
-})
 
 const DeliveryQuerySchema = Type.Object({
   page: Type.Optional(Type.String({ maxLength: 10 })),

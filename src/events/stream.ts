@@ -61,7 +61,15 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
         response: {
           200: {
             description: 'An event stream',
-            content: { 'text/event-stream': { schema: Type.String() } },
+            content: {
+              'text/event-stream': {
+                schema: Type.String({
+                  examples: [
+                    'retry: 3000\n\nevent: status\nid: 17\ndata: {"txnId":"txn_2kke6dhr97ma42go04h8t6ah7","extRefId":"order-1001","txnState":"completed","msg":"","updatedAt":1767225660000}\n\n',
+                  ],
+                }),
+              },
+            },
           },
           ...errors(401, 404, 429, 503),
         },

@@ -24,8 +24,28 @@ const CodeTable = (what: string) =>
   Type.Array(Type.Object({ code: Type.Integer(), label: Type.String() }), { description: what })
 
 /** The code tables of a payout's sourceOfFunds. */
-export const SourceOfFundsCodesSchema = Type.Object({
-  purpose: CodeTable('Why the money is sent'),
-  source: CodeTable("Where the sender's money came from"),
-  relationship: CodeTable('How the sender is related to the beneficiary'),
-})
+export const SourceOfFundsCodesSchema = Type.Object(
+  {
+    purpose: CodeTable('Why the money is sent'),
+    source: CodeTable("Where the sender's money came from"),
+    relationship: CodeTable('How the sender is related to the beneficiary'),
+  },
+  {
+    examples: [
+      {
+        purpose: [
+          { code: 1, label: 'Family support' },
+          { code: 2, label: 'Salary or payroll' },
+        ],
+        source: [
+          { code: 1, label: 'Salary' },
+          { code: 2, label: 'Business income' },
+        ],
+        relationship: [
+          { code: 1, label: 'Self' },
+          { code: 2, label: 'Family member' },
+        ],
+      },
+    ],
+  },
+)

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import client from 'prom-client'
 import type { Db } from '../db/db.js'
+import { Type } from 'typebox'
 
 export interface Metrics {
   registry: client.Registry
@@ -23,11 +24,13 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     counter(name, help, labels = []) {
-      if (!made.has(name)) made.set(name, new client.Counter({ name, help, labelNames: labels, registers: [registry] }))
+      if (!made.has(name))
+        made.set(name, new client.Counter({ name, help, labelNames: labels, registers: [registry] }))
       return made.get(name) as client.Counter<string>
     },
     gauge(name, help, labels = []) {
-      if (!made.has(name)) made.set(name, new client.Gauge({ name, help, labelNames: labels, registers: [registry] }))
+      if (!made.has(name))
+        made.set(name, new client.Gauge({ name, help, labelNames: labels, registers: [registry] }))
       return made.get(name) as client.Gauge<string>
     },
   }
@@ -42,19 +45,61 @@ export function observabilityRoutes(app: FastifyInstance, deps: { db: Db; metric
       reply.elapsedTime / 1000,
     )
   })
-  const hide = { schema: { hide: true } }
-  app.get('/healthz', hide, async () => ({ status: 'ok' }))
-  app.get('/readyz', hide, async (_request, reply) => {
-    try {
-      await deps.db.query('SELECT 1')
-      return { status: 'ready' }
-    } catch {
-      return reply.status(503).send({ error: 'service_unavailable', message: 'The database is unreachable' })
-    }
-  })
-  app.get('/metrics', hide, async (_request, reply) => {
-    void reply.header('content-type', deps.metrics.registry.contentType)
-    // A plain string: the JSON serializer must not quote it.
-    return reply.serializer((p: unknown) => p as string).send(await deps.metrics.registry.metrics())
-  })
+  // Operational endpoints: not counted by the rate limits and not behind a token.
+  const tags = ['Operations']
+  const status = (value: string) =>
+    Type.Object({ status: Type.String({ description: value }) }, { examples: [{ status: value }] })
+  app.get(
+    '/healthz',
+    { schema: { tags, summary: 'Liveness: the process is up', response: { 200: status('ok') } } },
+    async () => ({ status: 'ok' }),
+  )
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags,
+        summary: 'Readiness: the database answers',
+        response: { 200: status('ready'), 503: Type.Ref('ErrorBody') },
+      },
+    },
+    async (_request, reply) => {
+      try {
+        await deps.db.query('SELECT 1')
+        return { status: 'ready' }
+      } catch {
+        return reply
+          .status(503)
+          .send({ error: 'service_unavailable', message: 'The database is unreachable' })
+      }
+    },
+  )
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags,
+        summary: 'Prometheus metrics',
+        response: {
+          200: {
+            description: 'The Prometheus text exposition format',
+            content: {
+              'text/plain': {
+                schema: Type.String({
+                  examples: [
+                    'svcpay_http_request_duration_seconds_count{method="GET",route="/api/v2/rate",status="200"} 42',
+                  ],
+                }),
+              },
+            },
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      void reply.header('content-type', deps.metrics.registry.contentType)
+      // A plain string: the JSON serializer must not quote it.
+      return reply.serializer((p: unknown) => p as string).send(await deps.metrics.registry.metrics())
+    },
+  )
 }

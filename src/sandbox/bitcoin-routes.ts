@@ -51,7 +51,7 @@ export function sandboxBitcoinRoutes(
           summary,
           security: BEARER,
           body,
-          response: { 200: response, ...errors(400, 401) },
+          response: { 200: response, ...errors(400, 401, 429) },
         },
       },
       async (request) => handler(request.body),
@@ -68,7 +68,17 @@ export function sandboxBitcoinRoutes(
       '/lightning/pay',
       'An outside payer pays one of our Lightning invoices (sandbox only)',
       Type.Object({ paymentRequest: Type.String({ minLength: 1, maxLength: 8_000 }) }),
-      Type.Object({ paymentHash: Type.String(), amount: AmountOut('Amount paid, BTC') }),
+      Type.Object(
+        { paymentHash: Type.String(), amount: AmountOut('Amount paid, BTC') },
+        {
+          examples: [
+            {
+              paymentHash: 'e5b11aa8c1b669a9f8052f6a46bd62ee6013d9457162291b6e7f6b136c631a4d',
+              amount: 0.0005,
+            },
+          ],
+        },
+      ),
       async (body: { paymentRequest: string }) => {
         const decoded = decodeInvoice(body.paymentRequest.trim())
         if ('error' in decoded) throw fieldError('invalid_payment_request', 'paymentRequest', decoded.error)
@@ -108,7 +118,10 @@ export function sandboxBitcoinRoutes(
         amount: Type.Optional(AmountIn('BTC; leave out for a zero-amount invoice')),
         outcome: Type.Optional(Type.Union([Type.Literal('succeed'), Type.Literal('fail')])),
       }),
-      Type.Object({ paymentRequest: Type.String() }),
+      Type.Object(
+        { paymentRequest: Type.String() },
+        { examples: [{ paymentRequest: 'lnbcrt100u1p4s9...' }] },
+      ),
       async (body: { amount?: unknown; outcome?: 'succeed' | 'fail' }) => {
         let amountMsat: bigint | undefined
         if (body.amount !== undefined) {
@@ -130,7 +143,10 @@ export function sandboxBitcoinRoutes(
       '/onchain/send',
       'An outside payment to a Bitcoin address, into the mempool (sandbox only)',
       Type.Object({ address: Type.String({ minLength: 1, maxLength: 100 }), amount: AmountIn('BTC') }),
-      Type.Object({ txid: Type.String() }),
+      Type.Object(
+        { txid: Type.String() },
+        { examples: [{ txid: '9c2e4f1a7b3d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7' }] },
+      ),
       async (body: { address: string; amount: unknown }) => {
         const address = body.address.trim()
         const check = validateAddress(address, config.network)
@@ -146,7 +162,10 @@ export function sandboxBitcoinRoutes(
       '/onchain/mine',
       'Mine blocks: the first takes every transaction in the mempool (sandbox only)',
       Type.Object({ blocks: Type.Optional(Type.Integer({ minimum: 1, maximum: MINE_BLOCKS_MAX })) }),
-      Type.Object({ height: Type.Integer() }),
+      Type.Object(
+        { height: Type.Integer({ description: 'The new chain height' }) },
+        { examples: [{ height: 102 }] },
+      ),
       async (body: { blocks?: number } | undefined) => {
         const height = await db.tx(async (q) => {
           const h = await onchain.mine(q, body?.blocks ?? 1)

@@ -49,7 +49,7 @@ export function sandboxFundRoutes(
         summary: "Credit the caller's wallet with test money (sandbox only)",
         security: BEARER,
         body,
-        response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(400, 401) },
+        response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(400, 401, 429) },
       },
     },
     async (request) => {
@@ -61,7 +61,14 @@ export function sandboxFundRoutes(
     '/admin/sandbox/fund',
     {
       onRequest: deps.adminPreHandler,
-      schema: { hide: true, body: Type.Object({ accountId: Type.String({ maxLength: 64 }), ccy: Type.String(), amount: AmountIn('') }) },
+      schema: {
+        hide: true,
+        body: Type.Object({
+          accountId: Type.String({ maxLength: 64 }),
+          ccy: Type.String(),
+          amount: AmountIn(''),
+        }),
+      },
     },
     async (request) => {
       const b = request.body as { accountId: string; ccy: string; amount: unknown }

@@ -18,7 +18,13 @@ export function depositRoutes(app: FastifyInstance, deps: { auth: AuthService; b
         description:
           'A permanent, reusable BIP84 address, made on the first call. Every payment to it becomes a transaction of its own (kind deposit: srccreated, then completed after the required confirmations).',
         security: BEARER,
-        response: { 200: Type.Object({ staticOnchainAddress: Type.String() }), ...errors(401, 429) },
+        response: {
+          200: Type.Object(
+            { staticOnchainAddress: Type.String() },
+            { examples: [{ staticOnchainAddress: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080' }] },
+          ),
+          ...errors(401, 429),
+        },
       },
     },
     async (request) => ({

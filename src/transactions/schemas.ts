@@ -92,7 +92,52 @@ export const TransactionSchema = Type.Object(
     createdAt: Type.Integer(),
     updatedAt: Type.Integer(),
   },
-  { $id: 'Transaction' },
+  {
+    $id: 'Transaction',
+    examples: [
+      {
+        txnId: 'txn_2kke6dhr97ma42go04h8t6ah7',
+        accountId: 'acc_9jmgaru80ak6i73vn4jq4t12f',
+        accountDisplayName: 'Example shop',
+        extRefId: 'order-1001',
+        txnState: 'srccreated',
+        msg: '',
+        deductNetworkFeesFromDest: false,
+        sourceReq: {
+          ccy: 'BTC',
+          method: 'lightning',
+          amtRequested: 0.0005,
+          amtSettled: null,
+          svcpayFees: 0,
+          networkFees: 0,
+          reqStatus: '1',
+          expiresAt: 1767229200000,
+          createAt: 1767225600000,
+          updatedAt: 1767225601000,
+          reqDetails: {
+            paymentRequest: 'lnbcrt500u1p4s9vxrpp5ujc34wrpke5487q976jxh43vaespx029w93z53hxle43xe33g6dq...',
+            invoicePageUrl: 'http://localhost:8080/pay/C1JN6G32Abor2S8bSl0gdQ',
+          },
+        },
+        destReq: {
+          ccy: 'BTC',
+          method: 'svcpay',
+          amtRequested: 0.0005,
+          amtSettled: null,
+          svcpayFees: 0,
+          networkFees: 0,
+          reqStatus: '0',
+          expiresAt: 1767229200000,
+          createAt: 1767225600000,
+          updatedAt: 1767225601000,
+          reqDetails: {},
+        },
+        fxRate: 1,
+        createdAt: 1767225600000,
+        updatedAt: 1767225601000,
+      },
+    ],
+  },
 )
 
 export const TxnParams = Type.Object({ txnId: Type.String({ maxLength: 64 }) })

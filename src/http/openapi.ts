@@ -1,0 +1,153 @@
+/**
+ * The finishing touches of the OpenAPI document at /openapi.json, applied once to the document
+ * that @fastify/swagger builds from the route schemas: shared schemas keep their own names, every
+ * error answer says when it happens and shows an example body, and the rate-limit headers are
+ * described where they are sent. Route files keep declaring only what is particular to them.
+ */
+
+type Json = Record<string, any>
+
+/** Shared schemas (`app.addSchema`) appear in components under their `$id` (`Transaction`), not `def-N`. */
+export const openapiRefResolver = {
+  buildLocalReference(json: Json, _baseUri: unknown, _fragment: unknown, i: number): string {
+    return typeof json.$id === 'string' ? json.$id : `def-${i}`
+  },
+}
+
+/** When each error status is answered, with the contract's codes (section 3). */
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  '400':
+    'The request is invalid: `invalid_request` (schema; see details), `invalid_json`, `invalid_amount`, `amount_below_minimum`, `invalid_address`, `invalid_payment_request`, `unsupported_method`, `unsupported_currency_pair`, `method_not_available`, `kyc_required` or `invalid_institution`.',
+  '401':
+    'Missing, malformed or expired token, unknown or revoked key (`unauthorized`), or a bad or reused token-request signature (`invalid_signature`, `signature_reused`).',
+  '403': 'The token may not read that resource (`forbidden`).',
+  '404': 'No such resource, or it belongs to another account (`not_found`).',
+  '409': '`duplicate_ext_ref_id`, `invalid_state` or `quote_expired`.',
+  '413': 'The body is larger than 64 KiB (`payload_too_large`).',
+  '415': 'The body is not sent as application/json (`unsupported_media_type`).',
+  '429':
+    'A rate limit is exceeded (`rate_limit_exceeded`); wait `Retry-After` seconds, or until `X-RateLimit-Reset`.',
+  '500': 'An unexpected failure on the service side (`internal_error`); it is logged, never detailed.',
+  '503':
+    'The database or the market rates are unavailable for the moment (`service_unavailable`, `rate_unavailable`); try again shortly.',
+}
+
+/** One example error body per status. */
+const ERROR_EXAMPLES: Record<string, Json> = {
+  '400': {
+    error: 'invalid_amount',
+    message: 'sourceReq.amtRequested: has more than 8 decimal places for BTC',
+    details: [{ field: 'sourceReq.amtRequested', issue: 'has more than 8 decimal places for BTC' }],
+  },
+  '401': { error: 'unauthorized', message: 'Send Authorization: Bearer <accessToken>' },
+  '403': { error: 'forbidden', message: 'This token may not read wallets of that account' },
+  '404': { error: 'not_found', message: 'Transaction not found' },
+  '409': { error: 'duplicate_ext_ref_id', message: 'extRefId was already used for a different transaction' },
+  '413': { error: 'payload_too_large', message: 'The request body is larger than 64 KiB' },
+  '415': { error: 'unsupported_media_type', message: 'Send the body as application/json' },
+  '429': {
+    error: 'rate_limit_exceeded',
+    message: 'Rate limit exceeded: 5 requests per second for this account; retry after 1 second',
+  },
+  '500': { error: 'internal_error', message: 'Something went wrong on our side; it has been logged' },
+  '503': {
+    error: 'service_unavailable',
+    message: 'The service is temporarily unavailable; try again shortly',
+  },
+}
+
+const RATE_LIMIT_HEADERS: Json = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in the tightest window that applies',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Unix time in seconds when that window resets',
+    schema: { type: 'integer' },
+  },
+  'Retry-After': {
+    description: 'Only on a 429: whole seconds to wait, at least 1',
+    schema: { type: 'integer' },
+  },
+}
+
+/** The groups of the reference, in reading order. */
+const TAGS = [
+  {
+    name: 'Authentication',
+    description:
+      'Sign `<API_KEY>&payload=<body>` (HMAC-SHA256 under the API secret, lowercase hex), exchange it for a JWT, and send it as `Authorization: Bearer <token>` on every other call. Reuse a token until shortly before `expiredAt`; a signature works once.',
+  },
+  {
+    name: 'Accounts',
+    description: 'The account, its information and its permanent on-chain deposit address.',
+  },
+  {
+    name: 'Wallets',
+    description: 'One wallet per currency: `amount` includes reserved funds, `availableBalance` does not.',
+  },
+  { name: 'Rates', description: 'BTC exchange rates.' },
+  {
+    name: 'Transactions',
+    description:
+      'Every transaction starts `quoted` and executes when confirmed: Lightning and on-chain receives and sends, swaps, TRON USDT and VND bank payouts. Its status can be followed as server-sent events.',
+  },
+  {
+    name: 'Webhooks',
+    description:
+      'One webhook per account. Each delivery is signed: lowercase hex HMAC-SHA256 of the raw body under the webhook secret, in `X-Svcpay-Signature` (POST on every state change) or `X-Svc-Signature` (PUT on final states).',
+  },
+  {
+    name: 'Fiat payouts',
+    description: 'Reference data for VND bank payouts: banks and source-of-funds codes.',
+  },
+  {
+    name: 'Sandbox',
+    description: 'Only with `RAILS=sandbox`: an outside payer, outside invoices, blocks and test money.',
+  },
+  { name: 'Operations', description: 'Liveness, readiness and metrics for operators; no token needed.' },
+]
+
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'])
+
+/**
+ * `transformObject` of @fastify/swagger: completes every operation's answers. Error answers that
+ * refer to the shared ErrorBody get their description and an example; every answer of a counted
+ * route (all but the operational ones) lists the rate-limit headers.
+ */
+export function finishOpenapi(documentObject: { openapiObject: unknown } | { swaggerObject: unknown }): Json {
+  if (!('openapiObject' in documentObject)) return documentObject.swaggerObject as Json
+  const openapiObject = documentObject.openapiObject as Json
+  openapiObject.tags ??= TAGS
+  openapiObject.components ??= {}
+  openapiObject.components.headers = { ...openapiObject.components.headers, ...RATE_LIMIT_HEADERS }
+  for (const [path, item] of Object.entries(openapiObject.paths ?? {}) as [string, Json][]) {
+    const counted = path.startsWith('/api/') || path.startsWith('/sandbox/')
+    for (const [method, op] of Object.entries(item) as [string, Json][]) {
+      if (!HTTP_METHODS.has(method)) continue
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
+        const isError = !/^[23]/.test(status)
+        if (isError && ERROR_DESCRIPTIONS[status]) {
+          if (!response.description || response.description === 'Default Response') {
+            response.description = ERROR_DESCRIPTIONS[status]
+          }
+          const media = response.content?.['application/json']
+          if (media && !media.example && !media.examples) media.example = ERROR_EXAMPLES[status]
+        } else if (response.description === 'Default Response') {
+          response.description = 'Success'
+        }
+        if (counted) {
+          response.headers = {
+            ...response.headers,
+            'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+            'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+            'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+            ...(status === '429' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+          }
+        }
+      }
+    }
+  }
+  return openapiObject
+}
