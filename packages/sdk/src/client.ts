@@ -5,6 +5,7 @@ import {
   isFinalState,
   type Account,
   type CreateTransactionRequest,
+  type DeliveryStatus,
   type Institution,
   type ListTransactionsQuery,
   type SourceOfFundsCodes,
@@ -204,7 +205,7 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   /** `GET /api/v2/webhook/{webhookId}/deliveries`: recent deliveries with their attempts, newest first. */
   async listWebhookDeliveries(
     webhookId: string,
-    query: { page?: number; limit?: number; status?: WebhookDelivery['status'] } = {},
+    query: { page?: number; limit?: number; status?: DeliveryStatus } = {},
   ): Promise<WebhookDeliveryList> {
     return this.transport.call('GET', `/api/v2/webhook/${enc(webhookId)}/deliveries`, {
       retry: 'safe',

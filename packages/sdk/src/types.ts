@@ -16,6 +16,14 @@ import type {
 import type { AccountSchema, WalletSchema } from '../../../src/accounts/schemas.js'
 import type { TokenResponseSchema } from '../../../src/auth/schemas.js'
 import type { InstitutionSchema, SourceOfFundsCodesSchema } from '../../../src/fiat/schemas.js'
+import type {
+  DeliveryOut,
+  DeliveryPageOut,
+  StatusEventSchema,
+  WebhookBody,
+  WebhookOut,
+  WebhookUpdatedOut,
+} from '../../../src/events/schemas.js'
 import type { ErrorBodySchema } from '../../../src/http/schemas.js'
 import type { ErrorCode as ServerErrorCode } from '../../../src/shared/errors.js'
 import type { AmountFormat, AmountInput, AmountOf } from './amounts.js'
@@ -114,13 +122,8 @@ export function isFinalState(state: string): boolean {
  * `event: status` messages. `extRefId` is `''` when the transaction has none; `msg` is `''` or
  * the reason once failed, rejected, expired or in error.
  */
-export interface TransactionEvent {
-  txnId: string
-  extRefId: string
+export type TransactionEvent = Omit<Static<typeof StatusEventSchema>, 'txnState'> & {
   txnState: TxnState | (string & {})
-  msg: string
-  /** When the state changed, epoch ms. */
-  updatedAt: number
 }
 
 /** The pages of `GET /api/v2/transaction`. */
@@ -136,59 +139,22 @@ export type TokenResponse = Static<typeof TokenResponseSchema>
 export type Account = Static<typeof AccountSchema>
 
 /** What you send to create the webhook (an update may send either field alone). */
-export interface WebhookInput {
-  /** HTTPS URL receiving events (http to loopback only where the server allows it, as the sandbox does). */
-  callback: string
-  /** Signing secret, at least 16 characters; write-only. */
-  secret: string
-}
+export type WebhookInput = Static<typeof WebhookBody>
 
 /** The registered webhook (never with its secret). */
-export interface Webhook {
-  id: string
-  callback: string
-  /** Epoch ms. */
-  createdAt: number
-}
+export type Webhook = Static<typeof WebhookOut>
 
 /** The webhook after an update. */
-export interface WebhookUpdated extends Webhook {
-  /** Epoch ms. */
-  updatedAt: number
-}
+export type WebhookUpdated = Static<typeof WebhookUpdatedOut>
 
 /** The state of one delivery of an event to the webhook. */
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled'
 
 /** One delivery of an event to the webhook, with every attempt made. */
-export interface WebhookDelivery {
-  id: string
-  webhookId: string
-  /** The X-Svcpay-Event-Id header the delivery carries. */
-  eventId: string
-  txnId: string
-  txnState: string
-  status: DeliveryStatus | (string & {})
-  attempts: number
-  nextAttemptAt: number | null
-  lastStatus: number | null
-  lastError: string | null
-  createdAt: number
-  updatedAt: number
-  history: {
-    attempt: number
-    at: number
-    httpStatus: number | null
-    latencyMs: number
-    error: string | null
-  }[]
-}
+export type WebhookDelivery = Static<typeof DeliveryOut>
 
 /** A page of deliveries, newest first. */
-export interface WebhookDeliveryList {
-  data: WebhookDelivery[]
-  pagination: { page: number; limit: number; total: number }
-}
+export type WebhookDeliveryList = Static<typeof DeliveryPageOut>
 
 /** A bank a fiat payout can go to. */
 export type Institution = Static<typeof InstitutionSchema>
