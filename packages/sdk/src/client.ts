@@ -44,6 +44,26 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
     this.sandbox = new SandboxApi<F>(this.transport)
   }
 
+  /**
+   * A client configured from the environment: `SVCPAY_URL` (default `http://localhost:8080`),
+   * `SVCPAY_API_KEY` and `SVCPAY_API_SECRET`; `options` adds to or overrides them.
+   */
+  static fromEnv<F extends AmountFormat = 'decimal'>(
+    options: Partial<ClientOptions<F>> = {},
+  ): SvcpayClient<F> {
+    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}
+    const apiKey = options.apiKey ?? env.SVCPAY_API_KEY
+    const apiSecret = options.apiSecret ?? env.SVCPAY_API_SECRET
+    if (!apiKey || !apiSecret)
+      throw new TypeError('Set SVCPAY_API_KEY and SVCPAY_API_SECRET (and SVCPAY_URL)')
+    return new SvcpayClient<F>({
+      ...options,
+      baseUrl: options.baseUrl ?? env.SVCPAY_URL ?? 'http://localhost:8080',
+      apiKey,
+      apiSecret,
+    })
+  }
+
   /** The rate-limit headers of the latest answer (limit, remaining, resetAt in epoch ms). */
   get rateLimit(): RateLimitInfo | undefined {
     return this.transport.rateLimit
