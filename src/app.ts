@@ -2,8 +2,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Container } from './container.js'
-import { installErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installJson } from './http/json-body.js'
+import { refuseNulCharacters } from './http/text-input.js'
 import { ErrorBodySchema } from './http/schemas.js'
 import { finishOpenapi, openapiRefResolver } from './http/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
@@ -30,11 +31,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     bodyLimit: c.config.bodyLimitBytes,
     trustProxy: c.config.env.TRUST_PROXY === 'true',
     return503OnClosing: true,
+    // Errors raised before a route runs (unparseable URLs, malformed HTTP) keep the contract's body.
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
   })
   app.decorate('rateLimiter', c.rateLimiter)
   installJson(app)
+  refuseNulCharacters(app)
   installErrorHandling(app)
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Duplex } from 'node:stream'
 import { ApiError, type ErrorDetail } from '../shared/errors.js'
 import { InvariantError } from '../shared/assert.js'
 import { isDbUnavailableError } from '../db/db.js'
@@ -19,6 +20,42 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`).toBody())
   })
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot take apart (bad percent-encoding, a path
+ * parameter over the router's length limit) is answered in the contract's shape too, not Fastify's.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const apiError =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('invalid_request', 'A path parameter of the request URL is too long')
+      : toApiError(err)
+  void reply.status(apiError.status).send(apiError.toBody())
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what the HTTP parser refuses before there is a request (headers
+ * over the size limit, broken framing, a request that never finishes) gets the contract's body as
+ * well. The connection is closed afterwards, as Node does, since its framing cannot be trusted.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const apiError =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('invalid_request', 'The request headers are too large')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('invalid_request', 'The request did not arrive in time')
+        : new ApiError('invalid_request', 'The request is malformed')
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody())
+    socket.write(
+      `HTTP/1.1 ${apiError.status} Bad Request\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(err)
 }
 
 export function toApiError(err: unknown): ApiError {
