@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -73,6 +73,15 @@ async function until<T>(
   }
   throw new Error(`timed out waiting for ${what}`)
 }
+
+describe('docs/sdk.md', () => {
+  it('shows examples/receive-lightning.ts as it is, so the walk-through runs as the test runs it', () => {
+    const doc = readFileSync(join(ROOT, 'docs/sdk.md'), 'utf8')
+    const firstTsBlock = /```ts\n([\s\S]*?)```/.exec(doc)?.[1]
+    expect(firstTsBlock).toBe(readFileSync(join(ROOT, 'examples/receive-lightning.ts'), 'utf8'))
+    expect(firstTsBlock!.trimEnd().split('\n').length).toBeLessThan(30)
+  })
+})
 
 describe('examples/ against the service in its own process', () => {
   let server: ReturnType<typeof start>
