@@ -153,14 +153,16 @@ export class Transport {
           accountId: string
           expiredAt: number
         }
+        // The lifetime is measured on the service's clock (the JWT's iat to exp) and counted from
+        // now on ours, so a skewed local clock neither renews every call nor keeps a dead token.
         const receivedAt = Date.now()
-        const lifetime = Math.max(0, t.expiredAt - receivedAt)
+        const lifetime = Math.max(0, jwtLifetimeMs(t.accessToken) ?? t.expiredAt - receivedAt)
         const margin = Math.min(this.opts.tokenRenewBeforeMs, lifetime / 5)
         this.cached = {
           accessToken: t.accessToken,
           accountId: t.accountId,
           expiredAt: t.expiredAt,
-          renewAt: t.expiredAt - margin,
+          renewAt: receivedAt + lifetime - margin,
         }
         return this.cached
       }
@@ -317,6 +319,24 @@ export class Transport {
     if (res.headers.has('x-ratelimit-limit') && Number.isFinite(limit + remaining + reset)) {
       this.rateLimit = { limit, remaining, resetAt: reset * 1000 }
     }
+  }
+}
+
+/** A JWT's lifetime (exp - iat) in ms, or undefined when the token does not say. */
+export function jwtLifetimeMs(token: string): number | undefined {
+  const payload = token.split('.')[1]
+  if (!payload) return undefined
+  try {
+    const base64 = payload
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(payload.length / 4) * 4, '=')
+    const claims = JSON.parse(atob(base64)) as { iat?: unknown; exp?: unknown }
+    if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number' || claims.exp <= claims.iat)
+      return undefined
+    return (claims.exp - claims.iat) * 1000
+  } catch {
+    return undefined
   }
 }
 

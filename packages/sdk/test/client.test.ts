@@ -11,6 +11,7 @@ import {
   type Transaction,
 } from '@svcpay/sdk'
 import { countingFetch, startServer, type TestServer } from './server.js'
+import { jwtLifetimeMs } from '../src/http.js'
 
 /** A swap quote body: `amount` BTC from the BTC wallet into VND. */
 const swap = (amount: string | bigint, extRefId?: string) => ({
@@ -42,6 +43,9 @@ describe('SvcpayClient against a running service', () => {
     expect(token.expiredAt).toBeGreaterThan(Date.now() + 3_000_000)
     await Promise.all([client.listWallets(), client.getRates(), client.getAccount(), client.authenticate()])
     expect(counted.calls.filter((c) => c.path === '/api/v2/authentication/token-signature')).toHaveLength(1)
+    // The renewal time is counted from the token's own lifetime (one hour by default), whatever our clock says.
+    expect(jwtLifetimeMs(token.accessToken)).toBe(3_600_000)
+    expect(jwtLifetimeMs('not-a-jwt')).toBeUndefined()
   })
 
   it('reads the account, wallets and rates with exact amounts', async () => {
