@@ -97,14 +97,6 @@ export class Transport {
     this.fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis)
   }
 
-  get amounts(): AmountFormat {
-    return this.opts.amounts
-  }
-
-  get currencies(): Readonly<Record<string, number>> | undefined {
-    return this.opts.currencies
-  }
-
   /** The current access token, requesting a fresh one when there is none or it is about to expire. */
   async token(): Promise<{ accessToken: string; accountId: string; expiredAt: number }> {
     const t = this.cached
@@ -128,6 +120,7 @@ export class Transport {
       const signature = toHex(await hmacSha256(this.opts.apiSecret, `${this.opts.apiKey}&payload=${body}`))
       const request = { method: 'POST', path: TOKEN_PATH }
       let res: Response
+      let text: string
       try {
         res = await this.send(TOKEN_PATH, {
           method: 'POST',
@@ -138,6 +131,7 @@ export class Transport {
           },
           body,
         })
+        text = await res.text()
       } catch (err) {
         // Nothing is lost by asking again: the next attempt is a new, independent request.
         if (attempt < this.opts.maxRetries && isRetryableFetchError(err)) {
@@ -146,7 +140,6 @@ export class Transport {
         }
         throw networkError(err, request)
       }
-      const text = await res.text()
       if (res.ok) {
         const t = decodeResponse(text, { amounts: 'decimal' }) as {
           accessToken: string
@@ -166,7 +159,7 @@ export class Transport {
         }
         return this.cached
       }
-      const wait = await this.retryWait(res, attempt, 'safe')
+      const wait = this.retryWait(res, attempt, 'safe')
       if (wait !== undefined) {
         await sleep(wait)
         continue
@@ -190,6 +183,7 @@ export class Transport {
     for (let attempt = 0; ;) {
       const { accessToken } = await this.token()
       let res: Response
+      let text: string
       try {
         res = await this.send(
           url,
@@ -205,21 +199,21 @@ export class Transport {
           },
           options.signal,
         )
+        // A connection that breaks while the answer is read leaves the outcome as unknown as no answer.
+        text = await res.text()
       } catch (err) {
         if (options.retry === 'safe' && attempt < this.opts.maxRetries && isRetryableFetchError(err)) {
-          await sleep(backoffMs(attempt++))
+          await sleep(backoffMs(attempt++), options.signal)
           continue
         }
         throw networkError(err, request)
       }
       if (res.status === 401 && !renewed) {
         // The token may have expired or been revoked in between: renew it once and try again.
-        await res.body?.cancel()
         renewed = true
         this.invalidate(accessToken)
         continue
       }
-      const text = await res.text()
       if (res.ok) {
         if (res.status === 204 || text === '') return undefined as T
         return decodeResponse(text, {
@@ -228,7 +222,7 @@ export class Transport {
           ...options.decode,
         }) as T
       }
-      const wait = await this.retryWait(res, attempt, options.retry)
+      const wait = this.retryWait(res, attempt, options.retry)
       if (wait !== undefined) {
         attempt++
         await sleep(wait, options.signal)
@@ -270,8 +264,8 @@ export class Transport {
         this.invalidate(accessToken)
         continue
       }
-      const text = await res.text()
-      const wait = await this.retryWait(res, attempt, 'safe')
+      const text = await res.text().catch(() => '')
+      const wait = this.retryWait(res, attempt, 'safe')
       if (wait !== undefined) {
         attempt++
         await sleep(wait, signal)
@@ -282,7 +276,7 @@ export class Transport {
   }
 
   /** How long to wait before retrying this answer, or undefined when it must not be retried. */
-  private async retryWait(res: Response, attempt: number, retry: RetryPolicy): Promise<number | undefined> {
+  private retryWait(res: Response, attempt: number, retry: RetryPolicy): number | undefined {
     if (attempt >= this.opts.maxRetries) return undefined
     if (res.status === 429) {
       const wait = retryAfterMs(res) ?? backoffMs(attempt)

@@ -13,15 +13,22 @@ export interface SseMessage {
   retry: number | undefined
 }
 
+/** Hooks of {@link parseSse}. */
+export interface SseHooks {
+  /** A `retry:` field, which takes effect at once, even in a message without data. */
+  onRetry?: (ms: number) => void
+  /** Any bytes at all arrived (comments included): the connection is alive. */
+  onActivity?: () => void
+}
+
 /**
  * Splits a byte stream into server-sent-event messages: lines end in CRLF, LF or CR; `field: value`
  * lines fill the message (one leading space of the value dropped), lines starting with ':' are
- * comments (keep-alives), and a blank line dispatches. A message without data is not dispatched;
- * a `retry:` takes effect at once (`onRetry`), even in a message without data.
+ * comments (keep-alives), and a blank line dispatches. A message without data is not dispatched.
  */
 export async function* parseSse(
   body: ReadableStream<Uint8Array>,
-  onRetry?: (ms: number) => void,
+  hooks: SseHooks = {},
 ): AsyncGenerator<SseMessage> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
@@ -35,6 +42,7 @@ export async function* parseSse(
     while (true) {
       const { value, done } = await reader.read()
       if (done) return
+      hooks.onActivity?.()
       // stream: true keeps a UTF-8 character split across two chunks whole.
       buffer += decoder.decode(value, { stream: true })
       if (first && buffer.length > 0) {
@@ -63,7 +71,7 @@ export async function* parseSse(
         else if (field === 'id' && !v.includes('\0')) id = v
         else if (field === 'retry' && /^\d+$/.test(v)) {
           retry = Number(v)
-          onRetry?.(retry)
+          hooks.onRetry?.(retry)
         }
       }
     }
@@ -79,6 +87,11 @@ export interface StreamOptions {
   maxReconnects?: number
   /** The wait before reconnecting, unless the server's `retry:` says otherwise. Default 1000 ms. */
   reconnectDelayMs?: number
+  /**
+   * A connection silent for this long (the service sends a keep-alive every 15 s) is taken as dead
+   * and reopened. Default 45 000 ms.
+   */
+  idleTimeoutMs?: number
 }
 
 /**
@@ -95,17 +108,33 @@ export async function* streamTransactionEvents(
   const path = `/api/v2/transaction/${encodeURIComponent(txnId)}/events`
   const maxReconnects = opts.maxReconnects ?? 10
   let delayMs = opts.reconnectDelayMs ?? 1_000
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 45_000
   let last: TransactionEvent | undefined
   let lastEventId: string | undefined
   let quietAttempts = 0
   while (true) {
     let gotMessage = false
+    // Each connection has its own abort, fired when it falls silent for too long.
+    const connection = new AbortController()
+    let idle: ReturnType<typeof setTimeout> | undefined
+    const alive = () => {
+      clearTimeout(idle)
+      idle = setTimeout(
+        () => connection.abort(new DOMException('the status stream fell silent', 'TimeoutError')),
+        idleTimeoutMs,
+      )
+    }
     try {
+      alive()
       const headers: Record<string, string> =
         lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
-      const res = await transport.open(path, 'text/event-stream', opts.signal, headers)
+      const signal = opts.signal ? AbortSignal.any([opts.signal, connection.signal]) : connection.signal
+      const res = await transport.open(path, 'text/event-stream', signal, headers)
       if (!res.body) throw new TypeError('the status stream answered without a body')
-      for await (const message of parseSse(res.body, (ms) => (delayMs = ms))) {
+      for await (const message of parseSse(res.body, {
+        onRetry: (ms) => (delayMs = ms),
+        onActivity: alive,
+      })) {
         gotMessage = true
         lastEventId = message.id
         if (message.event !== 'status') continue
@@ -120,6 +149,8 @@ export async function* streamTransactionEvents(
       // failed or dropped connection is worth another try.
       if (opts.signal?.aborted) throw opts.signal.reason
       if (!(err instanceof SvcpayNetworkError) && !isStreamReadError(err)) throw err
+    } finally {
+      clearTimeout(idle)
     }
     quietAttempts = gotMessage ? 0 : quietAttempts + 1
     if (quietAttempts > maxReconnects) {

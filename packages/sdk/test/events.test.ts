@@ -135,6 +135,25 @@ describe('the status stream and webhooks, with the worker running', () => {
     expect(lastEventIds[1]).toMatch(/^\d+$/)
   })
 
+  it('reopens a stream that falls silent, however the connection looks', async () => {
+    const { txnId, paymentRequest } = await openInvoice(client, '0.00005')
+    let muted = 0
+    const onRequest = (req: IncomingMessage) => {
+      // The first stream connection stays open but nothing the service writes to it arrives.
+      if (req.url?.endsWith('/events') && muted++ === 0) req.socket.write = (() => true) as never
+    }
+    s.h.app.server.on('request', onRequest)
+    const seen: string[] = []
+    const streamed = (async () => {
+      for await (const e of client.streamTransaction(txnId, { idleTimeoutMs: 300 })) seen.push(e.txnState)
+    })()
+    await until(() => muted === 2)
+    await client.sandbox.payInvoice(paymentRequest)
+    await streamed
+    s.h.app.server.off('request', onRequest)
+    expect(seen).toEqual(['srccreated', 'completed'])
+  })
+
   it('throws the typed error when the transaction does not exist', async () => {
     const err = await collect(client.streamTransaction('txn_missing')).catch((e) => e)
     expect(err).toBeInstanceOf(SvcpayNotFoundError)
