@@ -97,7 +97,7 @@ export async function createContainer(
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
-  const transactions = createTransactionsService({ db, config, accounts, rates, flows })
+  const transactions = createTransactionsService({ db, config, accounts, rates, flows, log })
   const webhooks = createWebhooksService({
     db,
     box,

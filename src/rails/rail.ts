@@ -50,6 +50,12 @@ export interface LightningRail {
   }): Promise<LightningInvoiceIssued>
   lookupInvoice(paymentHash: string): Promise<LightningInvoiceState>
   /**
+   * Cancel an open invoice so that no outside payer can pay it any more. Used after an invoice was
+   * settled inside the service, where the node never saw the payment. Cancelling an invoice that is
+   * already cancelled succeeds.
+   */
+  cancelInvoice(paymentHash: string): Promise<void>
+  /**
    * Start paying an invoice with a routing-fee limit. Idempotent by the invoice's payment hash: a
    * second call for a hash already in flight or paid reports that payment's state, never pays twice.
    */

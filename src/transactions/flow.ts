@@ -70,6 +70,8 @@ export interface Flow {
    * funds are held. Must make exactly one transition.
    */
   confirm(q: Queryable, txn: TxnRow, ctx: ConfirmContext): Promise<TxnRow>
+  /** After the confirm transaction committed: follow-up calls to a rail that must not undo it. */
+  afterConfirm?(txn: TxnRow): Promise<void>
   /** Called by the worker when the transaction's `next_check_at` is due and it is past `quoted`. */
   advance?(txn: TxnRow): Promise<void>
 }

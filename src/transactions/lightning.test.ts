@@ -258,6 +258,11 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
       [q.body.txnId, inv.txnId],
     ])
     expect(rows.every((r: any) => r.next_check_at === null)).toBe(true)
+    // The node no longer offers the invoice: it was cancelled there after the internal settlement.
+    const onNode = await h.c.db.query('SELECT state FROM sandbox_ln_invoices WHERE payment_request = $1', [
+      inv.sourceReq.reqDetails.paymentRequest,
+    ])
+    expect(onNode.rows[0].state).toBe('canceled')
     const outside = await h.api('POST', '/sandbox/lightning/pay', bob.token, {
       paymentRequest: inv.sourceReq.reqDetails.paymentRequest,
     })

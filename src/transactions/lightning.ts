@@ -379,6 +379,14 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       })
     },
 
+    async afterConfirm(txn) {
+      // An invoice of ours paid inside the service is still open on the node: cancel it there, so
+      // that an outside payer cannot pay it a second time with nobody credited.
+      if (txn.state === 'completed' && txn.dest_details.internal === true && txn.rail_ref) {
+        await rails.lightning.cancelInvoice(txn.rail_ref)
+      }
+    },
+
     async advance(txn) {
       if (txn.state !== 'srccreated') return
       let result: LightningPaymentState

@@ -7,13 +7,21 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { formatRate } from '../shared/amount.js'
 import { newId } from '../shared/ids.js'
 import { isCurrency } from '../shared/currency.js'
-import { placeHold, pendingHoldAmount, voidHolds } from '../ledger/ledger.js'
+import { placeHold, voidHolds } from '../ledger/ledger.js'
 import type { CreateInput, Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import { FINAL_STATES } from './state-machine.js'
-import { getByExtRef, getTxn, insertTxn, StaleTransition, transition, type TxnPatch, type TxnRow } from './repository.js'
+import {
+  getByExtRef,
+  getTxn,
+  insertTxn,
+  lockForConfirm,
+  StaleTransition,
+  transition,
+  type TxnPatch,
+  type TxnRow,
+} from './repository.js'
 import { walletDebit } from './money.js'
-import { recordEvent } from '../events/outbox.js'
 
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
@@ -38,11 +46,14 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
     [d, 'destReq'],
   ] as const) {
     if (side.method === 'eth') {
-      throw new ApiError('method_not_available', 'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts', [
-        { field: `${field}.method`, issue: 'eth is not available yet' },
-      ])
+      throw new ApiError(
+        'method_not_available',
+        'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts',
+        [{ field: `${field}.method`, issue: 'eth is not available yet' }],
+      )
     }
-    if (!isCurrency(side.ccy)) throw fieldError('unsupported_currency_pair', `${field}.ccy`, `unknown currency ${side.ccy}`)
+    if (!isCurrency(side.ccy))
+      throw fieldError('unsupported_currency_pair', `${field}.ccy`, `unknown currency ${side.ccy}`)
   }
   const pair = `${s.method}:${s.ccy}>${d.method}:${d.ccy}`
   switch (pair) {
@@ -58,29 +69,46 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
       return 'tron_payout'
   }
   if (s.method === 'svcpay' && d.method === 'vnd-instant') {
-    if (d.ccy !== 'VND') throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'vnd-instant pays out VND')
+    if (d.ccy !== 'VND')
+      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'vnd-instant pays out VND')
     if (!['VND', 'BTC', 'USDT'].includes(s.ccy) || !walletCurrencies.includes(s.ccy)) {
-      throw fieldError('unsupported_currency_pair', 'sourceReq.ccy', 'VND payouts are funded from VND, BTC or USDT')
+      throw fieldError(
+        'unsupported_currency_pair',
+        'sourceReq.ccy',
+        'VND payouts are funded from VND, BTC or USDT',
+      )
     }
     return 'vnd_payout'
   }
   if (s.method === 'svcpay' && d.method === 'svcpay') {
-    if (s.ccy === d.ccy) throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'a swap needs two different currencies')
+    if (s.ccy === d.ccy)
+      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'a swap needs two different currencies')
     for (const [ccy, field] of [
       [s.ccy, 'sourceReq.ccy'],
       [d.ccy, 'destReq.ccy'],
     ] as const) {
-      if (!walletCurrencies.includes(ccy)) throw fieldError('unsupported_currency_pair', field, `there are no ${ccy} wallets`)
+      if (!walletCurrencies.includes(ccy))
+        throw fieldError('unsupported_currency_pair', field, `there are no ${ccy} wallets`)
     }
     return 'swap'
   }
   const known = ['svcpay', 'lightning', 'on-chain', 'tron', 'vnd-instant']
-  if (!known.includes(s.method)) throw fieldError('unsupported_method', 'sourceReq.method', `unknown method ${s.method}`)
-  if (!known.includes(d.method)) throw fieldError('unsupported_method', 'destReq.method', `unknown method ${d.method}`)
-  const methodsFit = ['lightning>svcpay', 'on-chain>svcpay', 'svcpay>lightning', 'svcpay>on-chain', 'svcpay>tron'].includes(
-    `${s.method}>${d.method}`,
-  )
-  if (methodsFit) throw new ApiError('unsupported_currency_pair', `${s.method} to ${d.method} does not carry ${s.ccy} to ${d.ccy}`)
+  if (!known.includes(s.method))
+    throw fieldError('unsupported_method', 'sourceReq.method', `unknown method ${s.method}`)
+  if (!known.includes(d.method))
+    throw fieldError('unsupported_method', 'destReq.method', `unknown method ${d.method}`)
+  const methodsFit = [
+    'lightning>svcpay',
+    'on-chain>svcpay',
+    'svcpay>lightning',
+    'svcpay>on-chain',
+    'svcpay>tron',
+  ].includes(`${s.method}>${d.method}`)
+  if (methodsFit)
+    throw new ApiError(
+      'unsupported_currency_pair',
+      `${s.method} to ${d.method} does not carry ${s.ccy} to ${d.ccy}`,
+    )
   throw new ApiError('unsupported_method', `Moving from ${s.method} to ${d.method} is not supported`, [
     { field: 'destReq.method', issue: `not supported with sourceReq.method ${s.method}` },
   ])
@@ -94,7 +122,14 @@ export function requestHash(body: unknown): string {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']'
   if (v && typeof v === 'object') {
-    return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonical((v as any)[k])).join(',') + '}'
+    return (
+      '{' +
+      Object.keys(v)
+        .sort()
+        .map((k) => JSON.stringify(k) + ':' + canonical((v as any)[k]))
+        .join(',') +
+      '}'
+    )
   }
   return JSON.stringify(v) ?? 'null'
 }
@@ -105,8 +140,8 @@ export function createTransactionsService(deps: {
   accounts: AccountsService
   rates: RatesService
   flows: Flow[]
-  /** Wakes the worker (and status streams) after a commit on another path, if needed. */
   now?: () => number
+  log?: { warn(obj: object, msg: string): void }
 }): TransactionsService {
   const { db, config } = deps
   const now = deps.now ?? Date.now
@@ -115,7 +150,11 @@ export function createTransactionsService(deps: {
 
   function flowOf(kind: TxnKind): Flow {
     const flow = flows.get(kind)
-    if (!flow) throw new ApiError('method_not_available', `Transactions of kind ${kind} are not available on this server`)
+    if (!flow)
+      throw new ApiError(
+        'method_not_available',
+        `Transactions of kind ${kind} are not available on this server`,
+      )
     return flow
   }
 
@@ -137,7 +176,13 @@ export function createTransactionsService(deps: {
 
   async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {
     await voidHolds(q, txn.id, at)
-    return transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at, webhookVariant: config.webhookVariant })
+    return transition(
+      q,
+      txn,
+      'expired',
+      { msg: 'quote_expired' },
+      { now: at, webhookVariant: config.webhookVariant },
+    )
   }
 
   const service: TransactionsService = {
@@ -156,41 +201,45 @@ export function createTransactionsService(deps: {
       const expiresAt = at + config.quoteTtlS * 1000
       const id = newId('txn')
       const result = await db.tx(async (q) => {
-        const row = await insertTxn(q, {
-          id,
-          account_id: input.accountId,
-          ext_ref_id: input.extRefId ?? null,
-          request_hash: hash,
-          kind,
-          state: 'quoted',
-          note: input.note ?? null,
-          deduct_fees_from_dest: input.deductNetworkFeesFromDest,
-          src_ccy: input.sourceReq.ccy,
-          src_method: input.sourceReq.method,
-          src_amount: quote.srcAmount,
-          src_fee: quote.srcFee,
-          src_network_fee: quote.srcNetworkFee,
-          src_details: quote.srcDetails,
-          src_created_at: BigInt(at),
-          src_updated_at: BigInt(at),
-          dest_ccy: input.destReq.ccy,
-          dest_method: input.destReq.method,
-          dest_amount: quote.destAmount,
-          dest_details: quote.destDetails,
-          dest_created_at: BigInt(at),
-          dest_updated_at: BigInt(at),
-          fx_rate: formatRate(quote.fxRate),
-          expires_at: BigInt(expiresAt),
-          kyc: quote.kyc ?? null,
-          source_of_funds: quote.sourceOfFunds ?? null,
-          next_check_at: expiresAt,
-          created_at: BigInt(at),
-          updated_at: BigInt(at),
-        })
+        const row = await insertTxn(
+          q,
+          {
+            id,
+            account_id: input.accountId,
+            ext_ref_id: input.extRefId ?? null,
+            request_hash: hash,
+            kind,
+            state: 'quoted',
+            note: input.note ?? null,
+            deduct_fees_from_dest: input.deductNetworkFeesFromDest,
+            src_ccy: input.sourceReq.ccy,
+            src_method: input.sourceReq.method,
+            src_amount: quote.srcAmount,
+            src_fee: quote.srcFee,
+            src_network_fee: quote.srcNetworkFee,
+            src_details: quote.srcDetails,
+            src_created_at: BigInt(at),
+            src_updated_at: BigInt(at),
+            dest_ccy: input.destReq.ccy,
+            dest_method: input.destReq.method,
+            dest_amount: quote.destAmount,
+            dest_details: quote.destDetails,
+            dest_created_at: BigInt(at),
+            dest_updated_at: BigInt(at),
+            fx_rate: formatRate(quote.fxRate),
+            expires_at: BigInt(expiresAt),
+            kyc: quote.kyc ?? null,
+            source_of_funds: quote.sourceOfFunds ?? null,
+            next_check_at: expiresAt,
+            created_at: BigInt(at),
+            updated_at: BigInt(at),
+          },
+          // The quote's outbox event is written by the insert itself.
+          { event: { webhookVariant: config.webhookVariant } },
+        )
         if (!row) return undefined
         // A quote whose wallet cannot cover it is still a quote: confirm tries the hold again.
         if (quote.fromWallet) await hold(q, row, at)
-        await recordEvent(q, row, config.webhookVariant)
         return row
       })
       if (result) return result
@@ -204,10 +253,11 @@ export function createTransactionsService(deps: {
       const settled = settledAnswer(first)
       if (settled) return settled
       const flow = flowOf(first.kind)
-      const prepared = first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+      const prepared =
+        first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
       let expired = false
       const row = await db.tx(async (q) => {
-        const txn = (await getTxn(q, txnId, { accountId, lock: true }))!
+        const { txn, pendingHold } = (await lockForConfirm(q, txnId, accountId))!
         const again = settledAnswer(txn)
         if (again) return again
         const at = now()
@@ -215,16 +265,26 @@ export function createTransactionsService(deps: {
           expired = true
           return expireInTx(q, txn, at)
         }
-        if (txn.src_method === 'svcpay' && (await pendingHoldAmount(q, txn.id)) === 0n && !(await hold(q, txn, at))) {
+        if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
           return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
         }
         return flow.confirm(q, txn, {
           now: at,
           prepared,
-          transition: (to, patch = {}) => transition(q, txn, to, patch, { now: at, webhookVariant: config.webhookVariant }),
+          transition: (to, patch = {}) =>
+            transition(q, txn, to, patch, { now: at, webhookVariant: config.webhookVariant }),
         })
       })
-      if (expired) throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+      if (expired)
+        throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+      if (flow.afterConfirm) {
+        // What is committed stands: a failed follow-up is logged, never turned into an error here.
+        await flow
+          .afterConfirm(row)
+          .catch((err) =>
+            deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
+          )
+      }
       return row
     },
 
@@ -233,7 +293,10 @@ export function createTransactionsService(deps: {
         const txn = await getTxn(q, txnId, { accountId, lock: true })
         if (!txn) throw new ApiError('not_found', 'Transaction not found')
         if (txn.state !== 'quoted') {
-          throw new ApiError('invalid_state', `Only a quoted transaction can be cancelled; this one is ${txn.state}`)
+          throw new ApiError(
+            'invalid_state',
+            `Only a quoted transaction can be cancelled; this one is ${txn.state}`,
+          )
         }
         await voidHolds(q, txn.id, now())
         return transition(q, txn, 'usercanceled', { msg: 'user_canceled' }, opts())

@@ -217,6 +217,23 @@ describe('createLndRail: invoices', () => {
     ])
   })
 
+  it('cancels an invoice by its base64 payment hash, and takes an already cancelled one as done', async () => {
+    let calls = 0
+    const lnd = await fakeLnd((_req, res) =>
+      ++calls === 1
+        ? json(res, 200, {})
+        : json(res, 500, { code: 2, message: 'invoice already canceled', details: [] }),
+    )
+    const hash = 'ab'.repeat(32)
+    await rail(lnd.url).cancelInvoice(hash)
+    await rail(lnd.url).cancelInvoice(hash)
+    expect(lnd.seen.map((s) => `${s.method} ${s.path}`)).toEqual([
+      'POST /v2/invoices/cancel',
+      'POST /v2/invoices/cancel',
+    ])
+    expect(lnd.seen[0]!.body).toEqual({ payment_hash: Buffer.from(hash, 'hex').toString('base64') })
+  })
+
   it('reports an unknown invoice as a final invoice_not_found', async () => {
     const lnd = await fakeLnd((_req, res) =>
       json(res, 404, { code: 5, message: 'unable to locate invoice', details: [] }),

@@ -193,6 +193,16 @@ export function createLndRail(options: LndRailOptions): LightningRail {
       throw new RailFailure(TRANSPORT_CODES.badResponse, `lookup invoice: unknown state ${state}`, true)
     },
 
+    async cancelInvoice(paymentHash): Promise<void> {
+      assert(/^[0-9a-f]{64}$/.test(paymentHash), 'payment hash must be 64 lower-case hex digits')
+      const res = await call('POST', '/v2/invoices/cancel', {
+        payment_hash: Buffer.from(paymentHash, 'hex').toString('base64'),
+      })
+      // LND refuses to cancel twice; for us the invoice is then cancelled, which is all we asked.
+      if ('error' in res && !/already canceled/i.test(res.error.message))
+        throw failure(res.error, 'cancel invoice')
+    },
+
     async sendPayment({ paymentRequest, amountMsat, feeLimitMsat }): Promise<LightningPaymentState> {
       const invoice = decodeInvoice(paymentRequest)
       if ('error' in invoice) throw new RailFailure('invalid_invoice', invoice.error, false)

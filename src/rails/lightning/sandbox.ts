@@ -181,6 +181,13 @@ export function createSandboxLightningRail(deps: {
       return { state, amountPaidMsat: inv.amount_paid_msat }
     },
 
+    async cancelInvoice(paymentHash): Promise<void> {
+      await db.query(
+        `UPDATE sandbox_ln_invoices SET state = 'canceled' WHERE payment_hash = $1 AND state = 'open'`,
+        [paymentHash],
+      )
+    },
+
     async sendPayment({ paymentRequest, amountMsat, feeLimitMsat }) {
       const decoded = decodeInvoice(paymentRequest)
       if ('error' in decoded) return { status: 'failed', reason: 'invalid_payment_request' }
