@@ -14,6 +14,36 @@ export interface OutboxTxn {
 }
 
 /**
+ * The outbox writes of a state change, to be put into the statement that makes the change (one
+ * round trip for both): `ctes` are WITH items that write the event and its deliveries for the row
+ * returned by the CTE named `changed`, and `notify` is a select-list expression for the NOTIFY.
+ * The statement must pass TXN_CHANNEL as $1 and the transaction id as $2 (mirrorTxnNotifies in
+ * notifier.ts recognises an outbox NOTIFY by them) and the two values `outboxParams` returns as
+ * `$<first>` and `$<first + 1>`. Rows of `changed` keep the column names of `transactions`.
+ */
+export function outboxSql(first: number): { ctes: string; notify: string } {
+  const now = `$${first}`
+  const withDeliveries = `$${first + 1}::boolean`
+  return {
+    ctes: `event AS (
+       INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
+       SELECT id, account_id, state, msg, COALESCE(ext_ref_id, ''), updated_at, ${now} FROM changed
+       RETURNING id, account_id),
+     delivery AS (
+       INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
+       SELECT event.id, w.id, 'pending', ${now}, ${now}, ${now}
+         FROM event JOIN webhooks w ON w.account_id = event.account_id AND w.deleted_at IS NULL
+        WHERE ${withDeliveries})`,
+    notify: `pg_notify($1, changed.id) AS outbox_notified`,
+  }
+}
+
+/** The values of outboxSql's two parameters, for a change to `state`. */
+export function outboxParams(state: TxnState, variant: 'a' | 'b'): [number, boolean] {
+  return [Date.now(), variant === 'a' || FINAL_STATES.has(state)]
+}
+
+/**
  * Record a state change in the outbox, inside the caller's database transaction: the event row, a
  * delivery for the account's live webhook (variant b only for final states), and a NOTIFY that
  * PostgreSQL sends only if the transaction commits.

@@ -98,10 +98,10 @@ async function closeHolds(
  * Record a balanced journal entry. When `settleHolds` is set, the transaction's open holds are
  * marked posted in the same step (their amounts are part of these postings).
  *
- * Round trips: the holds (when settled), then the entry with its postings and the first wallet's
- * update as one statement, then one update per further wallet. Each wallet row is updated once,
- * its posted change and its released hold together, and wallets in id order, so that two entries
- * touching the same wallets never deadlock.
+ * Round trips: one statement settles the holds, writes the entry with its postings and updates the
+ * first wallet; then one update per further wallet. Each wallet row is updated once, its posted
+ * change and its released hold together, and wallets in id order, so that two entries touching the
+ * same wallets never deadlock.
  */
 export async function postEntry(
   q: Queryable,
@@ -110,8 +110,9 @@ export async function postEntry(
   const postings = input.postings.filter((p) => p.amount !== 0n)
   const sums = new Map<string, bigint>()
   for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
-  for (const [ccy, sum] of sums)
+  for (const [ccy, sum] of sums) {
     assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
+  }
 
   const wallets = new Map<string, { posted: bigint; released: bigint }>()
   const wallet = (id: string) => {
@@ -120,44 +121,67 @@ export async function postEntry(
     return w
   }
   for (const p of postings) if (!p.accountId.startsWith('sys:')) wallet(p.accountId).posted += p.amount
-  if (input.settleHolds && input.txnId) {
-    const { rows } = await q.query<{ ledger_account_id: string; amount: bigint }>(
-      `UPDATE holds SET status = 'posted', updated_at = $2 WHERE txn_id = $1 AND status = 'pending'
-       RETURNING ledger_account_id, amount`,
-      [input.txnId, input.now],
-    )
-    for (const h of rows) wallet(h.ledger_account_id).released += h.amount
-  }
-  const order = [...wallets.keys()].sort()
-  const update = (walletParam: number, postedParam: number, releasedParam: number, nowParam: number) =>
-    `UPDATE ledger_accounts SET posted = posted + $${postedParam}, pending = pending - $${releasedParam}, updated_at = $${nowParam}
-      WHERE id = $${walletParam} AND kind = 'wallet'`
+  const settle = Boolean(input.settleHolds && input.txnId)
+  const first = [...wallets.keys()].sort()[0]
 
+  // $1 txn, $2 kind, $3 now; then the postings, then the first wallet's id and posted change.
+  const values: unknown[] = [input.txnId, input.kind, input.now]
+  const ctes: string[] = []
+  if (settle) {
+    ctes.push(`released AS (
+       UPDATE holds SET status = 'posted', updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+       RETURNING ledger_account_id, amount)`)
+  }
   if (postings.length > 0) {
-    const values: unknown[] = [input.txnId, input.kind, input.now]
     const tuples = postings.map((p) => {
       values.push(p.accountId, p.ccy, p.amount)
       const n = values.length
       return `($${n - 2}::text, $${n - 1}::text, $${n}::int8)`
     })
-    const lines = `INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
-       SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${tuples.join(', ')}) AS v(account, ccy, amount)`
-    const first = order.shift()
-    let sql = `WITH entry AS (INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id)`
-    if (first) {
-      const w = wallets.get(first)!
-      values.push(first, w.posted, w.released)
-      const n = values.length
-      sql += `, lines AS (${lines}) ${update(n - 2, n - 1, n, 3)}`
-    } else {
-      sql += ` ${lines}`
-    }
-    const r = await q.query(sql, values)
-    if (first) assert(r.rowCount === 1, `posting to unknown wallet ${first}`)
+    ctes.push(
+      `entry AS (INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id)`,
+      `lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
+         SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${tuples.join(', ')}) AS v(account, ccy, amount))`,
+    )
   }
-  for (const id of order) {
+  if (first) {
+    values.push(first, wallets.get(first)!.posted)
+    const n = values.length
+    const release = settle
+      ? `COALESCE((SELECT SUM(amount) FROM released WHERE ledger_account_id = $${n - 1}), 0)`
+      : '0'
+    ctes.push(`first_wallet AS (
+       UPDATE ledger_accounts SET posted = posted + $${n}, pending = pending - ${release}, updated_at = $3
+        WHERE id = $${n - 1} AND kind = 'wallet' RETURNING id)`)
+  }
+  if (ctes.length > 0) {
+    // One row at least: whether the first wallet was updated, and each settled hold, for the other
+    // wallets. $2 is selected so that it has a type even when no entry is written.
+    const { rows } = await q.query<{
+      first_updated: number
+      ledger_account_id: string | null
+      amount: bigint | null
+    }>(
+      `WITH ${ctes.join(', ')}
+       SELECT ${first ? '(SELECT count(*) FROM first_wallet)::int' : '0'} AS first_updated,
+              r.ledger_account_id, r.amount, $2::text AS entry_kind
+         FROM (SELECT 1) AS one
+         LEFT JOIN ${settle ? 'released' : '(SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)'} AS r
+           ON true`,
+      values,
+    )
+    if (first) assert(rows[0]?.first_updated === 1, `posting to unknown wallet ${first}`)
+    for (const h of rows) {
+      if (h.ledger_account_id !== null && h.ledger_account_id !== first)
+        wallet(h.ledger_account_id).released += h.amount!
+    }
+  }
+  const update = `UPDATE ledger_accounts SET posted = posted + $2, pending = pending - $3, updated_at = $4
+      WHERE id = $1 AND kind = 'wallet'`
+  for (const id of [...wallets.keys()].sort()) {
+    if (id === first) continue
     const w = wallets.get(id)!
-    const r = await q.query(update(1, 2, 3, 4), [id, w.posted, w.released, input.now])
+    const r = await q.query(update, [id, w.posted, w.released, input.now])
     assert(r.rowCount === 1, `posting to unknown wallet ${id}`)
   }
 }

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition } from './state-machine.js'
-import { recordEvent } from '../events/outbox.js'
-import { InvariantError } from '../shared/assert.js'
+import { outboxParams, outboxSql, TXN_CHANNEL } from '../events/outbox.js'
+import { assert, InvariantError } from '../shared/assert.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
 export interface TxnRow {
@@ -42,10 +42,14 @@ export interface TxnRow {
   updated_at: bigint
 }
 
-export type NewTxn = Omit<TxnRow, 'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'> & {
+export type NewTxn = Omit<
+  TxnRow,
+  'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'
+> & {
   next_check_at: number | null
 }
 
+// prettier-ignore
 const INSERT_COLUMNS = [
   'id', 'account_id', 'ext_ref_id', 'request_hash', 'kind', 'state', 'note', 'deduct_fees_from_dest',
   'src_ccy', 'src_method', 'src_amount', 'src_fee', 'src_network_fee', 'src_details', 'src_created_at', 'src_updated_at',
@@ -60,16 +64,38 @@ function param(column: string, value: unknown): unknown {
   return value
 }
 
-/** Insert a new transaction; returns undefined when its (account, extRefId) already exists. */
-export async function insertTxn(q: Queryable, txn: NewTxn): Promise<TxnRow | undefined> {
+/**
+ * Insert a new transaction; returns undefined when its (account, extRefId) already exists. With
+ * `event`, its outbox event is written by the same statement (one round trip), as recordEvent would.
+ */
+export async function insertTxn(
+  q: Queryable,
+  txn: NewTxn,
+  opts: { event?: { webhookVariant: 'a' | 'b' } } = {},
+): Promise<TxnRow | undefined> {
   const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
+  assert(INSERT_COLUMNS[0] === 'id', 'the id is the first column')
+  const insert = (first: number) => `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
+     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + first}`).join(', ')})
+     ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
+  if (!opts.event) {
+    const { rows } = await q.query<TxnRow>(insert(1), values)
+    return rows[0]
+  }
+  // $1 is the channel and the columns follow from $2, the first being the id, as outboxSql requires;
+  // then the outbox's own two.
+  const outbox = outboxSql(2 + values.length)
   const { rows } = await q.query<TxnRow>(
-    `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
-     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
-     ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`,
-    values,
+    `WITH changed AS (${insert(2)}), ${outbox.ctes} SELECT changed.*, ${outbox.notify} FROM changed`,
+    [TXN_CHANNEL, ...values, ...outboxParams(txn.state, opts.event.webhookVariant)],
   )
-  return rows[0]
+  return withoutOutboxColumn(rows[0])
+}
+
+/** Drops the NOTIFY's result column from a row that a statement with outboxSql returned. */
+function withoutOutboxColumn(row: (TxnRow & { outbox_notified?: unknown }) | undefined): TxnRow | undefined {
+  if (row) delete row.outbox_notified
+  return row
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
@@ -80,11 +106,32 @@ export async function getTxn(q: Queryable, id: string, opts: { accountId?: strin
   return rows[0]
 }
 
+/**
+ * Lock a transaction for confirm, reading with it the sum of its open holds (one round trip);
+ * undefined when it does not exist for this account.
+ */
+export async function lockForConfirm(
+  q: Queryable,
+  id: string,
+  accountId: string,
+): Promise<{ txn: TxnRow; pendingHold: bigint } | undefined> {
+  const { rows } = await q.query<TxnRow & { pending_hold?: bigint | null }>(
+    `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
+       FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
+    [id, accountId],
+  )
+  const row = rows[0]
+  if (!row) return undefined
+  const pendingHold = row.pending_hold ?? 0n
+  delete row.pending_hold
+  return { txn: row, pendingHold }
+}
+
 export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query<TxnRow>('SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2', [
-    accountId,
-    extRefId,
-  ])
+  const { rows } = await q.query<TxnRow>(
+    'SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2',
+    [accountId, extRefId],
+  )
   return rows[0]
 }
 
@@ -121,22 +168,36 @@ export async function transition(
   if (!canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
-  const sets = ['state = $3', 'updated_at = $4', 'src_updated_at = $4', 'dest_updated_at = $4']
-  const values: unknown[] = [txn.id, txn.state, to, opts.now]
+  // $1 and $2 are the outbox's channel and the transaction id (see outboxSql).
+  const sets = ['state = $4', 'updated_at = $5', 'src_updated_at = $5', 'dest_updated_at = $5']
+  const values: unknown[] = [TXN_CHANNEL, txn.id, txn.state, to, opts.now]
   for (const [column, value] of Object.entries(patch)) {
     values.push(param(column, value))
     sets.push(`${column} = $${values.length}`)
   }
-  if (!('next_check_at' in patch) && (to === 'completed' || to === 'expired' || to === 'failed' || to === 'usercanceled' || to === 'rejected' || to === 'error')) {
+  if (
+    !('next_check_at' in patch) &&
+    (to === 'completed' ||
+      to === 'expired' ||
+      to === 'failed' ||
+      to === 'usercanceled' ||
+      to === 'rejected' ||
+      to === 'error')
+  ) {
     sets.push('next_check_at = NULL')
   }
+  // The change and its outbox event in one statement (one round trip); nothing is written when the
+  // row is no longer in the state the caller read.
+  const outbox = outboxSql(values.length + 1)
+  values.push(...outboxParams(to, opts.webhookVariant))
   const { rows } = await q.query<TxnRow>(
-    `UPDATE transactions SET ${sets.join(', ')} WHERE id = $1 AND state = $2 RETURNING *`,
+    `WITH changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE id = $2 AND state = $3 RETURNING *),
+     ${outbox.ctes}
+     SELECT changed.*, ${outbox.notify} FROM changed`,
     values,
   )
-  const row = rows[0]
+  const row = withoutOutboxColumn(rows[0])
   if (!row) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
-  await recordEvent(q, row, opts.webhookVariant)
   return row
 }
 
