@@ -71,7 +71,19 @@ const SideOut = Type.Object({
   expiresAt: Type.Integer(),
   createAt: Type.Integer(),
   updatedAt: Type.Integer(),
-  reqDetails: Type.Record(Type.String(), Type.Unknown()),
+  reqDetails: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), txid, preimage, txHash or bankRef once sent',
+  }),
+  kyc: Type.Optional(
+    Type.Object(
+      {
+        type: Type.String(),
+        details: Type.Object({ legalFullName: Type.String(), countryCode: Type.String() }),
+      },
+      { description: 'The beneficiary of a fiat payout (destination side only)' },
+    ),
+  ),
 })
 
 export const TransactionSchema = Type.Object(
@@ -88,6 +100,12 @@ export const TransactionSchema = Type.Object(
     deductNetworkFeesFromDest: Type.Boolean(),
     sourceReq: SideOut,
     destReq: SideOut,
+    sourceOfFunds: Type.Optional(
+      Type.Object(
+        { purpose: Type.Integer(), source: Type.Integer(), relationship: Type.Integer() },
+        { description: 'Fiat payouts only, as sent' },
+      ),
+    ),
     fxRate: Type.Number({ description: 'Units of destination currency per unit of source currency' }),
     createdAt: Type.Integer(),
     updatedAt: Type.Integer(),
