@@ -117,8 +117,15 @@ export async function createContainer(
     onBackendChange: (backend) => backendGauge.set(backend === 'redis' ? 1 : 0),
   })
   if (redis) {
-    await redis.connect().catch((err) => log.warn({ error: (err as Error).message }, 'Redis unreachable at start; limits are per instance until it returns'))
-    backendGauge.set(redis.status === 'ready' ? 1 : 0)
+    // The limiter has already asked the lazy client to connect; wait for that attempt rather than
+    // start a second one (which ioredis refuses, and which then read as Redis being unreachable).
+    const ready = await redisReady(redis, REDIS_START_WAIT_MS)
+    backendGauge.set(ready ? 1 : 0)
+    if (!ready) {
+      log.warn({ redisStatus: redis.status }, 'Redis unreachable at start; limits are per instance until it returns')
+      // Once it answers, the gauge follows the limiter again (which switches back on its own).
+      redis.once('ready', () => backendGauge.set(rateLimiter.backend() === 'redis' ? 1 : 0))
+    }
   }
   return {
     transactions,
@@ -144,4 +151,26 @@ export async function createContainer(
       if (!opts.db) await db.close()
     },
   }
+}
+
+/** How long the start waits for Redis before serving on per-instance limits. */
+const REDIS_START_WAIT_MS = 2_000
+
+/** Resolves true once the client is ready; false at its first error or after `timeoutMs`. */
+async function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return true
+  if (redis.status === 'wait') redis.connect().catch(() => undefined)
+  return new Promise<boolean>((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer)
+      redis.off('ready', onReady)
+      redis.off('error', onError)
+      resolve(ready)
+    }
+    const onReady = () => done(true)
+    const onError = () => done(false)
+    const timer = setTimeout(() => done(redis.status === 'ready'), timeoutMs)
+    redis.once('ready', onReady)
+    redis.once('error', onError)
+  })
 }

@@ -88,6 +88,15 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
     async tx(fn) {
       for (let attempt = 1; ; attempt++) {
         const client = await pool.connect()
+        // The pool stops listening for errors on a client it hands out. A connection that breaks
+        // between two queries of this transaction (the server restarting) emits 'error' on the
+        // client, which unheard would end the process; heard, the next query fails and the client
+        // is discarded below.
+        let broken: Error | undefined
+        const onError = (err: Error) => {
+          broken = err
+        }
+        client.on('error', onError)
         const q: Queryable = {
           query: async (sql, params) => {
             const r = await client.query(sql, params as unknown[])
@@ -98,11 +107,13 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
           await client.query('BEGIN')
           const result = await fn(q)
           await client.query('COMMIT')
-          client.release()
+          client.off('error', onError)
+          client.release(broken)
           return result
         } catch (err) {
           await client.query('ROLLBACK').catch(() => {})
-          client.release(isDbUnavailableError(err) ? (err as Error) : undefined)
+          client.off('error', onError)
+          client.release(broken ?? (isDbUnavailableError(err) ? (err as Error) : undefined))
           if (attempt < TX_ATTEMPTS_MAX && isRetryableDbError(err)) continue
           throw err
         }
