@@ -35,10 +35,25 @@ export async function migrate(db: Db): Promise<string[]> {
   return applied
 }
 
-/** Migrations hold plain statements separated by semicolons at line ends (no function bodies). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*$/m)
-    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
-    .filter(Boolean)
+/**
+ * Migrations hold statements separated by semicolons at line ends. A dollar-quoted body (a function's
+ * `$$ ... $$`) is kept whole, whatever its lines end with. Whole-line `--` comments are dropped.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = []
+  let current: string[] = []
+  let quote: string | undefined
+  for (const line of sql.split('\n')) {
+    current.push(line)
+    for (const [tag] of line.matchAll(/\$[A-Za-z_]*\$/g)) {
+      if (quote === undefined) quote = tag
+      else if (tag === quote) quote = undefined
+    }
+    if (quote === undefined && /;\s*$/.test(line)) {
+      statements.push(current.join('\n').replace(/;\s*$/, ''))
+      current = []
+    }
+  }
+  statements.push(current.join('\n'))
+  return statements.map((s) => s.replace(/^\s*--.*$/gm, '').trim()).filter(Boolean)
 }

@@ -75,16 +75,16 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
     params.push(value)
     where.push(sql(`$${params.length}`))
   }
+  let start: number | undefined
+  let end: number | undefined
   if (time === 'other') {
-    const start = isoTime(query, 'startTime')
-    const end = isoTime(query, 'endTime')
+    start = isoTime(query, 'startTime')
+    end = isoTime(query, 'endTime')
     if (start !== undefined && end !== undefined && start > end) {
       throw new ApiError('invalid_request', 'startTime must not be after endTime', [{ field: 'query.startTime', issue: 'after endTime' }])
     }
-    if (start !== undefined) add((p) => `created_at >= ${p}`, start)
-    if (end !== undefined) add((p) => `created_at <= ${p}`, end)
   } else {
-    add((p) => `created_at >= ${p}`, now - WINDOWS[time]!)
+    start = now - WINDOWS[time]!
   }
   const statuses = listOf(query, 'txnStatuses', STATES)
   if (statuses) add((p) => `state = ANY(${p}::text[])`, statuses)
@@ -98,13 +98,55 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
     const values = listOf(query, name, METHODS)
     if (values) add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
   }
+  // The filters so far name columns that transaction_day_counts has too; the count uses them on both.
+  const filterSql = where.join(' AND ')
+  const countSql = countQuery(filterSql, params, start, end)
+  if (start !== undefined) add((p) => `created_at >= ${p}`, start)
+  if (end !== undefined) add((p) => `created_at <= ${p}`, end)
   const whereSql = where.join(' AND ')
   const [rows, count] = await Promise.all([
     db.query<TxnRow>(
       `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
       params,
     ),
-    db.query<{ total: bigint }>(`SELECT count(*)::int8 AS total FROM transactions WHERE ${whereSql}`, params),
+    db.query<{ total: bigint }>(countSql.sql, countSql.params),
   ])
   return { rows: rows.rows, pagination: { page, limit, total: Number(count.rows[0]!.total) } }
+}
+
+/**
+ * The count of matches in [start, end] (either end open), exact and in one statement: days that lie
+ * wholly inside the window are summed from transaction_day_counts (migration 010), the window's
+ * partial first and last days are counted from the rows through the (account, created_at) index.
+ * Its cost follows the window's length in days, not the number of transactions.
+ */
+function countQuery(filterSql: string, filterParams: unknown[], start: number | undefined, end: number | undefined) {
+  const params = [...filterParams]
+  const p = (value: number) => {
+    params.push(value)
+    return `$${params.length}`
+  }
+  const rowCount = (from: number | undefined, to: number | undefined) =>
+    `(SELECT count(*) FROM transactions WHERE ${filterSql}` +
+    (from !== undefined ? ` AND created_at >= ${p(from)}` : '') +
+    (to !== undefined ? ` AND created_at <= ${p(to)}` : '') +
+    ')'
+  // Day d covers [d * DAY_MS, (d + 1) * DAY_MS - 1]; these are the first and one past the last day
+  // wholly inside the window.
+  const firstDay = start === undefined ? undefined : Math.ceil(start / DAY_MS)
+  const endDay = end === undefined ? undefined : Math.floor((end + 1) / DAY_MS)
+  const parts: string[] = []
+  if (firstDay !== undefined && endDay !== undefined && firstDay >= endDay) {
+    parts.push(rowCount(start, end))
+  } else {
+    if (start !== undefined && start < firstDay! * DAY_MS) parts.push(rowCount(start, firstDay! * DAY_MS - 1))
+    parts.push(
+      `(SELECT COALESCE(SUM(n), 0) FROM transaction_day_counts WHERE ${filterSql}` +
+        (firstDay !== undefined ? ` AND day >= ${p(firstDay)}` : '') +
+        (endDay !== undefined ? ` AND day < ${p(endDay)}` : '') +
+        ')',
+    )
+    if (end !== undefined && endDay! * DAY_MS <= end) parts.push(rowCount(endDay! * DAY_MS, end))
+  }
+  return { sql: `SELECT (${parts.join(' + ')})::int8 AS total`, params }
 }
