@@ -130,14 +130,54 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
     format: 'recovered',
   })
   const signature = concatBytes(recovered.subarray(1), recovered.subarray(0, 1))
-  return bech32.encode(hrp, [...data, ...bech32.toWords(signature)], false)
+  const invoice = bech32.encode(hrp, [...data, ...bech32.toWords(signature)], false)
+  // We signed it, so its payee is our key: the decode that follows an issue needs no recovery.
+  const issued = decodeUncached(invoice, nodePublicKey(nodePrivateKey))
+  assert(!('error' in issued), 'an invoice we encoded decodes')
+  remember(invoice, issued)
+  return invoice
 }
+
+const nodePublicKeys = new Map<string, string>()
+
+/** The compressed public key of a node key, computed once per key. */
+function nodePublicKey(nodePrivateKey: Uint8Array): string {
+  const id = bytesToHex(nodePrivateKey)
+  let key = nodePublicKeys.get(id)
+  if (key === undefined) {
+    key = bytesToHex(secp256k1.getPublicKey(nodePrivateKey, true))
+    if (nodePublicKeys.size >= 16) nodePublicKeys.clear()
+    nodePublicKeys.set(id, key)
+  }
+  return key
+}
+
+// Verifying an invoice recovers the payee key from its signature, some milliseconds of CPU, and one
+// invoice is decoded several times in its life (issued, quoted, confirmed, paid). Decoding is a pure
+// function of the text, so recent good results are remembered, oldest dropped first.
+const DECODED_MAX = 1_000
+const recentlyDecoded = new Map<string, DecodedInvoice>()
 
 /**
  * Parses and verifies a BOLT11 invoice (either case; a `lightning:` scheme is tolerated). Every
  * reason to refuse it is returned as `{ error }`, never thrown.
  */
 export function decodeInvoice(text: string): DecodedInvoice | { error: string } {
+  const known = recentlyDecoded.get(text)
+  // A copy, so that a caller changing its result cannot change another's.
+  if (known) return { ...known, features: [...known.features] }
+  const result = decodeUncached(text)
+  if (!('error' in result)) remember(text, result)
+  return result
+}
+
+function remember(text: string, result: DecodedInvoice): void {
+  if (recentlyDecoded.size >= DECODED_MAX) recentlyDecoded.delete(recentlyDecoded.keys().next().value!)
+  recentlyDecoded.set(text, { ...result, features: [...result.features] })
+}
+
+/** Decodes and verifies; with `signedBy` (only for an invoice we just signed) the signature is trusted. */
+function decodeUncached(text: string, signedBy?: string): DecodedInvoice | { error: string } {
   const invoice = text.replace(/^lightning:/i, '')
   if (invoice.length > INVOICE_CHARS_MAX) return { error: 'invoice is too long' }
   if (invoice !== invoice.toLowerCase() && invoice !== invoice.toUpperCase()) return { error: 'mixed case' }
@@ -156,7 +196,10 @@ export function decodeInvoice(text: string): DecodedInvoice | { error: string } 
   const fields = parseTaggedFields(data.slice(TIMESTAMP_WORDS))
   if ('error' in fields) return fields
 
-  const payee = verifySignature(hrp, data, words.slice(-SIGNATURE_WORDS), fields.payeeNodeKey)
+  const payee =
+    signedBy !== undefined
+      ? { key: fields.payeeNodeKey ? bytesToHex(fields.payeeNodeKey) : signedBy }
+      : verifySignature(hrp, data, words.slice(-SIGNATURE_WORDS), fields.payeeNodeKey)
   if ('error' in payee) return payee
 
   const timestampSec = wordsToUint(data.slice(0, TIMESTAMP_WORDS))
