@@ -60,7 +60,9 @@ function counted(db: Db): Db {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-count-'))
-  const base = pglite ? await createPgliteDb(undefined) : createPostgresDb(await recreateDatabase(DB_NAME), { poolMax: 4 })
+  const base = pglite
+    ? await createPgliteDb(undefined)
+    : createPostgresDb(await recreateDatabase(DB_NAME), { poolMax: 4 })
   const adminToken = 'adm_' + randomBytes(16).toString('hex')
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -104,7 +106,9 @@ async function main(): Promise<void> {
       counting = true
       await fn()
       counting = false
-      console.log(`${label}: ${counter.statements.length} round trips, ${counter.transactions} database transactions`)
+      console.log(
+        `${label}: ${counter.statements.length} round trips, ${counter.transactions} database transactions`,
+      )
       if (verbose) for (const s of counter.statements) console.log(`    ${s}`)
     }
     let txnId = ''

@@ -32,7 +32,10 @@ export function baseEnv(): Record<string, string> {
   return out
 }
 
-/** Starts a TypeScript entry point under Node with tsx, its output going to `logFile`. */
+/**
+ * Starts an entry point under Node, its output going to `logFile`: TypeScript through tsx, or
+ * JavaScript (`.js`) as it is.
+ */
 export function spawnTs(
   entry: string,
   opts: {
@@ -44,15 +47,12 @@ export function spawnTs(
   },
 ): ChildProcess {
   const log = createWriteStream(opts.logFile, { flags: 'a' })
-  const child = spawn(
-    process.execPath,
-    [...(opts.nodeArgs ?? []), '--import', 'tsx', entry, ...(opts.args ?? [])],
-    {
-      cwd: ROOT,
-      env: opts.env,
-      stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'],
-    },
-  )
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : []
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...loader, entry, ...(opts.args ?? [])], {
+    cwd: ROOT,
+    env: opts.env,
+    stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'],
+  })
   if (opts.stdout !== 'pipe') child.stdout?.pipe(log)
   child.stderr?.pipe(log)
   child.once('exit', () => log.end())

@@ -32,21 +32,22 @@ const fmt = (n: number | undefined, digits = 1) =>
   n === undefined ? '' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits)
 
 const HEADER =
-  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Peak RSS MB | Server CPU ms/op | Ceiling | Ratio | Target |\n' +
-  '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
+  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Peak RSS MB | Server CPU ms/op | Load avg | Ceiling | Ratio | Target |\n' +
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
 
 export function tableRow(r: ScenarioResult): string {
   if (r.status !== 'ok') {
-    return `| ${r.title} | **${r.status}** | | | | | | | | | ${r.note ?? ''} |`
+    return `| ${r.title} | **${r.status}** | | | | | | | | | | ${r.note ?? ''} |`
   }
   const l = r.latencyMs
   const ceiling = r.ceiling ? `${r.ceiling.id} ${fmt(r.ceiling.value)} ${r.ceiling.unit}` : ''
   const ratio = r.ratio === undefined ? '' : (r.ratioText ?? r.ratio.toFixed(2))
   const target = r.target ? `${r.target.met ? 'met' : '**missed**'}: ${r.target.text}` : ''
+  const cpu = r.serverCpuMsPerOp === undefined ? '' : r.serverCpuMsPerOp.toFixed(3)
+  const load = r.loadAverage === undefined ? '' : r.loadAverage.toFixed(1)
   return (
     `| ${r.title} | ${fmt(r.throughput)} ${r.unit ?? ''} | ${fmt(l?.p50, 2)} | ${fmt(l?.p99, 2)} | ${fmt(l?.max, 2)} | ` +
-    `${r.errors ?? ''} | ${fmt(r.peakRssMb)} | ${r.serverCpuMsPerOp === undefined ? '' : r.serverCpuMsPerOp.toFixed(3)} | ` +
-    `${ceiling} | ${ratio} | ${target} |`
+    `${r.errors ?? ''} | ${fmt(r.peakRssMb)} | ${cpu} | ${load} | ${ceiling} | ${ratio} | ${target} |`
   )
 }
 
@@ -70,6 +71,7 @@ export function summaryMarkdown(input: {
   settings: Record<string, unknown>
   results: ScenarioResult[]
   limiter?: ScenarioResult[]
+  targets?: Array<{ text: string; met: boolean }>
 }): string {
   const lines = [
     `# svcpay bench (${input.mode} run)`,
@@ -85,11 +87,23 @@ export function summaryMarkdown(input: {
     '',
     '## Scenarios',
     '',
+    'Throughput is per HTTP request, or per operation (a swap is its create and confirm); latency likewise. ' +
+      "Server CPU is the svcpay process's user + system time per request or operation, the figure that other " +
+      "load on the machine moves least; load avg is the machine's 1-minute load average as the measurement began.",
+    '',
     table(input.results),
     '',
   ]
   if (input.limiter?.length) {
     lines.push('## limiter-overhead', '', limiterTable(input.limiter), '')
+  }
+  if (input.targets?.length) {
+    lines.push(
+      '## Targets',
+      '',
+      ...input.targets.map((t) => `- ${t.met ? 'met' : '**missed**'}: ${t.text}`),
+      '',
+    )
   }
   const notes = input.results.filter((r) => r.note).map((r) => `- **${r.title}**: ${r.note}`)
   if (notes.length) lines.push('## Notes', '', ...notes, '')

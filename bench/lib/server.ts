@@ -22,11 +22,13 @@ export interface ServerOptions {
   env: Record<string, string>
   /** Write a V8 CPU profile (`node --cpu-prof`) into this directory when the server stops. */
   profileDir?: string
+  /** The compiled entry point (see build.ts); without it, `src/server.ts` through tsx, as `npm start` runs. */
+  entry?: string
 }
 
 /**
- * Starts `src/server.ts` as it runs in production (one process, API and workers), on a free loopback
- * port, with warn-level logging, and waits until /healthz answers.
+ * Starts svcpay as one production process (API and workers together), on a free loopback port, with
+ * warn-level logging, and waits until /healthz answers.
  */
 export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   const port = await freePort()
@@ -49,7 +51,7 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
     ...opts.env,
   }
   const nodeArgs = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []
-  const child = spawnTs('src/server.ts', { env, logFile, nodeArgs })
+  const child = spawnTs(opts.entry ?? 'src/server.ts', { env, logFile, nodeArgs })
   const started = Date.now()
   const gone = exited(child).then(() => true)
   for (;;) {

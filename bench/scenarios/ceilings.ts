@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { measure, type BenchContext } from '../lib/context.js'
 import { baseEnv, exited, spawnTs, stopChild, tail, sampleRss } from '../lib/proc.js'
@@ -63,6 +64,7 @@ export async function pgbenchCeiling(ctx: BenchContext): Promise<ScenarioResult>
     ctx.log(`pgbench: skipped: ${note}`)
     return { ...base, status: 'skipped', note }
   }
+  const loadAverage = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
   const r = await runPgbench(pgbench, {
     clients: ctx.settings.swapConnections,
     scale: ctx.settings.pgbenchScale,
@@ -74,6 +76,7 @@ export async function pgbenchCeiling(ctx: BenchContext): Promise<ScenarioResult>
     unit: 'tps',
     throughput: r.tps,
     errors: 0,
+    loadAverage,
     note: `pgbench -c ${r.clients} -j 2 -T ${r.durationS}, scale ${r.scale} (${pgbench}); average latency ${r.latencyAvgMs} ms`,
     details: { ...r, pgbench },
   }

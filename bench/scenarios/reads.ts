@@ -6,7 +6,11 @@ import type { ServerHandle } from '../lib/server.js'
 import { SWAP_BODY } from './swaps.js'
 
 /** GET /api/v2/transaction/{txnId} of one completed swap, over and over. */
-export async function getTxnScenario(ctx: BenchContext, server: ServerHandle): Promise<ScenarioResult> {
+export async function getTxnScenario(
+  ctx: BenchContext,
+  server: ServerHandle,
+  input: { id: string; title: string } = { id: 'get-txn', title: 'GET /api/v2/transaction/{txnId}' },
+): Promise<ScenarioResult> {
   const [a] = await createAccounts(server, 1, { name: 'Reader' })
   await fund(server, a!.accountId, 'BTC', '1')
   const quote = await api<{ txnId: string }>(server, 'POST', '/api/v2/transaction', {
@@ -21,14 +25,7 @@ export async function getTxnScenario(ctx: BenchContext, server: ServerHandle): P
     path: `/api/v2/transaction/${quote.txnId}`,
     tokens: [a!.token],
   })
-  return fromLoad(
-    {
-      id: 'get-txn',
-      title: 'GET /api/v2/transaction/{txnId}',
-      details: { connections: ctx.settings.httpConnections },
-    },
-    m,
-  )
+  return fromLoad({ ...input, details: { connections: ctx.settings.httpConnections } }, m)
 }
 
 /** The list query the list scenarios send: the default 30-day window with status and method filters. */
