@@ -36,7 +36,14 @@ export interface ServiceStore {
   cleanup(): Promise<void>
 }
 
-export async function createServiceStore(extra: Record<string, string> = {}): Promise<ServiceStore> {
+/**
+ * A fresh store for one test's service. `databaseUrl` puts it in that (empty) PostgreSQL database
+ * instead, whatever the engine of the run, and leaves the database to its owner.
+ */
+export async function createServiceStore(
+  extra: Record<string, string> = {},
+  opts: { databaseUrl?: string } = {},
+): Promise<ServiceStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-rel-'))
   const adminToken = 'adm_' + randomBytes(16).toString('hex')
   const env: Record<string, string> = {
@@ -49,7 +56,10 @@ export async function createServiceStore(extra: Record<string, string> = {}): Pr
   }
   let drop = async () => {}
   let databaseUrl: string | undefined
-  if (ENGINE === 'postgres') {
+  if (opts.databaseUrl) {
+    databaseUrl = opts.databaseUrl
+    env.DATABASE_URL = databaseUrl
+  } else if (ENGINE === 'postgres') {
     const made = await createTestDb()
     await made.db.close()
     databaseUrl = made.url!

@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
 import { startReceiver, type Receiver } from '../../src/events/testing.js'
 import { ENGINE } from '../helpers/harness.js'
 import { finishCase, historyProblems, moneyProblems, stuckTransactions, undeliveredEvents } from '../helpers/invariants.js'
 import { opsStarted, startLoad, type Load } from '../helpers/load.js'
+import { canRunPostgresCluster, startPostgresCluster } from '../helpers/postgres-process.js'
 import { startRedisProcess, type RedisProcess } from '../helpers/redis-process.js'
 import {
   createServiceStore,
@@ -23,24 +21,14 @@ import {
  * Dependencies failing under load, against the real server process: PostgreSQL restarted (and
  * stopped for a moment), during which the service answers 503 service_unavailable and afterwards
  * recovers by itself; and Redis killed and started again, during which the API keeps answering on
- * per-instance limits. Afterwards the usual invariants hold. The suite always leaves PostgreSQL
- * running; the Redis it stops is its own, never the shared one.
+ * per-instance limits. Afterwards the usual invariants hold.
+ *
+ * Both servers that are stopped are the suite's own: a PostgreSQL cluster made for it (restarting
+ * the shared one on 5432 would break every other test file running at the same moment, CI's
+ * included) and a Redis on its own port. The shared servers are never touched.
  */
 
-const run = promisify(execFile)
 const SECRET = 'dependencies-webhook-secret-01'
-
-/** The local PostgreSQL cluster, driven as CI does (.ci/run). */
-const cluster = () => {
-  const version = readdirSync('/etc/postgresql').sort().at(-1)!
-  return (action: 'restart' | 'stop' | 'start') =>
-    run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', action], { timeout: 120_000 })
-}
-const pgReady = () =>
-  run('pg_isready', ['-h', '127.0.0.1', '-p', '5432']).then(
-    () => true,
-    () => false,
-  )
 
 interface Probe {
   answers: Array<{ at: number; path: string; status: number; body: any }>
@@ -73,9 +61,12 @@ function probe(client: ServiceClient, token: string): Probe {
 }
 
 /** The common start: a receiver, a store, one server process, funded accounts with webhooks. */
-async function setUp(env: Record<string, string>) {
+async function setUp(env: Record<string, string>, databaseUrl?: string) {
   const receiver = await startReceiver(SECRET)
-  const store = await createServiceStore({ ALLOW_HTTP_WEBHOOKS: 'true', WEBHOOK_BACKOFF_BASE_MS: '20', QUOTE_TTL_S: '600', ...env })
+  const store = await createServiceStore(
+    { ALLOW_HTTP_WEBHOOKS: 'true', WEBHOOK_BACKOFF_BASE_MS: '20', QUOTE_TTL_S: '600', ...env },
+    databaseUrl ? { databaseUrl } : {},
+  )
   const server = await startServiceProcess(store.env)
   const client = serviceClient(server.base, store.adminToken)
   const accounts: RemoteAccount[] = []
@@ -135,16 +126,13 @@ describe('dependencies failing under load', () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
   })
 
-  it.skipIf(ENGINE !== 'postgres')(
+  it.skipIf(ENGINE !== 'postgres' || !canRunPostgresCluster())(
     'PostgreSQL restarted and briefly stopped: 503 service_unavailable while it is away, then recovery by itself',
     { timeout: 300_000 },
     async () => {
-      const pg = cluster()
-      // Whatever happens, PostgreSQL is left running for everything else.
-      cleanups.push(async () => {
-        if (!(await pgReady())) await pg('start')
-      })
-      const { receiver, store, server, client, accounts } = await setUp({})
+      const cluster = await startPostgresCluster()
+      cleanups.push(() => cluster.destroy())
+      const { receiver, store, server, client, accounts } = await setUp({}, await cluster.createDatabase('svcpay'))
       cleanups.push(() => receiver.close(), () => server.stop(), () => store.cleanup())
       const alive = (when: string) =>
         expect(server.proc.exitCode, `the service exited ${when}:\n${server.output().slice(-4000)}`).toBeNull()
@@ -152,17 +140,17 @@ describe('dependencies failing under load', () => {
       const watch = probe(client, accounts[0]!.token)
       await sleep(2_000)
       let started = Date.now()
-      await pg('restart')
+      await cluster.restart()
       const restartMs = Date.now() - started
       await sleep(3_000)
       alive('after the restart')
       // A stop long enough to be seen by every probe, then a start.
       started = Date.now()
-      await pg('stop')
+      await cluster.stop()
       const stoppedAt = Date.now()
       await sleep(2_000)
       const startedAt = Date.now()
-      await pg('start')
+      await cluster.start()
       const awayMs = Date.now() - started
       alive('while PostgreSQL was stopped')
       // Recovery without any help: the same process answers again within a few seconds.
