@@ -257,6 +257,22 @@ describe('hostile input', () => {
         { numRuns: NUM_RUNS },
       )
     }
+    // The hosted invoice page answers people in HTML, its live status in JSON; neither ever fails
+    // with a 5xx or shows a trace, and the status stream's errors have the contract's shape.
+    await fc.assert(
+      fc.asyncProperty(segment, async (s) => {
+        // An empty segment folds '/pay//events' into the page of an id 'events': HTML again.
+        for (const url of [`/pay/${s}`, `/pay/${s}/events`]) {
+          ops++
+          const r = await h.api('GET', url, undefined)
+          expect(r.status, `GET ${url} -> ${r.raw.slice(0, 200)}`).toBeLessThan(500)
+          expect(TRACE.test(r.raw), r.raw.slice(0, 200)).toBe(false)
+          const html = String(r.headers['content-type']).startsWith('text/html')
+          if (r.status >= 400 && !html) checkAnswer(r.status, r.raw, `GET ${url}`)
+        }
+      }),
+      { numRuns: NUM_RUNS },
+    )
     const value = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 60 }).map((s) => encodeURIComponent(s)),
       fc.constantFrom('1e308', '-0', 'NaN', '-1', '0', '101', '1.5', '99999999999999999999', '%', '%zz', 'other', '1d', '', 'completed,,', ',', 'x'.repeat(3000), '2024-13-45T99:99:99Z', '0001-01-01', '9999-12-31T23:59:59.999Z', '+275760-09-13T00:00:00.000Z'),
