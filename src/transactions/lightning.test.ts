@@ -205,8 +205,10 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await h.api('PUT', `/api/v2/transaction/${q2.body.txnId}/confirm`, alice.token)
     await work()
     const second = await get(alice, q2.body.txnId)
-    expect(second.txnState).toBe('completed')
-    expect(second.destReq.reqDetails.preimage).toBe(preimage)
+    expect(second.txnState).toBe('failed')
+    expect(second.msg).toBe('invoice_already_paid')
+    const refunded = await btc(alice)
+    expect([refunded.amount, refunded.availableBalance]).toEqual([after.amount, after.availableBalance])
     await h.expectBooksBalanced()
   })
 

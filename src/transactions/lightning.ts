@@ -340,6 +340,23 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       const paymentHash = String(txn.dest_details.paymentHash)
       const receive = await receiveFor(q, paymentHash, true)
       if (!receive) {
+        // The node pays a payment hash once and reports that one payment to every later call, so
+        // a second transaction of ours for the same invoice would be charged for the first one's
+        // payment. One transaction per hash goes out; the lock orders concurrent confirms.
+        await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_send:${paymentHash}`])
+        const { rows: others } = await q.query<{ state: string }>(
+          `SELECT state FROM transactions
+            WHERE kind = 'ln_send' AND rail_ref = $1 AND id <> $2 AND state IN ('srccreated', 'completed')
+            LIMIT 1`,
+          [paymentHash, txn.id],
+        )
+        if (others[0]) {
+          await voidHolds(q, txn.id, ctx.now)
+          return ctx.transition('failed', {
+            msg: others[0].state === 'completed' ? 'invoice_already_paid' : 'payment_in_flight',
+            rail_ref: paymentHash,
+          })
+        }
         await wakeWorkers(q)
         return ctx.transition('srccreated', { rail_ref: paymentHash, next_check_at: ctx.now })
       }

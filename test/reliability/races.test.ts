@@ -339,6 +339,48 @@ describe('races', () => {
     await finishCase('parallel outside payments of one invoice', h.c.db, { ops })
   })
 
+  it('one outside invoice sent to by two of our transactions is paid, and charged, once', async () => {
+    ops = 0
+    const alice = await h.createAccount({ name: 'Payer one' })
+    const bob = await h.createAccount({ name: 'Payer two' })
+    await h.fund(alice.accountId, 'BTC', '0.01')
+    await h.fund(bob.accountId, 'BTC', '0.01')
+    let charged = 0n
+    for (let round = 0; round < 4; round++) {
+      const pr = await outsideInvoice(alice.token, '0.0001')
+      // Two accounts (rounds 0-1) or one account twice (rounds 2-3) pay the same outside invoice.
+      const second = round < 2 ? bob : alice
+      const q1 = await api('POST', '/api/v2/transaction', alice.token, lnSend(pr))
+      const q2 = await api('POST', '/api/v2/transaction', second.token, lnSend(pr))
+      expect([q1.status, q2.status]).toEqual([200, 200])
+      const confirms = await Promise.all([
+        api('PUT', `/api/v2/transaction/${q1.body.txnId}/confirm`, alice.token),
+        api('PUT', `/api/v2/transaction/${q2.body.txnId}/confirm`, second.token),
+      ])
+      expectNoServerErrors(confirms)
+      for (let i = 0; i < 5; i++) await work()
+      const finals = [(await stateOf(q1.body.txnId)).state, (await stateOf(q2.body.txnId)).state]
+      expect(finals.filter((x) => x === 'completed'), JSON.stringify(finals)).toHaveLength(1)
+      expect(finals.filter((x) => x === 'failed')).toHaveLength(1)
+      const failed = [q1, q2].map((q) => q.body.txnId as string)[finals.indexOf('failed')]!
+      expect(['invoice_already_paid', 'payment_in_flight']).toContain((await stateOf(failed)).msg)
+      charged += 10_000n
+    }
+    // The network was paid once per invoice, so the payers were charged once per invoice: the amount,
+    // 10 sats of fee, and whatever routing fee the payment really took.
+    const { rows } = await h.c.db.query<{ fee: bigint }>(
+      `SELECT COALESCE(SUM(src_network_fee + src_fee), 0)::int8 AS fee FROM transactions
+        WHERE account_id = ANY($1) AND kind = 'ln_send' AND state = 'completed'`,
+      [[alice.accountId, bob.accountId]],
+    )
+    const a = await balance(alice.accountId)
+    const b = await balance(bob.accountId)
+    expect(a.pending + b.pending).toBe(0n)
+    expect(2_000_000n - a.posted - b.posted).toBe(charged + rows[0]!.fee)
+    expect(await historyProblems(h.c.db)).toEqual([])
+    await finishCase('two sends of one outside invoice', h.c.db, { ops })
+  })
+
   it('an invoice of ours paid by internal sends and an outside payer at once is paid exactly once', async () => {
     ops = 0
     const shop = await h.createAccount({ name: 'Shop 2' })
