@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../helpers/harness.js'
-import { finishCase, historyProblems } from '../helpers/invariants.js'
+import { finishCase, historyProblems, moneyProblems } from '../helpers/invariants.js'
 import { runDueTransactions } from '../../src/transactions/worker.js'
 import { runDueAddresses } from '../../src/transactions/deposits.js'
 
@@ -150,6 +150,8 @@ describe('races', () => {
       expect(after.posted).toBeGreaterThanOrEqual(0n)
       expect(finals.some((f) => f.body.txnState === 'failed')).toBe(true)
       expect(await historyProblems(h.c.db)).toEqual([])
+      expect(await moneyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
       await finishCase('parallel spends from one wallet', h.c.db, { ops, detail: `${ENGINE}` })
     },
   )
@@ -194,6 +196,7 @@ describe('races', () => {
     }
     expect(await balance(a.accountId)).toEqual({ posted: 1_000_000n - BigInt(completed) * 10_050n, pending: 0n })
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('confirm against cancel', h.c.db, { ops, detail: `${completed} of 20 confirmed first` })
   })
 
@@ -249,6 +252,7 @@ describe('races', () => {
     }
     expect(await balance(a.accountId)).toEqual({ posted: 1_000_000n - BigInt(completed) * 10_050n, pending: 0n })
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('confirm against expiry', h.c.db, { ops, detail: `${completed} of 24 confirmed in time` })
   })
 
@@ -314,6 +318,7 @@ describe('races', () => {
     const debit = 10_050n + (winningAmount === 0.0002 ? 20_100n : 10_050n)
     expect(await balance(a.accountId)).toEqual({ posted: 1_000_000n - debit, pending: 0n })
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('parallel creates with one extRefId', h.c.db, { ops })
   })
 
@@ -336,6 +341,7 @@ describe('races', () => {
     }
     expect(await balance(shop.accountId)).toEqual({ posted: 4n * 10_000n, pending: 0n })
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('parallel outside payments of one invoice', h.c.db, { ops })
   })
 
@@ -378,6 +384,7 @@ describe('races', () => {
     expect(a.pending + b.pending).toBe(0n)
     expect(2_000_000n - a.posted - b.posted).toBe(charged + rows[0]!.fee)
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('two sends of one outside invoice', h.c.db, { ops })
   })
 
@@ -439,6 +446,7 @@ describe('races', () => {
     expect(aliceB.pending + carolB.pending).toBe(0n)
     expect(2_000_000n - aliceB.posted - carolB.posted).toBe(BigInt(invoices - paidOutside) * 10_010n)
     expect(await historyProblems(h.c.db)).toEqual([])
+    expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('parallel Lightning payments of one invoice', h.c.db, {
       ops,
       detail: `${invoices} invoices, ${paidOutside} paid from outside`,
