@@ -6,7 +6,9 @@
  *
  * Options: --quick, --only=<id,...> (scenario ids, or groups: ceilings, pg, limiter, ln, embedded,
  * tsx), --profile (write the servers' V8 CPU profiles to bench/results/profiles/), --runtime=tsx
- * (run the servers through tsx, as `npm start` does, instead of compiled JavaScript).
+ * (run the servers through tsx, as `npm start` does, instead of compiled JavaScript),
+ * --src-root=<checkout> (compile and run another checkout's src/, to measure before and after;
+ * with the default runtime only), --label=<name> (added to the summary's file name).
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -52,6 +54,12 @@ async function main(): Promise<void> {
   const profile = args.includes('--profile')
   const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length)
   const runtime = args.find((a) => a.startsWith('--runtime='))?.slice('--runtime='.length) ?? 'js'
+  // Another checkout's src/ (e.g. a `git worktree` of an older commit), to measure before and after.
+  const srcRoot = args.find((a) => a.startsWith('--src-root='))?.slice('--src-root='.length)
+  // Written into the summary's file name, e.g. --label=before for summary-full-before.md.
+  const label = args.find((a) => a.startsWith('--label='))?.slice('--label='.length)
+  if (label !== undefined && !/^[a-z0-9-]{1,40}$/.test(label))
+    throw new Error('--label: lower-case letters, digits and dashes')
   if (runtime !== 'js' && runtime !== 'tsx') throw new Error('--runtime must be js or tsx')
   // The tsx memory check belongs to the full run only: the quick run has to stay short.
   const groups = only ? only.split(',') : Object.keys(GROUPS).filter((g) => !(quick && g === 'tsx'))
@@ -74,7 +82,7 @@ async function main(): Promise<void> {
       ),
   }
 
-  const entry = runtime === 'js' ? await compileServer(join(workDir, 'app')) : undefined
+  const entry = runtime === 'js' ? await compileServer(join(workDir, 'app'), srcRoot) : undefined
   const pgVersion = await pgReachable()
   if (!pgVersion)
     throw new Error('PostgreSQL is not reachable at 127.0.0.1:5432 (set BENCH_PG_URL to point elsewhere)')
@@ -85,6 +93,7 @@ async function main(): Promise<void> {
     node: process.version,
     postgres: pgVersion,
     redis: redisOk ? REDIS_URL : 'unreachable',
+    ...(srcRoot ? { 'server source': srcRoot } : {}),
     'server runtime':
       runtime === 'js'
         ? 'src/ compiled to JavaScript with esbuild, run by node'
@@ -282,11 +291,11 @@ async function main(): Promise<void> {
     targets,
   }
   writeFileSync(
-    join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}.json`),
+    join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}${label ? '-' + label : ''}.json`),
     JSON.stringify(summary, null, 2) + '\n',
   )
-  writeFileSync(join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}.md`), md)
-  if (!quick && !only) writeFileSync(join(RESULTS_DIR, 'latest.md'), md)
+  writeFileSync(join(RESULTS_DIR, `summary-${quick ? 'quick' : 'full'}${label ? '-' + label : ''}.md`), md)
+  if (!quick && !only && !srcRoot && !label) writeFileSync(join(RESULTS_DIR, 'latest.md'), md)
   process.stdout.write(`\n${table(results)}\n`)
   if (limiter.length) process.stdout.write(`\nlimiter-overhead\n${limiterTable(limiter)}\n`)
   for (const t of targets) process.stdout.write(`${t.met ? 'met' : 'MISSED'}: ${t.text}\n`)

@@ -4,7 +4,8 @@ import { build } from 'esbuild'
 import { ROOT } from './proc.js'
 
 /**
- * Compiles src/ to plain JavaScript, file by file (no bundling, so module paths, `import.meta.url`
+ * Compiles src/ (of `root`, this checkout by default: another checkout's for before-and-after
+ * comparisons) to plain JavaScript, file by file (no bundling, so module paths, `import.meta.url`
  * lookups of migrations and rate files, and JSON imports all stay where the source has them), into
  * `<outDir>/src`, with the repository's node_modules linked beside it. Returns the entry point.
  *
@@ -13,8 +14,8 @@ import { ROOT } from './proc.js'
  * production image would run compiled JavaScript. The bench measures that by default and the tsx
  * runtime on request (`--runtime=tsx`, and one memory check in the full run).
  */
-export async function compileServer(outDir: string): Promise<string> {
-  const srcDir = join(ROOT, 'src')
+export async function compileServer(outDir: string, root = ROOT): Promise<string> {
+  const srcDir = join(root, 'src')
   const sources: string[] = []
   const assets: string[] = []
   const walk = (dir: string) => {

@@ -133,10 +133,12 @@ export async function bulkTransactions(
       [input.accountId, input.count, input.tag, input.now, input.spanDays * 86_400_000],
     )
     await c.query(`SET session_replication_role = DEFAULT`)
-    await c.query('SELECT transaction_day_counts_refresh($1)', [input.accountId])
+    // A server from before migration 010 (a before-and-after comparison) has no per-day counts.
+    const counts = await c.query(`SELECT to_regproc('transaction_day_counts_refresh') IS NOT NULL AS present`)
+    if (counts.rows[0].present) await c.query('SELECT transaction_day_counts_refresh($1)', [input.accountId])
     // Autovacuum would have seen tables that grew over two years; here they have just been written.
     await c.query('VACUUM ANALYZE transactions')
-    await c.query('VACUUM ANALYZE transaction_day_counts')
+    if (counts.rows[0].present) await c.query('VACUUM ANALYZE transaction_day_counts')
   })
   return Date.now() - started
 }
