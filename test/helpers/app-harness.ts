@@ -57,7 +57,10 @@ export async function createAppHarness(
   })
   // A resolver that knows no names unless the test gives one: nothing leaves this machine.
   const resolveHost: ResolveHost = opts.resolveHost ?? (async () => [])
-  const c = await createContainer(config, createLogger(config.logLevel, opts.logDestination), { db, resolveHost })
+  const c = await createContainer(config, createLogger(config.logLevel, opts.logDestination), {
+    db,
+    resolveHost,
+  })
   const app = await buildApp(c)
   await app.ready()
 
@@ -107,7 +110,12 @@ export async function createAppHarness(
         name: o.name ?? 'Test account',
         ...(o.parentId ? { parentId: o.parentId } : {}),
       })
-      return { accountId: r.accountId, apiKey: r.apiKey, apiSecret: r.apiSecret, token: await tokenFor(r.apiKey, r.apiSecret) }
+      return {
+        accountId: r.accountId,
+        apiKey: r.apiKey,
+        apiSecret: r.apiSecret,
+        token: await tokenFor(r.apiKey, r.apiSecret),
+      }
     },
     async close() {
       await app.close()

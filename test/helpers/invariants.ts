@@ -1,7 +1,12 @@
 import { expect } from 'vitest'
 import type { Queryable } from '../../src/db/db.js'
 import { checkBooks } from '../../src/ledger/ledger.js'
-import { canTransition, FINAL_STATES, type TxnKind, type TxnState } from '../../src/transactions/state-machine.js'
+import {
+  canTransition,
+  FINAL_STATES,
+  type TxnKind,
+  type TxnState,
+} from '../../src/transactions/state-machine.js'
 import { CLAIM_LEASE_MS } from '../../src/transactions/worker.js'
 
 /**
@@ -64,7 +69,13 @@ export async function historyProblems(db: Queryable): Promise<string[]> {
  * for every completed wallet-funded or credited transaction, and no hold left open on a final one.
  */
 export async function moneyProblems(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ id: string; kind: TxnKind; state: TxnState; entries: bigint; open_holds: bigint }>(`
+  const { rows } = await db.query<{
+    id: string
+    kind: TxnKind
+    state: TxnState
+    entries: bigint
+    open_holds: bigint
+  }>(`
     SELECT t.id, t.kind, t.state,
            (SELECT count(*) FROM journal_entries j WHERE j.txn_id = t.id)::int8 AS entries,
            (SELECT count(*) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS open_holds
@@ -73,11 +84,13 @@ export async function moneyProblems(db: Queryable): Promise<string[]> {
   for (const t of rows) {
     if (t.entries > 1n) problems.push(`${t.id} (${t.kind}, ${t.state}) has ${t.entries} journal entries`)
     const executed = t.state === 'completed' || (t.kind === 'onchain_send' && t.state === 'destsent')
-    if (executed && t.entries === 0n) problems.push(`${t.id} (${t.kind}) is ${t.state} without a journal entry`)
+    if (executed && t.entries === 0n)
+      problems.push(`${t.id} (${t.kind}) is ${t.state} without a journal entry`)
     if (!executed && t.entries > 0n && t.state !== 'error') {
       problems.push(`${t.id} (${t.kind}) is ${t.state} but money moved`)
     }
-    if (FINAL_STATES.has(t.state) && t.open_holds > 0n) problems.push(`${t.id} (${t.kind}) is ${t.state} with an open hold`)
+    if (FINAL_STATES.has(t.state) && t.open_holds > 0n)
+      problems.push(`${t.id} (${t.kind}) is ${t.state} with an open hold`)
   }
   return problems
 }
@@ -117,7 +130,9 @@ export async function stuckTransactions(
       t.state === 'quoted' || t.state === 'srcintent' || (t.kind === 'ln_receive' && t.state === 'srccreated')
     const deadline = Number(t.expires_at) + (graceMs[t.kind] ?? 0) + WORKER_SLACK_MS
     if (hasDeadline && deadline < now) {
-      problems.push(`${t.id} (${t.kind}) is still ${t.state} ${now - Number(t.expires_at)} ms after its expiry`)
+      problems.push(
+        `${t.id} (${t.kind}) is still ${t.state} ${now - Number(t.expires_at)} ms after its expiry`,
+      )
     }
   }
   return problems
@@ -155,7 +170,8 @@ export async function undeliveredEvents(db: Queryable, seen: SeenDelivery[]): Pr
   const problems: string[] = []
   for (const e of rows) {
     if (e.queued === 0n) {
-      if (e.webhook_live) problems.push(`event ${e.id} (${e.txn_id} ${e.txn_state}) was never queued for delivery`)
+      if (e.webhook_live)
+        problems.push(`event ${e.id} (${e.txn_id} ${e.txn_state}) was never queued for delivery`)
       continue
     }
     const got = byId.get(`evt_${e.id}`)
@@ -171,7 +187,9 @@ export async function undeliveredEvents(db: Queryable, seen: SeenDelivery[]): Pr
       updatedAt: Number(e.updated_at),
     }
     if (JSON.stringify(got.body) !== JSON.stringify(expected)) {
-      problems.push(`event ${e.id} arrived as ${JSON.stringify(got.body)}, expected ${JSON.stringify(expected)}`)
+      problems.push(
+        `event ${e.id} arrived as ${JSON.stringify(got.body)}, expected ${JSON.stringify(expected)}`,
+      )
     }
   }
   return problems

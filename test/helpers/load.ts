@@ -8,7 +8,8 @@ import type { RemoteAccount, ServiceClient } from './service-process.js'
  * 5xx answers are counted, not thrown: each suite decides what it tolerates. Test code only.
  */
 
-export type OpKind = 'swap' | 'ln_receive' | 'ln_send_outside' | 'ln_send_internal' | 'onchain_receive' | 'onchain_send'
+export type OpKind =
+  'swap' | 'ln_receive' | 'ln_send_outside' | 'ln_send_internal' | 'onchain_receive' | 'onchain_send'
 
 export const ALL_OPS: OpKind[] = [
   'swap',
@@ -76,7 +77,13 @@ export function startLoad(opts: {
   let stopping = false
 
   /** One request; a non-2xx answer or no answer ends the operation. */
-  async function call(what: string, method: string, path: string, token: string, body?: unknown): Promise<any> {
+  async function call(
+    what: string,
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+  ): Promise<any> {
     stats.requests++
     let r
     try {
@@ -93,14 +100,16 @@ export function startLoad(opts: {
     return r.body
   }
 
-  const create = (a: RemoteAccount, body: unknown) => call('create', 'POST', '/api/v2/transaction', a.token, body)
+  const create = (a: RemoteAccount, body: unknown) =>
+    call('create', 'POST', '/api/v2/transaction', a.token, body)
   const confirm = (a: RemoteAccount, txnId: string) =>
     call('confirm', 'PUT', `/api/v2/transaction/${txnId}/confirm`, a.token)
 
   async function staticAddress(a: RemoteAccount): Promise<string> {
     let address = staticAddresses.get(a.accountId)
     if (!address) {
-      address = (await call('onchain-address', 'GET', '/api/v2/account/onchain-address', a.token)).staticOnchainAddress as string
+      address = (await call('onchain-address', 'GET', '/api/v2/account/onchain-address', a.token))
+        .staticOnchainAddress as string
       staticAddresses.set(a.accountId, address)
     }
     return address
@@ -113,8 +122,19 @@ export function startLoad(opts: {
       case 'swap': {
         const toUsd = Math.random() < 0.6
         const body = toUsd
-          ? { sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: btc(1_000, 20_000), reqDetails: {} }, destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} } }
-          : { sourceReq: { ccy: 'USD', method: 'svcpay', amtRequested: (1 + Math.random() * 9).toFixed(2), reqDetails: {} }, destReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} } }
+          ? {
+              sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: btc(1_000, 20_000), reqDetails: {} },
+              destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} },
+            }
+          : {
+              sourceReq: {
+                ccy: 'USD',
+                method: 'svcpay',
+                amtRequested: (1 + Math.random() * 9).toFixed(2),
+                reqDetails: {},
+              },
+              destReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
+            }
         const extRef = Math.random() < 0.5 ? { extRefId: `load-${Math.random().toString(36).slice(2)}` } : {}
         const q = await create(a, { ...body, ...extRef })
         if (Math.random() < 0.2) await call('cancel', 'PUT', `/api/v2/transaction/${q.txnId}/cancel`, a.token)
@@ -127,11 +147,15 @@ export function startLoad(opts: {
           destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: btc(1_000, 20_000), reqDetails: {} },
         })
         const c = await confirm(a, q.txnId)
-        await call('ln-pay', 'POST', '/sandbox/lightning/pay', b.token, { paymentRequest: c.sourceReq.reqDetails.paymentRequest })
+        await call('ln-pay', 'POST', '/sandbox/lightning/pay', b.token, {
+          paymentRequest: c.sourceReq.reqDetails.paymentRequest,
+        })
         return
       }
       case 'ln_send_outside': {
-        const inv = await call('ln-invoice', 'POST', '/sandbox/lightning/invoice', b.token, { amount: btc(1_000, 20_000) })
+        const inv = await call('ln-invoice', 'POST', '/sandbox/lightning/invoice', b.token, {
+          amount: btc(1_000, 20_000),
+        })
         const q = await create(a, {
           sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
           destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest: inv.paymentRequest } },
@@ -147,7 +171,11 @@ export function startLoad(opts: {
         const inv = await confirm(b, r.txnId)
         const q = await create(a, {
           sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-          destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest: inv.sourceReq.reqDetails.paymentRequest } },
+          destReq: {
+            ccy: 'BTC',
+            method: 'lightning',
+            reqDetails: { paymentRequest: inv.sourceReq.reqDetails.paymentRequest },
+          },
         })
         await confirm(a, q.txnId)
         return
@@ -168,7 +196,12 @@ export function startLoad(opts: {
       case 'onchain_send': {
         const q = await create(a, {
           sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-          destReq: { ccy: 'BTC', method: 'on-chain', amtRequested: btc(2_000, 20_000), reqDetails: { address: await staticAddress(b) } },
+          destReq: {
+            ccy: 'BTC',
+            method: 'on-chain',
+            amtRequested: btc(2_000, 20_000),
+            reqDetails: { address: await staticAddress(b) },
+          },
         })
         await confirm(a, q.txnId)
         await call('mine', 'POST', '/sandbox/onchain/mine', a.token, { blocks: 1 })

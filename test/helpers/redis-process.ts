@@ -23,12 +23,20 @@ export async function startRedisProcess(): Promise<RedisProcess> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      })
+      proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        {
+          stdio: 'ignore',
+        },
+      )
       const p = proc
       exited = new Promise((done) => p.on('exit', done))
-      const probe = new Redis(handle.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+      const probe = new Redis(handle.url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      })
       probe.on('error', () => {})
       try {
         for (const deadline = Date.now() + 15_000; ; await sleep(50)) {

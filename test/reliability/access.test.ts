@@ -33,7 +33,8 @@ describe('access across accounts', () => {
   let ops = 0
   beforeAll(async () => {
     h = await createAppHarness({
-      resolveHost: async (name) => (name === 'hooks.example.com' ? [{ address: '93.184.216.34', family: 4 }] : []),
+      resolveHost: async (name) =>
+        name === 'hooks.example.com' ? [{ address: '93.184.216.34', family: 4 }] : [],
       env: { ALLOW_HTTP_WEBHOOKS: 'false' },
     })
     parent = await h.createAccount({ name: 'Parent' })
@@ -51,9 +52,13 @@ describe('access across accounts', () => {
       sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
       destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} },
     }
-    txnId = (await h.api('POST', '/api/v2/transaction', owner.token, { ...swap, extRefId: 'owner-1' })).body.txnId
-    expect((await h.api('PUT', `/api/v2/transaction/${txnId}/confirm`, owner.token)).body.txnState).toBe('completed')
-    quotedId = (await h.api('POST', '/api/v2/transaction', owner.token, { ...swap, extRefId: 'owner-2' })).body.txnId
+    txnId = (await h.api('POST', '/api/v2/transaction', owner.token, { ...swap, extRefId: 'owner-1' })).body
+      .txnId
+    expect((await h.api('PUT', `/api/v2/transaction/${txnId}/confirm`, owner.token)).body.txnState).toBe(
+      'completed',
+    )
+    quotedId = (await h.api('POST', '/api/v2/transaction', owner.token, { ...swap, extRefId: 'owner-2' }))
+      .body.txnId
     deliveryId = (await h.api('GET', `/api/v2/webhook/${webhookId}/deliveries`, owner.token)).body.data[0].id
     walletId = (await h.api('GET', `/api/v2/account/${owner.accountId}/wallet/`, owner.token)).body.data[0].id
   })
@@ -72,8 +77,17 @@ describe('access across accounts', () => {
   })
   /** Nothing of the owner's appears in an answer: no id, no extRefId, no webhook URL. */
   const expectNoOwnerData = (raw: string, what: string) => {
-    for (const secretish of [txnId, quotedId, 'owner-1', 'owner-2', 'hooks.example.com/owner', walletId, deliveryId && `"${deliveryId}"`]) {
-      if (secretish) expect(raw.includes(secretish), `${what} shows ${secretish}: ${raw.slice(0, 200)}`).toBe(false)
+    for (const secretish of [
+      txnId,
+      quotedId,
+      'owner-1',
+      'owner-2',
+      'hooks.example.com/owner',
+      walletId,
+      deliveryId && `"${deliveryId}"`,
+    ]) {
+      if (secretish)
+        expect(raw.includes(secretish), `${what} shows ${secretish}: ${raw.slice(0, 200)}`).toBe(false)
     }
   }
 
@@ -88,7 +102,11 @@ describe('access across accounts', () => {
       ['PUT', `/api/v2/transaction/${txnId}/confirm`],
       ['GET', `/api/v2/transaction/${txnId}/events`],
       ['GET', `/api/v2/transaction/${quotedId}/events`],
-      ['PUT', `/api/v2/webhook/${webhookId}`, { callback: 'https://hooks.example.com/stolen', secret: 'x'.repeat(20) }],
+      [
+        'PUT',
+        `/api/v2/webhook/${webhookId}`,
+        { callback: 'https://hooks.example.com/stolen', secret: 'x'.repeat(20) },
+      ],
       ['DELETE', `/api/v2/webhook/${webhookId}`],
       ['GET', `/api/v2/webhook/${webhookId}/deliveries`],
       ['POST', `/api/v2/webhook/${webhookId}/deliveries/${deliveryId}/redeliver`],
@@ -101,9 +119,16 @@ describe('access across accounts', () => {
         expectNoOwnerData(r.raw, `${method} ${url}`)
       }
       // The other account's own webhook cannot reach the owner's deliveries either.
-      const own = await call('POST', '/api/v2/webhook', other.token, { callback: 'https://hooks.example.com/other', secret: 'y'.repeat(20) })
+      const own = await call('POST', '/api/v2/webhook', other.token, {
+        callback: 'https://hooks.example.com/other',
+        secret: 'y'.repeat(20),
+      })
       expect(own.status).toBe(200)
-      const cross = await call('POST', `/api/v2/webhook/${own.body.id}/deliveries/${deliveryId}/redeliver`, other.token)
+      const cross = await call(
+        'POST',
+        `/api/v2/webhook/${own.body.id}/deliveries/${deliveryId}/redeliver`,
+        other.token,
+      )
       expect(cross.status).toBe(404)
       const deliveries = await call('GET', `/api/v2/webhook/${own.body.id}/deliveries`, other.token)
       expectNoOwnerData(deliveries.raw, 'own deliveries')
@@ -149,7 +174,11 @@ describe('access across accounts', () => {
       expect([who, one.status, one.body.error]).toEqual([who, 403, 'forbidden'])
       for (const r of [account, list, one]) expectNoOwnerData(r.raw, who)
       // The owner's wallet id under the caller's own account id is an unknown wallet there.
-      const own = await call('GET', `/api/v2/account/${who === 'child' ? child.accountId : stranger.accountId}/wallet/${walletId}`, token)
+      const own = await call(
+        'GET',
+        `/api/v2/account/${who === 'child' ? child.accountId : stranger.accountId}/wallet/${walletId}`,
+        token,
+      )
       expect(own.status).toBe(404)
     }
     // The parent reads its child, and the grandparent relation does not reach further down.
@@ -169,12 +198,20 @@ describe('access across accounts', () => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
     const forged = { ...claims, sub: owner.accountId, key: owner.apiKey }
     const jwtKey = await loadJwtKey(h.c.db, h.c.box, undefined)
-    const past = createAuthService({ db: h.c.db, box: h.c.box, jwtKey, tokenTtlS: 60, now: () => Date.now() - 3_600_000 })
+    const past = createAuthService({
+      db: h.c.db,
+      box: h.c.box,
+      jwtKey,
+      tokenTtlS: 60,
+      now: () => Date.now() - 3_600_000,
+    })
     const body = JSON.stringify({ nonce: randomBytes(8).toString('hex') })
     const expired = (
       await past.exchange({
         apiKey: owner.apiKey,
-        signature: createHmac('sha256', owner.apiSecret).update(`${owner.apiKey}&payload=${body}`).digest('hex'),
+        signature: createHmac('sha256', owner.apiSecret)
+          .update(`${owner.apiKey}&payload=${body}`)
+          .digest('hex'),
         rawBody: body,
       })
     ).accessToken
@@ -190,7 +227,14 @@ describe('access across accounts', () => {
     }
     const routes: Array<[string, string, unknown?]> = [
       ['GET', '/api/v2/transaction'],
-      ['POST', '/api/v2/transaction', { sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001' }, destReq: { ccy: 'USD', method: 'svcpay' } }],
+      [
+        'POST',
+        '/api/v2/transaction',
+        {
+          sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001' },
+          destReq: { ccy: 'USD', method: 'svcpay' },
+        },
+      ],
       ['GET', `/api/v2/transaction/${txnId}`],
       ['PUT', `/api/v2/transaction/${quotedId}/confirm`],
       ['PUT', `/api/v2/transaction/${quotedId}/cancel`],
@@ -210,7 +254,11 @@ describe('access across accounts', () => {
       ['POST', '/sandbox/fund', { ccy: 'BTC', amount: '1' }],
       ['POST', '/sandbox/lightning/invoice', { amount: '0.001' }],
       ['POST', '/sandbox/lightning/pay', { paymentRequest: 'lnbcrt1' }],
-      ['POST', '/sandbox/onchain/send', { address: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080', amount: '1' }],
+      [
+        'POST',
+        '/sandbox/onchain/send',
+        { address: 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080', amount: '1' },
+      ],
       ['POST', '/sandbox/onchain/mine', { blocks: 1 }],
     ]
     const before = await snapshot()
@@ -243,6 +291,9 @@ describe('access across accounts', () => {
     expect(await snapshot()).toEqual(before)
     // The owner's key still works: nothing above revoked it.
     expect((await call('GET', `/api/v2/transaction/${txnId}`, owner.token)).status).toBe(200)
-    await finishCase('tokens that are not genuine', h.c.db, { ops, detail: `${Object.keys(bad).length} kinds of token` })
+    await finishCase('tokens that are not genuine', h.c.db, {
+      ops,
+      detail: `${Object.keys(bad).length} kinds of token`,
+    })
   })
 })

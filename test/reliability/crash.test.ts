@@ -64,9 +64,20 @@ describe('crash recovery', () => {
       const accounts: RemoteAccount[] = []
       for (let i = 0; i < 4; i++) {
         const a = await client.createAccount(`Crash ${i}`)
-        await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'BTC', amount: '0.5' })
-        await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'USD', amount: '10000' })
-        const hook = await client.call('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: SECRET })
+        await client.admin('POST', '/admin/sandbox/fund', {
+          accountId: a.accountId,
+          ccy: 'BTC',
+          amount: '0.5',
+        })
+        await client.admin('POST', '/admin/sandbox/fund', {
+          accountId: a.accountId,
+          ccy: 'USD',
+          amount: '10000',
+        })
+        const hook = await client.call('POST', '/api/v2/webhook', a.token, {
+          callback: receiver.url,
+          secret: SECRET,
+        })
         expect(hook.status).toBe(200)
         accounts.push(a)
       }
@@ -80,7 +91,8 @@ describe('crash recovery', () => {
         const afterMs = 500 + Math.floor(Math.random() * 2_000)
         const afterAnswers = 10 + Math.floor(Math.random() * 30)
         const since = Date.now()
-        while (Date.now() - since < afterMs || load.stats.answered - answeredBefore < afterAnswers) await sleep(20)
+        while (Date.now() - since < afterMs || load.stats.answered - answeredBefore < afterAnswers)
+          await sleep(20)
         kills.push(load.stats.answered - answeredBefore)
         await server.stop('SIGKILL')
         const restart = Date.now()
@@ -89,27 +101,45 @@ describe('crash recovery', () => {
       }
       // A little more load on the last incarnation, and enough in all to mean something.
       await sleep(2_000)
-      for (const until = Date.now() + 30_000; load.stats.finished < 30 && Date.now() < until; ) await sleep(100)
+      for (const until = Date.now() + 30_000; load.stats.finished < 30 && Date.now() < until;)
+        await sleep(100)
       const stats = await load.stop()
       expect(stats.serverErrors, JSON.stringify(stats.serverErrors.slice(0, 5))).toEqual([])
       expect(stats.finished).toBeGreaterThan(20)
 
       // Let the restarted worker finish what it can: sends go out and confirm, receives paid get
       // credited, and the deliveries cut short by a kill come back after their lease.
-      const api = (method: string, path: string, token: string, body?: unknown) => client.call(method, path, token, body)
+      const api = (method: string, path: string, token: string, body?: unknown) =>
+        client.call(method, path, token, body)
       const deadline = Date.now() + SETTLE_TIMEOUT_MS
       let settled = false
       let open: unknown[] = []
       while (!settled && Date.now() < deadline) {
-        expect((await api('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })).status).toBe(200)
+        expect((await api('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })).status).toBe(
+          200,
+        )
         open = []
         for (const a of accounts) {
-          const sends = await api('GET', '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d', a.token)
+          const sends = await api(
+            'GET',
+            '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
+            a.token,
+          )
           const hooks = (await api('GET', '/api/v2/webhook', a.token)).body.data
-          const pending = await api('GET', `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`, a.token)
+          const pending = await api(
+            'GET',
+            `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
+            a.token,
+          )
           open.push(
-            ...sends.body.data.map((t: any) => `${t.txnId} ${t.txnState} ${t.destReq.method} updated ${Date.now() - t.sourceReq.updatedAt} ms ago`),
-            ...pending.body.data.map((d: any) => `delivery ${d.id} ${d.txnState} attempts ${d.attempts} ${d.lastError} next in ${d.nextAttemptAt - Date.now()} ms`),
+            ...sends.body.data.map(
+              (t: any) =>
+                `${t.txnId} ${t.txnState} ${t.destReq.method} updated ${Date.now() - t.sourceReq.updatedAt} ms ago`,
+            ),
+            ...pending.body.data.map(
+              (d: any) =>
+                `delivery ${d.id} ${d.txnState} attempts ${d.attempts} ${d.lastError} next in ${d.nextAttemptAt - Date.now()} ms`,
+            ),
           )
         }
         settled = open.length === 0
@@ -122,12 +152,17 @@ describe('crash recovery', () => {
       // by one process at a time).
       await server.stop('SIGTERM')
       server = undefined
-      const db: Db = store.databaseUrl ? createPostgresDb(store.databaseUrl) : await createPgliteDb(store.dataDir)
+      const db: Db = store.databaseUrl
+        ? createPostgresDb(store.databaseUrl)
+        : await createPgliteDb(store.dataDir)
       try {
         expect(await historyProblems(db)).toEqual([])
         expect(await moneyProblems(db)).toEqual([])
         expect(await stuckTransactions(db)).toEqual([])
-        const seen = receiver.received.map((r) => ({ eventId: String(r.headers['x-svcpay-event-id']), body: r.body }))
+        const seen = receiver.received.map((r) => ({
+          eventId: String(r.headers['x-svcpay-event-id']),
+          body: r.body,
+        }))
         expect(receiver.received.every((r) => r.signatureValid)).toBe(true)
         expect(await undeliveredEvents(db, seen)).toEqual([])
         const { rows } = await db.query<{ state: string; n: bigint }>(

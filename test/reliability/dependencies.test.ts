@@ -2,7 +2,13 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
 import { startReceiver, type Receiver } from '../../src/events/testing.js'
 import { ENGINE } from '../helpers/harness.js'
-import { finishCase, historyProblems, moneyProblems, stuckTransactions, undeliveredEvents } from '../helpers/invariants.js'
+import {
+  finishCase,
+  historyProblems,
+  moneyProblems,
+  stuckTransactions,
+  undeliveredEvents,
+} from '../helpers/invariants.js'
 import { opsStarted, startLoad, type Load } from '../helpers/load.js'
 import { canRunPostgresCluster, startPostgresCluster } from '../helpers/postgres-process.js'
 import { startRedisProcess, type RedisProcess } from '../helpers/redis-process.js'
@@ -43,10 +49,12 @@ function probe(client: ServiceClient, token: string): Probe {
   const running = (async () => {
     for (let i = 0; !stopped; i++) {
       const path = paths[i % paths.length]!
-      const r = await client.call('GET', path, path.startsWith('/api') ? token : undefined).catch((err: Error) => ({
-        status: 0,
-        body: String(err.cause ?? err.message),
-      }))
+      const r = await client
+        .call('GET', path, path.startsWith('/api') ? token : undefined)
+        .catch((err: Error) => ({
+          status: 0,
+          body: String(err.cause ?? err.message),
+        }))
       answers.push({ at: Date.now(), path, status: r.status, body: r.body })
       await sleep(25)
     }
@@ -74,7 +82,10 @@ async function setUp(env: Record<string, string>, databaseUrl?: string) {
     const a = await client.createAccount(`Dependencies ${i}`, 'premium')
     await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'BTC', amount: '0.5' })
     await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'USD', amount: '10000' })
-    expect((await client.call('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: SECRET })).status).toBe(200)
+    expect(
+      (await client.call('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: SECRET }))
+        .status,
+    ).toBe(200)
     accounts.push(a)
   }
   return { receiver, store, server, client, accounts }
@@ -97,9 +108,17 @@ async function settleAndCheck(opts: {
     await client.call('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
     open = []
     for (const a of accounts) {
-      const sends = await client.call('GET', '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d', a.token)
+      const sends = await client.call(
+        'GET',
+        '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
+        a.token,
+      )
       const hooks = (await client.call('GET', '/api/v2/webhook', a.token)).body.data
-      const pending = await client.call('GET', `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`, a.token)
+      const pending = await client.call(
+        'GET',
+        `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
+        a.token,
+      )
       open.push(...(sends.body.data ?? []).map((t: any) => `${t.txnId} ${t.txnState}`))
       open.push(...(pending.body.data ?? []).map((d: any) => `delivery ${d.id} ${d.lastError}`))
     }
@@ -107,12 +126,17 @@ async function settleAndCheck(opts: {
   }
   expect(open, 'sends and deliveries settle without a restart of the service').toEqual([])
   await opts.server.stop('SIGTERM')
-  const db: Db = opts.store.databaseUrl ? createPostgresDb(opts.store.databaseUrl) : await createPgliteDb(opts.store.dataDir)
+  const db: Db = opts.store.databaseUrl
+    ? createPostgresDb(opts.store.databaseUrl)
+    : await createPgliteDb(opts.store.dataDir)
   try {
     expect(await historyProblems(db)).toEqual([])
     expect(await moneyProblems(db)).toEqual([])
     expect(await stuckTransactions(db)).toEqual([])
-    const seen = opts.receiver.received.map((r) => ({ eventId: String(r.headers['x-svcpay-event-id']), body: r.body }))
+    const seen = opts.receiver.received.map((r) => ({
+      eventId: String(r.headers['x-svcpay-event-id']),
+      body: r.body,
+    }))
     expect(await undeliveredEvents(db, seen)).toEqual([])
     await finishCase(opts.name, db, { ops: opsStarted(opts.load.stats), detail: opts.detail })
   } finally {
@@ -132,10 +156,20 @@ describe('dependencies failing under load', () => {
     async () => {
       const cluster = await startPostgresCluster()
       cleanups.push(() => cluster.destroy())
-      const { receiver, store, server, client, accounts } = await setUp({}, await cluster.createDatabase('svcpay'))
-      cleanups.push(() => receiver.close(), () => server.stop(), () => store.cleanup())
+      const { receiver, store, server, client, accounts } = await setUp(
+        {},
+        await cluster.createDatabase('svcpay'),
+      )
+      cleanups.push(
+        () => receiver.close(),
+        () => server.stop(),
+        () => store.cleanup(),
+      )
       const alive = (when: string) =>
-        expect(server.proc.exitCode, `the service exited ${when}:\n${server.output().slice(-4000)}`).toBeNull()
+        expect(
+          server.proc.exitCode,
+          `the service exited ${when}:\n${server.output().slice(-4000)}`,
+        ).toBeNull()
       const load = startLoad({ client: () => client, accounts, concurrency: 4, pauseMs: 20 })
       const watch = probe(client, accounts[0]!.token)
       await sleep(2_000)
@@ -177,13 +211,17 @@ describe('dependencies failing under load', () => {
         else if (a.path === '/api/v2/rate') expect([200, 503], a.path).toContain(a.status)
         else expect([a.path, a.status]).toEqual([a.path, 503])
       }
-      for (const a of [...watch.answers, ...load.stats.serverErrors.map((e) => ({ path: e.what, status: e.status, body: e.body }))]) {
+      for (const a of [
+        ...watch.answers,
+        ...load.stats.serverErrors.map((e) => ({ path: e.what, status: e.status, body: e.body })),
+      ]) {
         if (a.status >= 500) {
           expect([a.path, a.status]).toEqual([a.path, 503])
           expect(a.body).toEqual({ error: 'service_unavailable', message: expect.any(String) })
         }
       }
-      const unavailable = watch.answers.filter((a) => a.status === 503).length + load.stats.serverErrors.length
+      const unavailable =
+        watch.answers.filter((a) => a.status === 503).length + load.stats.serverErrors.length
       await settleAndCheck({
         name: 'PostgreSQL restarted under load',
         client,
@@ -197,59 +235,72 @@ describe('dependencies failing under load', () => {
     },
   )
 
-  it('Redis killed and started again: the API keeps answering, then limits are shared again', { timeout: 300_000 }, async () => {
-    const redis: RedisProcess = await startRedisProcess()
-    cleanups.push(() => redis.stop())
-    const { receiver, store, server, client, accounts } = await setUp({ REDIS_URL: redis.url, RATE_LIMITS_ENABLED: 'true' })
-    cleanups.push(() => receiver.close(), () => server.stop(), () => store.cleanup())
-    const backend = async () => /^svcpay_rate_limit_backend_redis (\d)$/m.exec((await client.call('GET', '/metrics')).body)?.[1]
-    expect(await backend()).toBe('1')
-    const load = startLoad({ client: () => client, accounts, concurrency: 3, pauseMs: 50 })
-    const watch = probe(client, accounts[0]!.token)
-    await sleep(2_000)
-    await redis.stop()
-    const killedAt = Date.now()
-    await sleep(4_000)
-    const memoryMetric = await backend()
-    // A request while Redis is down is answered promptly, on per-instance limits.
-    const t = Date.now()
-    const during = await client.call('GET', '/api/v2/rate', accounts[1]!.token)
-    const duringMs = Date.now() - t
-    expect(during.status).toBe(200)
-    expect(Number(during.headers.get('x-ratelimit-limit'))).toBeGreaterThan(0)
-    const restartedAt = Date.now()
-    await redis.start()
-    let sharedAgainMs = -1
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
-      // Limits are consulted per request; a request lets the limiter see Redis answer again.
-      await client.call('GET', '/api/v2/rate', accounts[2]!.token)
-      if ((await backend()) === '1') {
-        sharedAgainMs = Date.now() - restartedAt
-        break
+  it(
+    'Redis killed and started again: the API keeps answering, then limits are shared again',
+    { timeout: 300_000 },
+    async () => {
+      const redis: RedisProcess = await startRedisProcess()
+      cleanups.push(() => redis.stop())
+      const { receiver, store, server, client, accounts } = await setUp({
+        REDIS_URL: redis.url,
+        RATE_LIMITS_ENABLED: 'true',
+      })
+      cleanups.push(
+        () => receiver.close(),
+        () => server.stop(),
+        () => store.cleanup(),
+      )
+      const backend = async () =>
+        /^svcpay_rate_limit_backend_redis (\d)$/m.exec((await client.call('GET', '/metrics')).body)?.[1]
+      expect(await backend()).toBe('1')
+      const load = startLoad({ client: () => client, accounts, concurrency: 3, pauseMs: 50 })
+      const watch = probe(client, accounts[0]!.token)
+      await sleep(2_000)
+      await redis.stop()
+      const killedAt = Date.now()
+      await sleep(4_000)
+      const memoryMetric = await backend()
+      // A request while Redis is down is answered promptly, on per-instance limits.
+      const t = Date.now()
+      const during = await client.call('GET', '/api/v2/rate', accounts[1]!.token)
+      const duringMs = Date.now() - t
+      expect(during.status).toBe(200)
+      expect(Number(during.headers.get('x-ratelimit-limit'))).toBeGreaterThan(0)
+      const restartedAt = Date.now()
+      await redis.start()
+      let sharedAgainMs = -1
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
+        // Limits are consulted per request; a request lets the limiter see Redis answer again.
+        await client.call('GET', '/api/v2/rate', accounts[2]!.token)
+        if ((await backend()) === '1') {
+          sharedAgainMs = Date.now() - restartedAt
+          break
+        }
       }
-    }
-    await sleep(1_000)
-    await watch.stop()
-    await load.stop()
-    expect(memoryMetric).toBe('0')
-    expect(sharedAgainMs).toBeGreaterThanOrEqual(0)
-    expect(duringMs).toBeLessThan(2_000)
-    // Every answer, during the outage too, came and was below 500.
-    const whileDown = watch.answers.filter((a) => a.at > killedAt && a.at < restartedAt)
-    // A probe every 25 ms plus its own time: at least a handful even on a busy machine.
-    expect(whileDown.length).toBeGreaterThan(5)
-    for (const a of watch.answers) expect([a.path, a.status]).toEqual([a.path, a.status < 500 ? a.status : 'not 5xx'])
-    expect(load.stats.serverErrors).toEqual([])
-    expect(load.stats.networkErrors).toBe(0)
-    await settleAndCheck({
-      name: 'Redis killed and restarted under load',
-      client,
-      accounts,
-      server,
-      store,
-      receiver,
-      load,
-      detail: `${whileDown.length} probes while Redis was down (a request during the outage took ${duringMs} ms), shared again ${sharedAgainMs} ms after its start; ${ENGINE}`,
-    })
-  })
+      await sleep(1_000)
+      await watch.stop()
+      await load.stop()
+      expect(memoryMetric).toBe('0')
+      expect(sharedAgainMs).toBeGreaterThanOrEqual(0)
+      expect(duringMs).toBeLessThan(2_000)
+      // Every answer, during the outage too, came and was below 500.
+      const whileDown = watch.answers.filter((a) => a.at > killedAt && a.at < restartedAt)
+      // A probe every 25 ms plus its own time: at least a handful even on a busy machine.
+      expect(whileDown.length).toBeGreaterThan(5)
+      for (const a of watch.answers)
+        expect([a.path, a.status]).toEqual([a.path, a.status < 500 ? a.status : 'not 5xx'])
+      expect(load.stats.serverErrors).toEqual([])
+      expect(load.stats.networkErrors).toBe(0)
+      await settleAndCheck({
+        name: 'Redis killed and restarted under load',
+        client,
+        accounts,
+        server,
+        store,
+        receiver,
+        load,
+        detail: `${whileDown.length} probes while Redis was down (a request during the outage took ${duringMs} ms), shared again ${sharedAgainMs} ms after its start; ${ENGINE}`,
+      })
+    },
+  )
 })

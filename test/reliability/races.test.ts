@@ -60,8 +60,12 @@ describe('races', () => {
     return runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
   }
   const stateOf = async (txnId: string) =>
-    (await h.c.db.query<{ state: string; msg: string }>('SELECT state, msg FROM transactions WHERE id = $1', [txnId]))
-      .rows[0]!
+    (
+      await h.c.db.query<{ state: string; msg: string }>(
+        'SELECT state, msg FROM transactions WHERE id = $1',
+        [txnId],
+      )
+    ).rows[0]!
   const expectNoServerErrors = (results: Array<{ status: number; body: any }>) => {
     for (const r of results) expect(r.status, JSON.stringify(r.body)).toBeLessThan(500)
   }
@@ -75,7 +79,10 @@ describe('races', () => {
     const q = await api('POST', '/api/v2/transaction', a.token, lnReceive(btc))
     const c = await api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
     expect(c.body.txnState).toBe('srccreated')
-    return { txnId: c.body.txnId as string, paymentRequest: c.body.sourceReq.reqDetails.paymentRequest as string }
+    return {
+      txnId: c.body.txnId as string,
+      paymentRequest: c.body.sourceReq.reqDetails.paymentRequest as string,
+    }
   }
 
   it(
@@ -98,9 +105,11 @@ describe('races', () => {
       const states = confirms.map((c) => c.body.txnState)
       expect(states.filter((s) => s === 'completed')).toHaveLength(9)
       expect(states.filter((s) => s === 'failed')).toHaveLength(21)
-      expect(confirms.filter((c) => c.body.txnState === 'failed').every((c) => c.body.msg === 'insufficient_funds')).toBe(
-        true,
-      )
+      expect(
+        confirms
+          .filter((c) => c.body.txnState === 'failed')
+          .every((c) => c.body.msg === 'insufficient_funds'),
+      ).toBe(true)
       expect(await balance(a.accountId)).toEqual({ posted: 100_000n - 9n * 10_050n, pending: 0n })
 
       // A second wave mixes every kind of spend: swaps, Lightning sends and on-chain sends, each
@@ -108,8 +117,11 @@ describe('races', () => {
       await h.fund(a.accountId, 'BTC', '0.002')
       const funded = 100_000n - 9n * 10_050n + 200_000n
       const other = await h.createAccount({ name: 'Deposit target' })
-      const address = (await api('GET', '/api/v2/account/onchain-address', other.token)).body.staticOnchainAddress
-      const invoices = await Promise.all(Array.from({ length: 12 }, () => outsideInvoice(other.token, '0.00005')))
+      const address = (await api('GET', '/api/v2/account/onchain-address', other.token)).body
+        .staticOnchainAddress
+      const invoices = await Promise.all(
+        Array.from({ length: 12 }, () => outsideInvoice(other.token, '0.00005')),
+      )
       const bodies = [
         ...Array.from({ length: 12 }, () => swap('0.0001')),
         ...invoices.map((pr) => lnSend(pr)),
@@ -141,7 +153,8 @@ describe('races', () => {
         if (t.txnState === 'failed') expect(t.msg).toBe('insufficient_funds')
         // What a completed spend took: amount, service fee and the network fee it actually paid.
         if (t.txnState === 'completed') {
-          spent += sats(t.sourceReq.amtRequested) + sats(t.sourceReq.svcpayFees) + sats(t.sourceReq.networkFees)
+          spent +=
+            sats(t.sourceReq.amtRequested) + sats(t.sourceReq.svcpayFees) + sats(t.sourceReq.networkFees)
         }
       }
       const after = await balance(a.accountId)
@@ -151,7 +164,7 @@ describe('races', () => {
       expect(finals.some((f) => f.body.txnState === 'failed')).toBe(true)
       expect(await historyProblems(h.c.db)).toEqual([])
       expect(await moneyProblems(h.c.db)).toEqual([])
-    expect(await moneyProblems(h.c.db)).toEqual([])
+      expect(await moneyProblems(h.c.db)).toEqual([])
       await finishCase('parallel spends from one wallet', h.c.db, { ops, detail: `${ENGINE}` })
     },
   )
@@ -194,7 +207,10 @@ describe('races', () => {
         expect(confirm).toMatchObject({ status: 409, body: { error: 'invalid_state' } })
       }
     }
-    expect(await balance(a.accountId)).toEqual({ posted: 1_000_000n - BigInt(completed) * 10_050n, pending: 0n })
+    expect(await balance(a.accountId)).toEqual({
+      posted: 1_000_000n - BigInt(completed) * 10_050n,
+      pending: 0n,
+    })
     expect(await historyProblems(h.c.db)).toEqual([])
     expect(await moneyProblems(h.c.db)).toEqual([])
     await finishCase('confirm against cancel', h.c.db, { ops, detail: `${completed} of 20 confirmed first` })
@@ -250,10 +266,16 @@ describe('races', () => {
         expect(c).toMatchObject({ status: 409, body: { error: 'quote_expired' } })
       }
     }
-    expect(await balance(a.accountId)).toEqual({ posted: 1_000_000n - BigInt(completed) * 10_050n, pending: 0n })
+    expect(await balance(a.accountId)).toEqual({
+      posted: 1_000_000n - BigInt(completed) * 10_050n,
+      pending: 0n,
+    })
     expect(await historyProblems(h.c.db)).toEqual([])
     expect(await moneyProblems(h.c.db)).toEqual([])
-    await finishCase('confirm against expiry', h.c.db, { ops, detail: `${completed} of 24 confirmed in time` })
+    await finishCase('confirm against expiry', h.c.db, {
+      ops,
+      detail: `${completed} of 24 confirmed in time`,
+    })
   })
 
   it('parallel confirms of one quote execute it once', async () => {
@@ -280,7 +302,9 @@ describe('races', () => {
     await h.fund(a.accountId, 'BTC', '0.01')
     // The same body twenty times at once: one transaction, one hold, twenty identical answers.
     const same = await Promise.all(
-      Array.from({ length: 20 }, () => api('POST', '/api/v2/transaction', a.token, swap('0.0001', { extRefId: 'same-1' }))),
+      Array.from({ length: 20 }, () =>
+        api('POST', '/api/v2/transaction', a.token, swap('0.0001', { extRefId: 'same-1' })),
+      ),
     )
     expectNoServerErrors(same)
     expect(same.map((r) => r.status)).toEqual(Array(20).fill(200))
@@ -290,7 +314,12 @@ describe('races', () => {
     // Two different bodies with one extRefId at once: one of them wins, the other is refused.
     const mixed = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        api('POST', '/api/v2/transaction', a.token, swap(i % 2 ? '0.0002' : '0.0001', { extRefId: 'mixed-1' })),
+        api(
+          'POST',
+          '/api/v2/transaction',
+          a.token,
+          swap(i % 2 ? '0.0002' : '0.0001', { extRefId: 'mixed-1' }),
+        ),
       ),
     )
     expectNoServerErrors(mixed)
@@ -329,7 +358,9 @@ describe('races', () => {
     for (let round = 0; round < 4; round++) {
       const inv = await ourInvoice(shop, '0.0001')
       const pays = await Promise.all(
-        Array.from({ length: 5 }, () => api('POST', '/sandbox/lightning/pay', payer.token, { paymentRequest: inv.paymentRequest })),
+        Array.from({ length: 5 }, () =>
+          api('POST', '/sandbox/lightning/pay', payer.token, { paymentRequest: inv.paymentRequest }),
+        ),
       )
       expectNoServerErrors(pays)
       expect(pays.filter((p) => p.status === 200)).toHaveLength(1)
@@ -366,7 +397,10 @@ describe('races', () => {
       expectNoServerErrors(confirms)
       for (let i = 0; i < 5; i++) await work()
       const finals = [(await stateOf(q1.body.txnId)).state, (await stateOf(q2.body.txnId)).state]
-      expect(finals.filter((x) => x === 'completed'), JSON.stringify(finals)).toHaveLength(1)
+      expect(
+        finals.filter((x) => x === 'completed'),
+        JSON.stringify(finals),
+      ).toHaveLength(1)
       expect(finals.filter((x) => x === 'failed')).toHaveLength(1)
       const failed = [q1, q2].map((q) => q.body.txnId as string)[finals.indexOf('failed')]!
       expect(['invoice_already_paid', 'payment_in_flight']).toContain((await stateOf(failed)).msg)
@@ -408,7 +442,9 @@ describe('races', () => {
       const results = await Promise.all([
         api('PUT', `/api/v2/transaction/${qa.body.txnId}/confirm`, alice.token),
         api('PUT', `/api/v2/transaction/${qc.body.txnId}/confirm`, carol.token),
-        ...(withOutside ? [api('POST', '/sandbox/lightning/pay', outside.token, { paymentRequest: inv.paymentRequest })] : []),
+        ...(withOutside
+          ? [api('POST', '/sandbox/lightning/pay', outside.token, { paymentRequest: inv.paymentRequest })]
+          : []),
       ])
       expectNoServerErrors(results)
       await work()
@@ -416,7 +452,10 @@ describe('races', () => {
       const outsideOk = withOutside && results[2]!.status === 200
       if (outsideOk) paidOutside++
       const payments = internal.filter((t) => t.txnState === 'completed').length + (outsideOk ? 1 : 0)
-      expect(payments, JSON.stringify({ internal: internal.map((t) => [t.txnState, t.msg]), outsideOk })).toBe(1)
+      expect(
+        payments,
+        JSON.stringify({ internal: internal.map((t) => [t.txnState, t.msg]), outsideOk }),
+      ).toBe(1)
       for (const t of internal.filter((x) => x.txnState !== 'completed')) {
         expect(t.txnState).toBe('failed')
         expect(t.msg).toBe('invoice_already_paid')
@@ -428,12 +467,17 @@ describe('races', () => {
     for (let round = 0; round < 2; round++) {
       const inv = await ourInvoice(shop, '0.0001')
       const q = await api('POST', '/api/v2/transaction', alice.token, lnSend(inv.paymentRequest))
-      const pay = await api('POST', '/sandbox/lightning/pay', outside.token, { paymentRequest: inv.paymentRequest })
+      const pay = await api('POST', '/sandbox/lightning/pay', outside.token, {
+        paymentRequest: inv.paymentRequest,
+      })
       expect(pay.status).toBe(200)
       paidOutside++
       const c = await api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
       expect(c.status).toBe(200)
-      expect({ state: c.body.txnState, msg: c.body.msg }).toEqual({ state: 'failed', msg: 'invoice_already_paid' })
+      expect({ state: c.body.txnState, msg: c.body.msg }).toEqual({
+        state: 'failed',
+        msg: 'invoice_already_paid',
+      })
       await work()
       expect((await stateOf(inv.txnId)).state).toBe('completed')
     }

@@ -64,7 +64,10 @@ describe('secrets in logs', () => {
       'KYC legal name': LEGAL_NAME,
       'bank account number': BANK_ACCOUNT,
     }
-    for (const [name, acct] of [['A', a], ['B', b]] as const) {
+    for (const [name, acct] of [
+      ['A', a],
+      ['B', b],
+    ] as const) {
       secrets[`API secret ${name}`] = acct.apiSecret
       secrets[`access token ${name}`] = acct.token
       secrets[`access token signature ${name}`] = acct.token.split('.')[2]!
@@ -82,7 +85,11 @@ describe('secrets in logs', () => {
       const body = JSON.stringify({ nonce: randomBytes(8).toString('hex') })
       const signature = createHmac('sha256', a.apiSecret).update(`${a.apiKey}&payload=${body}`).digest('hex')
       secrets[`token request signature ${i}`] = signature
-      const headers = { 'content-type': 'application/json', 'x-api-key': a.apiKey, 'x-api-signature': signature }
+      const headers = {
+        'content-type': 'application/json',
+        'x-api-key': a.apiKey,
+        'x-api-signature': signature,
+      }
       const url = `${server.base}/api/v2/authentication/token-signature`
       ops += 2
       const got = await fetch(url, { method: 'POST', headers, body })
@@ -96,23 +103,43 @@ describe('secrets in logs', () => {
     expect((await call('GET', '/api/v2/rate', a.token.slice(0, -4) + 'AAAA')).status).toBe(401)
 
     // Webhooks: registered, changed and used; deliveries succeed and fail.
-    expect((await call('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: WEBHOOK_SECRET })).status).toBe(200)
+    expect(
+      (await call('POST', '/api/v2/webhook', a.token, { callback: receiver.url, secret: WEBHOOK_SECRET }))
+        .status,
+    ).toBe(200)
     const rotated = WEBHOOK_SECRET + '-rotated'
     secrets['rotated webhook secret'] = rotated
     const hooks = (await call('GET', '/api/v2/webhook', a.token)).body.data
-    expect((await call('PUT', `/api/v2/webhook/${hooks[0].id}`, a.token, { secret: rotated })).status).toBe(200)
-    expect((await call('PUT', `/api/v2/webhook/${hooks[0].id}`, a.token, { secret: WEBHOOK_SECRET })).status).toBe(200)
-    expect((await call('POST', '/api/v2/webhook', b.token, { callback: 'http://10.0.0.1/x', secret: 'refused-secret-0123456789' })).status).toBe(400)
+    expect((await call('PUT', `/api/v2/webhook/${hooks[0].id}`, a.token, { secret: rotated })).status).toBe(
+      200,
+    )
+    expect(
+      (await call('PUT', `/api/v2/webhook/${hooks[0].id}`, a.token, { secret: WEBHOOK_SECRET })).status,
+    ).toBe(200)
+    expect(
+      (
+        await call('POST', '/api/v2/webhook', b.token, {
+          callback: 'http://10.0.0.1/x',
+          secret: 'refused-secret-0123456789',
+        })
+      ).status,
+    ).toBe(400)
     secrets['refused webhook secret'] = 'refused-secret-0123456789'
 
     // Money: swaps, a Lightning receive paid and a send, a VND payout with KYC, and errors.
     await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'BTC', amount: '0.1' })
-    await client.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'VND', amount: '5000000' })
+    await client.admin('POST', '/admin/sandbox/fund', {
+      accountId: a.accountId,
+      ccy: 'VND',
+      amount: '5000000',
+    })
     const swap = await call('POST', '/api/v2/transaction', a.token, {
       sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.001', reqDetails: {} },
       destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} },
     })
-    expect((await call('PUT', `/api/v2/transaction/${swap.body.txnId}/confirm`, a.token)).body.txnState).toBe('completed')
+    expect((await call('PUT', `/api/v2/transaction/${swap.body.txnId}/confirm`, a.token)).body.txnState).toBe(
+      'completed',
+    )
     const receive = await call('POST', '/api/v2/transaction', b.token, {
       sourceReq: { ccy: 'BTC', method: 'lightning', reqDetails: {} },
       destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
@@ -120,9 +147,15 @@ describe('secrets in logs', () => {
     const invoice = (await call('PUT', `/api/v2/transaction/${receive.body.txnId}/confirm`, b.token)).body
     const send = await call('POST', '/api/v2/transaction', a.token, {
       sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-      destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest: invoice.sourceReq.reqDetails.paymentRequest } },
+      destReq: {
+        ccy: 'BTC',
+        method: 'lightning',
+        reqDetails: { paymentRequest: invoice.sourceReq.reqDetails.paymentRequest },
+      },
     })
-    expect((await call('PUT', `/api/v2/transaction/${send.body.txnId}/confirm`, a.token)).body.txnState).toBe('completed')
+    expect((await call('PUT', `/api/v2/transaction/${send.body.txnId}/confirm`, a.token)).body.txnState).toBe(
+      'completed',
+    )
     const banks = (await call('GET', '/api/v2/fiat/institutions?ccy=VND', a.token)).body.data
     const payoutBody = (acct: string) => ({
       sourceReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
@@ -137,7 +170,11 @@ describe('secrets in logs', () => {
     })
     const payouts = []
     // A payout that completes, one the bank rejects (…0000) and one that fails (…1111).
-    for (const acct of [BANK_ACCOUNT, BANK_ACCOUNT.slice(0, -4) + '0000', BANK_ACCOUNT.slice(0, -4) + '1111']) {
+    for (const acct of [
+      BANK_ACCOUNT,
+      BANK_ACCOUNT.slice(0, -4) + '0000',
+      BANK_ACCOUNT.slice(0, -4) + '1111',
+    ]) {
       const q = await call('POST', '/api/v2/transaction', a.token, payoutBody(acct))
       expect(q.status, JSON.stringify(q.body)).toBe(200)
       expect((await call('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)).status).toBe(200)
@@ -149,7 +186,9 @@ describe('secrets in logs', () => {
     expect((await call('POST', '/api/v2/transaction', a.token, '{"broken": ')).status).toBe(400)
     expect((await call('GET', `/api/v2/transaction/${swap.body.txnId}`, b.token)).status).toBe(404)
     // A burst beyond the standard tier's per-second limit, for the rate limiter's own logging.
-    const burst = await Promise.all(Array.from({ length: 8 }, () => client.call('GET', '/api/v2/rate', b.token)))
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, () => client.call('GET', '/api/v2/rate', b.token)),
+    )
     ops += burst.length
     expect(burst.some((r) => r.status === 429)).toBe(true)
 
@@ -157,8 +196,16 @@ describe('secrets in logs', () => {
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(300)) {
       await sleep(1_100)
       const states = await Promise.all(payouts.map((id) => call('GET', `/api/v2/transaction/${id}`, a.token)))
-      const pending = await call('GET', `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=1`, a.token)
-      if (states.every((s) => ['completed', 'rejected', 'failed'].includes(s.body.txnState)) && pending.body.pagination?.total === 0) break
+      const pending = await call(
+        'GET',
+        `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=1`,
+        a.token,
+      )
+      if (
+        states.every((s) => ['completed', 'rejected', 'failed'].includes(s.body.txnState)) &&
+        pending.body.pagination?.total === 0
+      )
+        break
     }
     await server.stop('SIGTERM')
     const log = server.output()
@@ -175,7 +222,9 @@ describe('secrets in logs', () => {
     const records = lines.filter((line) => line.startsWith('{'))
     expect(records.length).toBeGreaterThan(100)
     expect(records.filter((line) => /Bearer /.test(line))).toEqual([])
-    const db: Db = store.databaseUrl ? createPostgresDb(store.databaseUrl) : await createPgliteDb(store.dataDir)
+    const db: Db = store.databaseUrl
+      ? createPostgresDb(store.databaseUrl)
+      : await createPgliteDb(store.dataDir)
     try {
       await finishCase('secrets in logs', db, {
         ops,

@@ -38,15 +38,23 @@ async function connectionCounter(): Promise<{ port: number; count(): number; clo
 describe('webhook safety', () => {
   const zone = new Map<string, string[]>()
   const resolveHost = async (name: string): Promise<ResolvedAddress[]> =>
-    (zone.get(name) ?? []).map((address) => ({ address, family: net.isIP(address) === 6 ? 6 : 4 }) as ResolvedAddress)
+    (zone.get(name) ?? []).map(
+      (address) => ({ address, family: net.isIP(address) === 6 ? 6 : 4 }) as ResolvedAddress,
+    )
   let prod: AppHarness
   let sandbox: AppHarness
   let a: TestAccount
   let s: TestAccount
   let ops = 0
   beforeAll(async () => {
-    prod = await createAppHarness({ env: { ALLOW_HTTP_WEBHOOKS: 'false', WEBHOOK_BACKOFF_BASE_MS: '1' }, resolveHost })
-    sandbox = await createAppHarness({ env: { ALLOW_HTTP_WEBHOOKS: 'true', WEBHOOK_BACKOFF_BASE_MS: '1' }, resolveHost })
+    prod = await createAppHarness({
+      env: { ALLOW_HTTP_WEBHOOKS: 'false', WEBHOOK_BACKOFF_BASE_MS: '1' },
+      resolveHost,
+    })
+    sandbox = await createAppHarness({
+      env: { ALLOW_HTTP_WEBHOOKS: 'true', WEBHOOK_BACKOFF_BASE_MS: '1' },
+      resolveHost,
+    })
     a = await prod.createAccount({ name: 'Production' })
     s = await sandbox.createAccount({ name: 'Sandbox' })
     await prod.admin('POST', '/admin/sandbox/fund', { accountId: a.accountId, ccy: 'BTC', amount: '0.01' })
@@ -112,7 +120,10 @@ describe('webhook safety', () => {
       'https://intranet/hook',
       'http://fine.example.com/hook',
     ]
-    const hook = await call(prod, 'POST', '/api/v2/webhook', a.token, { callback: 'https://fine.example.com/hook', secret: SECRET })
+    const hook = await call(prod, 'POST', '/api/v2/webhook', a.token, {
+      callback: 'https://fine.example.com/hook',
+      secret: SECRET,
+    })
     expect(hook.status).toBe(200)
     for (const callback of urls) {
       const created = await call(prod, 'POST', '/api/v2/webhook', a.token, { callback, secret: SECRET })
@@ -123,13 +134,23 @@ describe('webhook safety', () => {
     }
     // The webhook registered first is still the one, unchanged.
     const list = await call(prod, 'GET', '/api/v2/webhook', a.token)
-    expect(list.body.data).toEqual([{ id: hook.body.id, callback: 'https://fine.example.com/hook', createdAt: expect.any(Number) }])
+    expect(list.body.data).toEqual([
+      { id: hook.body.id, callback: 'https://fine.example.com/hook', createdAt: expect.any(Number) },
+    ])
     // The sandbox allows loopback receivers over http, and nothing else that is not public.
-    for (const callback of ['http://10.0.0.5/hook', 'http://metadata.example.com/', 'http://169.254.169.254/', 'https://link-local.example.com/']) {
+    for (const callback of [
+      'http://10.0.0.5/hook',
+      'http://metadata.example.com/',
+      'http://169.254.169.254/',
+      'https://link-local.example.com/',
+    ]) {
       const r = await call(sandbox, 'POST', '/api/v2/webhook', s.token, { callback, secret: SECRET })
       expect([callback, r.status]).toEqual([callback, 400])
     }
-    await finishCase('webhook registration SSRF checks', prod.c.db, { ops, detail: `${urls.length} callbacks refused` })
+    await finishCase('webhook registration SSRF checks', prod.c.db, {
+      ops,
+      detail: `${urls.length} callbacks refused`,
+    })
   })
 
   it('refuses at delivery a name that resolved to a public address at registration and points inside now', async () => {
@@ -141,20 +162,35 @@ describe('webhook safety', () => {
       const hook = await call(prod, 'POST', '/api/v2/webhook', a.token, { callback: url, secret: SECRET })
       expect(hook.status).toBe(200)
       const deps = deliveryDepsOf(prod.c)
-      const answers = ['127.0.0.1', '169.254.169.254', '10.0.0.7', 'fe80::1', '::ffff:127.0.0.1', `${PUBLIC},127.0.0.1`]
+      const answers = [
+        '127.0.0.1',
+        '169.254.169.254',
+        '10.0.0.7',
+        'fe80::1',
+        '::ffff:127.0.0.1',
+        `${PUBLIC},127.0.0.1`,
+      ]
       for (const answer of answers) {
         // The name now answers with an inside address, as a rebinding attacker's DNS server would.
         zone.set('rebind.example.com', answer.split(','))
         await twoEvents(prod, a)
         const outcomes = await runDueDeliveries(deps)
         expect(outcomes.length, answer).toBeGreaterThanOrEqual(2)
-        for (const o of outcomes) expect([answer, o.result, o.error]).toEqual([answer, 'retrying', 'blocked_address'])
+        for (const o of outcomes)
+          expect([answer, o.result, o.error]).toEqual([answer, 'retrying', 'blocked_address'])
       }
       expect(inside.count()).toBe(0)
       const recorded = await deliveries(prod, a, hook.body.id)
       expect(recorded.length).toBeGreaterThanOrEqual(answers.length * 2)
-      expect(recorded.every((d) => d.status === 'pending' && d.lastError === 'blocked_address' && d.lastStatus === null)).toBe(true)
-      await finishCase('webhook delivery after DNS rebinding', prod.c.db, { ops, detail: `${answers.length} inside answers, 0 connections` })
+      expect(
+        recorded.every(
+          (d) => d.status === 'pending' && d.lastError === 'blocked_address' && d.lastStatus === null,
+        ),
+      ).toBe(true)
+      await finishCase('webhook delivery after DNS rebinding', prod.c.db, {
+        ops,
+        detail: `${answers.length} inside answers, 0 connections`,
+      })
     } finally {
       await inside.close()
     }
@@ -180,7 +216,10 @@ describe('webhook safety', () => {
     const port = (redirector.address() as AddressInfo).port
     let receiver: Receiver | undefined
     try {
-      const hook = await call(sandbox, 'POST', '/api/v2/webhook', s.token, { callback: `http://127.0.0.1:${port}/hook`, secret: SECRET })
+      const hook = await call(sandbox, 'POST', '/api/v2/webhook', s.token, {
+        callback: `http://127.0.0.1:${port}/hook`,
+        secret: SECRET,
+      })
       expect(hook.status).toBe(200)
       const deps = deliveryDepsOf(sandbox.c)
       for (let round = 0; round < 3; round++) {
@@ -195,20 +234,31 @@ describe('webhook safety', () => {
       expect(served).toBeGreaterThanOrEqual(redirects.length)
       expect(target.received).toEqual([])
       const recorded = await deliveries(sandbox, s, hook.body.id)
-      expect(recorded.every((d) => d.status === 'pending' && d.lastError === 'redirect_not_followed')).toBe(true)
+      expect(recorded.every((d) => d.status === 'pending' && d.lastError === 'redirect_not_followed')).toBe(
+        true,
+      )
       expect(recorded.every((d) => [301, 302, 303, 307, 308].includes(d.lastStatus))).toBe(true)
       // Once the receiver answers 200 itself, the same deliveries go out there, and only there.
       redirector.removeAllListeners('request')
       redirector.on('request', (_req, res) => res.writeHead(500).end())
       receiver = await startReceiver(SECRET)
-      expect((await call(sandbox, 'PUT', `/api/v2/webhook/${hook.body.id}`, s.token, { callback: receiver.url })).status).toBe(200)
-      await sandbox.c.db.query(`UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE status = 'pending'`, [Date.now()])
+      expect(
+        (await call(sandbox, 'PUT', `/api/v2/webhook/${hook.body.id}`, s.token, { callback: receiver.url }))
+          .status,
+      ).toBe(200)
+      await sandbox.c.db.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE status = 'pending'`,
+        [Date.now()],
+      )
       const outcomes = await runDueDeliveries(deps)
       expect(outcomes.length).toBe(recorded.length)
       expect(outcomes.every((o) => o.result === 'succeeded')).toBe(true)
       expect(receiver.received.length).toBe(recorded.length)
       expect(target.received).toEqual([])
-      await finishCase('webhook redirects', sandbox.c.db, { ops, detail: `${served} redirects answered, none followed` })
+      await finishCase('webhook redirects', sandbox.c.db, {
+        ops,
+        detail: `${served} redirects answered, none followed`,
+      })
     } finally {
       await new Promise((r) => redirector.close(r))
       await target.close()
