@@ -5,6 +5,10 @@
  * what bounds a swap's speed once the CPU is shared with PostgreSQL.
  *
  *   npx tsx bench/count-queries.ts [--pglite] [--verbose]
+ *
+ * The last figure runs the background workers too (as the server does) and counts everything the
+ * process sends to the database during 40 swaps made one after another: what each swap costs
+ * besides its own requests (the webhook delivery worker woken by every commit, for one).
  */
 import { randomBytes } from 'node:crypto'
 import { createHmac } from 'node:crypto'
@@ -14,6 +18,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../src/config/config.js'
 import { createContainer } from '../src/container.js'
 import { buildApp } from '../src/app.js'
+import { startWorkers } from '../src/worker.js'
 import { createLogger } from '../src/logger.js'
 import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
 import { dropDatabase, recreateDatabase } from './lib/pg.js'
@@ -124,6 +129,25 @@ async function main(): Promise<void> {
     await measure('GET transaction list', async () => {
       await call('GET', '/api/v2/transaction?txnStatuses=completed', token)
     })
+    const workers = startWorkers(c)
+    const SWAPS = 40
+    counter.statements = []
+    counting = true
+    for (let i = 0; i < SWAPS; i++) {
+      const q = await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))
+      await call('PUT', `/api/v2/transaction/${q.txnId}/confirm`, token)
+    }
+    // Whatever the workers were woken to do by the last commits.
+    await new Promise((r) => setTimeout(r, 200))
+    counting = false
+    await workers.stop()
+    const perSwap = counter.statements.length / SWAPS
+    console.log(`with the workers running: ${perSwap.toFixed(1)} round trips per swap, everything included`)
+    if (verbose) {
+      const kinds = new Map<string, number>()
+      for (const s of counter.statements) kinds.set(s.slice(0, 60), (kinds.get(s.slice(0, 60)) ?? 0) + 1)
+      for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / SWAPS).toFixed(2)}  ${k}`)
+    }
   } finally {
     await app.close()
     await c.close()
