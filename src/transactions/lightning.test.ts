@@ -286,6 +286,31 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await h.expectBooksBalanced()
   })
 
+  it('send of an invoice of ours that the node already settled, unseen by the worker, fails and refunds', async () => {
+    const inv = await receive(bob, '0.0001')
+    const aliceBefore = await btc(alice)
+    const q = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      lnSend(inv.sourceReq.reqDetails.paymentRequest),
+    )
+    // An outside payment the node has settled, before any worker looked at the receive.
+    await h.c.db.query(
+      `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = 10000000 WHERE payment_request = $1`,
+      [inv.sourceReq.reqDetails.paymentRequest],
+    )
+    const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
+    expect([c.body.txnState, c.body.msg]).toEqual(['failed', 'invoice_already_paid'])
+    const aliceAfter = await btc(alice)
+    expect([aliceAfter.amount, aliceAfter.availableBalance]).toEqual([
+      aliceBefore.amount,
+      aliceBefore.availableBalance,
+    ])
+    expect((await get(bob, inv.txnId)).txnState).toBe('srccreated')
+    await h.expectBooksBalanced()
+  })
+
   it('send of an internal invoice that was paid or expired between quote and confirm fails cleanly', async () => {
     const inv = await receive(bob, '0.0001')
     const pr = inv.sourceReq.reqDetails.paymentRequest

@@ -335,10 +335,23 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       }
     },
 
+    async prepareConfirm(txn) {
+      // For an invoice of ours, ask the node first: an outside payer may have paid it already and
+      // the worker not have seen it yet. Then it is paid, and must not be settled a second time.
+      const paymentHash = String(txn.dest_details.paymentHash)
+      if (!(await receiveFor(deps.db, paymentHash, false))) return { nodeSettled: false }
+      const onNode = await rails.lightning.lookupInvoice(paymentHash).catch(() => undefined)
+      return { nodeSettled: onNode?.state === 'settled' }
+    },
+
     async confirm(q, txn, ctx) {
       const paymentRequest = String(txn.dest_details.paymentRequest)
       const paymentHash = String(txn.dest_details.paymentHash)
       const receive = await receiveFor(q, paymentHash, true)
+      if (receive && (ctx.prepared as { nodeSettled?: boolean } | undefined)?.nodeSettled) {
+        await voidHolds(q, txn.id, ctx.now)
+        return ctx.transition('failed', { msg: 'invoice_already_paid', rail_ref: paymentHash })
+      }
       if (!receive) {
         // The node pays a payment hash once and reports that one payment to every later call, so
         // a second transaction of ours for the same invoice would be charged for the first one's
