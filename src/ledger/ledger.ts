@@ -62,6 +62,30 @@ export async function placeHold(
   return r.rowCount > 0
 }
 
+/**
+ * placeHold as WITH items, for a statement that writes other things too (one round trip): the
+ * account's wallet in `ccy` is held for `amount` when its available balance covers it, and not at
+ * all otherwise. With `onlyIf`, the name of an earlier WITH item, only when that one returned a row.
+ * `p` adds a parameter and returns its placeholder.
+ */
+export function holdCtes(
+  p: (value: unknown) => string,
+  input: { txnId: string; accountId: string; ccy: string; amount: bigint; now: number },
+  onlyIf?: string,
+): string {
+  assert(input.amount > 0n, 'a hold must be positive')
+  const amount = p(input.amount)
+  const now = p(input.now)
+  return `hold_wallet AS (
+       UPDATE ledger_accounts SET pending = pending + ${amount}, updated_at = ${now}
+        WHERE account_id = ${p(input.accountId)} AND ccy = ${p(input.ccy)} AND kind = 'wallet'
+          AND posted - pending >= ${amount}${onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''}
+        RETURNING id),
+     hold_row AS (
+       INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
+       SELECT ${p(input.txnId)}, hold_wallet.id, ${amount}, 'pending', ${now}, ${now} FROM hold_wallet)`
+}
+
 /** The transaction's open hold amount on a wallet (0 when none). */
 export async function pendingHoldAmount(q: Queryable, txnId: string): Promise<bigint> {
   const { rows } = await q.query<{ total: bigint | null }>(

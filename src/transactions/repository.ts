@@ -3,6 +3,7 @@ import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition } from './state-machine.js'
 import { outboxParams, outboxSql, TXN_CHANNEL } from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
+import { holdCtes } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
 export interface TxnRow {
@@ -66,12 +67,16 @@ function param(column: string, value: unknown): unknown {
 
 /**
  * Insert a new transaction; returns undefined when its (account, extRefId) already exists. With
- * `event`, its outbox event is written by the same statement (one round trip), as recordEvent would.
+ * `event`, its outbox event is written by the same statement (one round trip), as recordEvent would;
+ * with `hold` as well, the wallet hold of a wallet-funded quote (see holdCtes), when it is covered.
  */
 export async function insertTxn(
   q: Queryable,
   txn: NewTxn,
-  opts: { event?: { webhookVariant: 'a' | 'b' } } = {},
+  opts: {
+    event?: { webhookVariant: 'a' | 'b' }
+    hold?: { accountId: string; ccy: string; amount: bigint; now: number }
+  } = {},
 ): Promise<TxnRow | undefined> {
   const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
   assert(INSERT_COLUMNS[0] === 'id', 'the id is the first column')
@@ -83,11 +88,17 @@ export async function insertTxn(
     return rows[0]
   }
   // $1 is the channel and the columns follow from $2, the first being the id, as outboxSql requires;
-  // then the outbox's own two.
+  // then the outbox's own two, then the hold's.
   const outbox = outboxSql(2 + values.length)
+  const params: unknown[] = [TXN_CHANNEL, ...values, ...outboxParams(txn.state, opts.event.webhookVariant)]
+  const p = (value: unknown) => {
+    params.push(value)
+    return `$${params.length}`
+  }
+  const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (${insert(2)}), ${outbox.ctes} SELECT changed.*, ${outbox.notify} FROM changed`,
-    [TXN_CHANNEL, ...values, ...outboxParams(txn.state, opts.event.webhookVariant)],
+    `WITH changed AS (${insert(2)}), ${outbox.ctes}${hold} SELECT changed.*, ${outbox.notify} FROM changed`,
+    params,
   )
   return withoutOutboxColumn(rows[0])
 }

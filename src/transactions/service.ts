@@ -18,6 +18,7 @@ import {
   lockForConfirm,
   StaleTransition,
   transition,
+  type NewTxn,
   type TxnPatch,
   type TxnRow,
 } from './repository.js'
@@ -134,6 +135,8 @@ function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null'
 }
 
+const RECENT_KINDS_MAX = 10_000
+
 export function createTransactionsService(deps: {
   db: Db
   config: Config
@@ -165,6 +168,14 @@ export function createTransactionsService(deps: {
       ])
     }
     return existing
+  }
+
+  // The kinds of the quotes this process made lately (a transaction's kind never changes), so that
+  // confirm can tell without a read whether the flow has work to do outside the transaction.
+  const recentKinds = new Map<string, TxnKind>()
+  const rememberKind = (txnId: string, kind: TxnKind) => {
+    if (recentKinds.size >= RECENT_KINDS_MAX) recentKinds.delete(recentKinds.keys().next().value!)
+    recentKinds.set(txnId, kind)
   }
 
   /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
@@ -200,64 +211,80 @@ export function createTransactionsService(deps: {
       const quote = await flow.quote({ input, rates: await deps.rates.current(), now: at })
       const expiresAt = at + config.quoteTtlS * 1000
       const id = newId('txn')
-      const result = await db.tx(async (q) => {
-        const row = await insertTxn(
-          q,
-          {
-            id,
-            account_id: input.accountId,
-            ext_ref_id: input.extRefId ?? null,
-            request_hash: hash,
-            kind,
-            state: 'quoted',
-            note: input.note ?? null,
-            deduct_fees_from_dest: input.deductNetworkFeesFromDest,
-            src_ccy: input.sourceReq.ccy,
-            src_method: input.sourceReq.method,
-            src_amount: quote.srcAmount,
-            src_fee: quote.srcFee,
-            src_network_fee: quote.srcNetworkFee,
-            src_details: quote.srcDetails,
-            src_created_at: BigInt(at),
-            src_updated_at: BigInt(at),
-            dest_ccy: input.destReq.ccy,
-            dest_method: input.destReq.method,
-            dest_amount: quote.destAmount,
-            dest_details: quote.destDetails,
-            dest_created_at: BigInt(at),
-            dest_updated_at: BigInt(at),
-            fx_rate: formatRate(quote.fxRate),
-            expires_at: BigInt(expiresAt),
-            kyc: quote.kyc ?? null,
-            source_of_funds: quote.sourceOfFunds ?? null,
-            next_check_at: expiresAt,
-            created_at: BigInt(at),
-            updated_at: BigInt(at),
-          },
-          // The quote's outbox event is written by the insert itself.
-          { event: { webhookVariant: config.webhookVariant } },
-        )
-        if (!row) return undefined
-        // A quote whose wallet cannot cover it is still a quote: confirm tries the hold again.
-        if (quote.fromWallet) await hold(q, row, at)
-        return row
+      // One statement, so no transaction around it: the quote, its outbox event and, for a
+      // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without
+      // a hold): confirm tries the hold again.
+      const fields: NewTxn = {
+        id,
+        account_id: input.accountId,
+        ext_ref_id: input.extRefId ?? null,
+        request_hash: hash,
+        kind,
+        state: 'quoted',
+        note: input.note ?? null,
+        deduct_fees_from_dest: input.deductNetworkFeesFromDest,
+        src_ccy: input.sourceReq.ccy,
+        src_method: input.sourceReq.method,
+        src_amount: quote.srcAmount,
+        src_fee: quote.srcFee,
+        src_network_fee: quote.srcNetworkFee,
+        src_details: quote.srcDetails,
+        src_created_at: BigInt(at),
+        src_updated_at: BigInt(at),
+        dest_ccy: input.destReq.ccy,
+        dest_method: input.destReq.method,
+        dest_amount: quote.destAmount,
+        dest_details: quote.destDetails,
+        dest_created_at: BigInt(at),
+        dest_updated_at: BigInt(at),
+        fx_rate: formatRate(quote.fxRate),
+        expires_at: BigInt(expiresAt),
+        kyc: quote.kyc ?? null,
+        source_of_funds: quote.sourceOfFunds ?? null,
+        next_check_at: expiresAt,
+        created_at: BigInt(at),
+        updated_at: BigInt(at),
+      }
+      const hold = {
+        accountId: input.accountId,
+        ccy: input.sourceReq.ccy,
+        amount: walletDebit(fields),
+        now: at,
+      }
+      const result = await insertTxn(db, fields, {
+        event: { webhookVariant: config.webhookVariant },
+        ...(quote.fromWallet ? { hold } : {}),
       })
-      if (result) return result
+      if (result) {
+        rememberKind(result.id, kind)
+        return result
+      }
       const existing = await getByExtRef(db, input.accountId, input.extRefId!)
       return sameRequestOr409(existing!, hash)
     },
 
     async confirm(accountId, txnId) {
-      const first = await getTxn(db, txnId, { accountId })
-      if (!first) throw new ApiError('not_found', 'Transaction not found')
-      const settled = settledAnswer(first)
-      if (settled) return settled
-      const flow = flowOf(first.kind)
-      const prepared =
-        first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+      // The first read serves flows with work to do outside the database transaction (a call to a
+      // node). A quote this process made, of a kind without such work, goes straight to the locked
+      // read: one round trip fewer.
+      const knownKind = recentKinds.get(txnId)
+      let flow = knownKind ? flowOf(knownKind) : undefined
+      let prepared: unknown
+      if (!flow || flow.prepareConfirm) {
+        const first = await getTxn(db, txnId, { accountId })
+        if (!first) throw new ApiError('not_found', 'Transaction not found')
+        const settled = settledAnswer(first)
+        if (settled) return settled
+        flow = flowOf(first.kind)
+        prepared =
+          first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+      }
+      const confirming = flow
       let expired = false
       const row = await db.tx(async (q) => {
-        const { txn, pendingHold } = (await lockForConfirm(q, txnId, accountId))!
+        const locked = await lockForConfirm(q, txnId, accountId)
+        if (!locked) throw new ApiError('not_found', 'Transaction not found')
+        const { txn, pendingHold } = locked
         const again = settledAnswer(txn)
         if (again) return again
         const at = now()
@@ -268,7 +295,7 @@ export function createTransactionsService(deps: {
         if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
           return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
         }
-        return flow.confirm(q, txn, {
+        return confirming.confirm(q, txn, {
           now: at,
           prepared,
           transition: (to, patch = {}) =>
@@ -277,9 +304,9 @@ export function createTransactionsService(deps: {
       })
       if (expired)
         throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
-      if (flow.afterConfirm) {
+      if (confirming.afterConfirm) {
         // What is committed stands: a failed follow-up is logged, never turned into an error here.
-        await flow
+        await confirming
           .afterConfirm(row)
           .catch((err) =>
             deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
