@@ -20,7 +20,7 @@ import { createContainer } from '../src/container.js'
 import { buildApp } from '../src/app.js'
 import { startWorkers } from '../src/worker.js'
 import { createLogger } from '../src/logger.js'
-import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
+import { createPgliteDb, createPostgresDb, NOTIFY_SQL, type Db, type Queryable } from '../src/db/db.js'
 import { dropDatabase, recreateDatabase } from './lib/pg.js'
 import { SWAP_BODY } from './scenarios/swaps.js'
 
@@ -31,13 +31,18 @@ const DB_NAME = 'svcpay_bench_count'
 interface Counter {
   statements: string[]
   transactions: number
+  notifications: number
 }
-const counter: Counter = { statements: [], transactions: 0 }
+const counter: Counter = { statements: [], transactions: 0, notifications: 0 }
 let counting = false
 
 function counted(db: Db): Db {
   const note = (sql: string) => {
-    if (counting) counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
+    if (!counting) return
+    // On PostgreSQL a notification is not a round trip of its own: the database layer sends it after
+    // the commit, batched with others, from its own connection (db.ts).
+    if (sql === NOTIFY_SQL && db.engine === 'postgres') counter.notifications++
+    else counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
   }
   const wrap = (q: Queryable): Queryable => ({
     async query(sql, params) {
@@ -108,11 +113,13 @@ async function main(): Promise<void> {
     const measure = async (label: string, fn: () => Promise<void>) => {
       counter.statements = []
       counter.transactions = 0
+      counter.notifications = 0
       counting = true
       await fn()
       counting = false
       console.log(
-        `${label}: ${counter.statements.length} round trips, ${counter.transactions} database transactions`,
+        `${label}: ${counter.statements.length} round trips, ${counter.transactions} database transactions` +
+          (counter.notifications ? `, ${counter.notifications} notifications sent after commit` : ''),
       )
       if (verbose) for (const s of counter.statements) console.log(`    ${s}`)
     }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDb } from '../../test/helpers/harness.js'
-import type { Db } from './db.js'
+import { NOTIFY_SQL, type Db } from './db.js'
 
 // On PostgreSQL statements are prepared once per connection and reused; these hold that a table
 // changing shape under a prepared statement (a migration applied by another instance) and a
@@ -46,5 +46,42 @@ describe('the database layer, statements reused across queries', () => {
     expect(rows).toEqual([{ n: 2 }])
     const r = await db.query('UPDATE shapes SET a = $2 WHERE id = $1', [1, 'uno'])
     expect(r.rowCount).toBe(1)
+  })
+
+  it('sends a notification only after its transaction commits, never after a rollback, and every one of many', async () => {
+    const seen: string[] = []
+    const stop = await db.listen('db_test_channel', (payload) => seen.push(payload))
+    const until = async (check: () => boolean) => {
+      const deadline = Date.now() + 5_000
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error(`timed out; seen ${JSON.stringify(seen)}`)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    }
+    try {
+      await expect(
+        db.tx(async (q) => {
+          await q.query(NOTIFY_SQL, ['db_test_channel', 'rolled back'])
+          throw new Error('roll back')
+        }),
+      ).rejects.toThrow('roll back')
+      await db.tx(async (q) => {
+        await q.query(NOTIFY_SQL, ['db_test_channel', 'committed'])
+        await new Promise((r) => setTimeout(r, 100))
+        expect(seen).toEqual([])
+      })
+      await until(() => seen.includes('committed'))
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          i % 2
+            ? db.query(NOTIFY_SQL, ['db_test_channel', `n${i}`])
+            : db.tx((q) => q.query(NOTIFY_SQL, ['db_test_channel', `n${i}`])),
+        ),
+      )
+      await until(() => seen.length === 51)
+      expect(new Set(seen)).toEqual(new Set(['committed', ...Array.from({ length: 50 }, (_, i) => `n${i}`)]))
+    } finally {
+      await stop()
+    }
   })
 })

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/db.js'
+import { NOTIFY_SQL, type Queryable } from '../db/db.js'
 import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 
 /** The NOTIFY channel that carries a transaction id after each committed state change. */
@@ -15,17 +15,15 @@ export interface OutboxTxn {
 
 /**
  * The outbox writes of a state change, to be put into the statement that makes the change (one
- * round trip for both): `ctes` are WITH items that write the event and its deliveries for the row
- * returned by the CTE named `changed`, and `notify` is a select-list expression for the NOTIFY.
- * The statement must pass TXN_CHANNEL as $1 and the transaction id as $2 (mirrorTxnNotifies in
- * notifier.ts recognises an outbox NOTIFY by them) and the two values `outboxParams` returns as
- * `$<first>` and `$<first + 1>`. Rows of `changed` keep the column names of `transactions`.
+ * round trip for both): WITH items that write the event and its deliveries for the row returned by
+ * the WITH item named `changed` (rows with the column names of `transactions`), using the two values
+ * `outboxParams` returns as `$<first>` and `$<first + 1>`. The caller then announces the change with
+ * `notifyChange`, which the database layer sends once the transaction has committed.
  */
-export function outboxSql(first: number): { ctes: string; notify: string } {
+export function outboxSql(first: number): string {
   const now = `$${first}`
   const withDeliveries = `$${first + 1}::boolean`
-  return {
-    ctes: `event AS (
+  return `event AS (
        INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
        SELECT id, account_id, state, msg, COALESCE(ext_ref_id, ''), updated_at, ${now} FROM changed
        RETURNING id, account_id),
@@ -33,9 +31,12 @@ export function outboxSql(first: number): { ctes: string; notify: string } {
        INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
        SELECT event.id, w.id, 'pending', ${now}, ${now}, ${now}
          FROM event JOIN webhooks w ON w.account_id = event.account_id AND w.deleted_at IS NULL
-        WHERE ${withDeliveries})`,
-    notify: `pg_notify($1, changed.id) AS outbox_notified`,
-  }
+        WHERE ${withDeliveries})`
+}
+
+/** Announces a committed change of a transaction to every listener (status streams, the delivery worker). */
+export async function notifyChange(q: Queryable, txnId: string): Promise<void> {
+  await q.query(NOTIFY_SQL, [TXN_CHANNEL, txnId])
 }
 
 /** The values of outboxSql's two parameters, for a change to `state`. */
@@ -50,19 +51,15 @@ export function outboxParams(state: TxnState, variant: 'a' | 'b'): [number, bool
  */
 export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | 'b'): Promise<void> {
   const now = Date.now()
-  // One statement, one round trip: the event, its deliveries and the NOTIFY. $1 and $2 stay the
-  // channel and the transaction id, which is how mirrorTxnNotifies (notifier.ts) recognises it.
+  // One statement: the event and its deliveries; then the NOTIFY, which leaves after the commit.
   await q.query(
     `WITH event AS (
        INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
-       VALUES ($2, $3, $4, $5, $6, $7, $8) RETURNING id),
-     delivery AS (
-       INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
-       SELECT event.id, w.id, 'pending', $8, $8, $8 FROM event, webhooks w
-        WHERE $9::boolean AND w.account_id = $3 AND w.deleted_at IS NULL)
-     SELECT pg_notify($1, $2)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+     INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
+     SELECT event.id, w.id, 'pending', $7, $7, $7 FROM event, webhooks w
+      WHERE $8::boolean AND w.account_id = $2 AND w.deleted_at IS NULL`,
     [
-      TXN_CHANNEL,
       txn.id,
       txn.account_id,
       txn.state,
@@ -73,4 +70,5 @@ export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | '
       variant === 'a' || FINAL_STATES.has(txn.state),
     ],
   )
+  await notifyChange(q, txn.id)
 }

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition } from './state-machine.js'
-import { outboxParams, outboxSql, TXN_CHANNEL } from '../events/outbox.js'
-import { assert, InvariantError } from '../shared/assert.js'
+import { notifyChange, outboxParams, outboxSql } from '../events/outbox.js'
+import { InvariantError } from '../shared/assert.js'
 import { holdCtes } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
@@ -79,34 +79,27 @@ export async function insertTxn(
   } = {},
 ): Promise<TxnRow | undefined> {
   const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
-  assert(INSERT_COLUMNS[0] === 'id', 'the id is the first column')
-  const insert = (first: number) => `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
-     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + first}`).join(', ')})
+  const insert = `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
+     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
-    const { rows } = await q.query<TxnRow>(insert(1), values)
+    const { rows } = await q.query<TxnRow>(insert, values)
     return rows[0]
   }
-  // $1 is the channel and the columns follow from $2, the first being the id, as outboxSql requires;
-  // then the outbox's own two, then the hold's.
-  const outbox = outboxSql(2 + values.length)
-  const params: unknown[] = [TXN_CHANNEL, ...values, ...outboxParams(txn.state, opts.event.webhookVariant)]
+  // The columns, then the outbox's two parameters, then the hold's.
+  const params: unknown[] = [...values, ...outboxParams(txn.state, opts.event.webhookVariant)]
+  const outbox = outboxSql(values.length + 1)
   const p = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
   }
   const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (${insert(2)}), ${outbox.ctes}${hold} SELECT changed.*, ${outbox.notify} FROM changed`,
+    `WITH changed AS (${insert}), ${outbox}${hold} SELECT * FROM changed`,
     params,
   )
-  return withoutOutboxColumn(rows[0])
-}
-
-/** Drops the NOTIFY's result column from a row that a statement with outboxSql returned. */
-function withoutOutboxColumn(row: (TxnRow & { outbox_notified?: unknown }) | undefined): TxnRow | undefined {
-  if (row) delete row.outbox_notified
-  return row
+  if (rows[0]) await notifyChange(q, rows[0].id)
+  return rows[0]
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
@@ -179,9 +172,8 @@ export async function transition(
   if (!canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
-  // $1 and $2 are the outbox's channel and the transaction id (see outboxSql).
-  const sets = ['state = $4', 'updated_at = $5', 'src_updated_at = $5', 'dest_updated_at = $5']
-  const values: unknown[] = [TXN_CHANNEL, txn.id, txn.state, to, opts.now]
+  const sets = ['state = $3', 'updated_at = $4', 'src_updated_at = $4', 'dest_updated_at = $4']
+  const values: unknown[] = [txn.id, txn.state, to, opts.now]
   for (const [column, value] of Object.entries(patch)) {
     values.push(param(column, value))
     sets.push(`${column} = $${values.length}`)
@@ -202,13 +194,14 @@ export async function transition(
   const outbox = outboxSql(values.length + 1)
   values.push(...outboxParams(to, opts.webhookVariant))
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE id = $2 AND state = $3 RETURNING *),
-     ${outbox.ctes}
-     SELECT changed.*, ${outbox.notify} FROM changed`,
+    `WITH changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE id = $1 AND state = $2 RETURNING *),
+     ${outbox}
+     SELECT * FROM changed`,
     values,
   )
-  const row = withoutOutboxColumn(rows[0])
+  const row = rows[0]
   if (!row) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
+  await notifyChange(q, row.id)
   return row
 }
 
