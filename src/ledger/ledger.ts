@@ -122,10 +122,9 @@ async function closeHolds(
  * Record a balanced journal entry. When `settleHolds` is set, the transaction's open holds are
  * marked posted in the same step (their amounts are part of these postings).
  *
- * Round trips: one statement settles the holds, writes the entry with its postings and updates the
- * first wallet; then one update per further wallet. Each wallet row is updated once, its posted
- * change and its released hold together, and wallets in id order, so that two entries touching the
- * same wallets never deadlock.
+ * One statement (one round trip): it settles the holds, writes the entry and its postings, locks
+ * the wallets it changes in id order (so that two entries touching the same wallets never
+ * deadlock) and updates each wallet row once, its posted change and its released holds together.
  */
 export async function postEntry(
   q: Queryable,
@@ -137,77 +136,66 @@ export async function postEntry(
   for (const [ccy, sum] of sums) {
     assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
   }
-
-  const wallets = new Map<string, { posted: bigint; released: bigint }>()
-  const wallet = (id: string) => {
-    let w = wallets.get(id)
-    if (!w) wallets.set(id, (w = { posted: 0n, released: 0n }))
-    return w
+  const posted = new Map<string, bigint>()
+  for (const p of postings) {
+    if (!p.accountId.startsWith('sys:')) posted.set(p.accountId, (posted.get(p.accountId) ?? 0n) + p.amount)
   }
-  for (const p of postings) if (!p.accountId.startsWith('sys:')) wallet(p.accountId).posted += p.amount
   const settle = Boolean(input.settleHolds && input.txnId)
-  const first = [...wallets.keys()].sort()[0]
+  if (postings.length === 0 && !settle) return
 
-  // $1 txn, $2 kind, $3 now; then the postings, then the first wallet's id and posted change.
+  // $1 txn, $2 kind, $3 now; then the postings, then the wallets' posted changes.
   const values: unknown[] = [input.txnId, input.kind, input.now]
-  const ctes: string[] = []
-  if (settle) {
-    ctes.push(`released AS (
-       UPDATE holds SET status = 'posted', updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
-       RETURNING ledger_account_id, amount)`)
-  }
+  const tuple = (...items: unknown[]) =>
+    '(' +
+    items
+      .map((item) => {
+        values.push(item)
+        return `$${values.length}${typeof item === 'bigint' ? '::int8' : '::text'}`
+      })
+      .join(', ') +
+    ')'
+  const ctes = [
+    settle
+      ? `released AS (
+         UPDATE holds SET status = 'posted', updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+         RETURNING ledger_account_id, amount)`
+      : `released AS (SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)`,
+  ]
   if (postings.length > 0) {
-    const tuples = postings.map((p) => {
-      values.push(p.accountId, p.ccy, p.amount)
-      const n = values.length
-      return `($${n - 2}::text, $${n - 1}::text, $${n}::int8)`
-    })
+    const lines = postings.map((p) => tuple(p.accountId, p.ccy, p.amount))
     ctes.push(
       `entry AS (INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id)`,
       `lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
-         SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${tuples.join(', ')}) AS v(account, ccy, amount))`,
+         SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${lines.join(', ')}) AS v(account, ccy, amount))`,
     )
   }
-  if (first) {
-    values.push(first, wallets.get(first)!.posted)
-    const n = values.length
-    const release = settle
-      ? `COALESCE((SELECT SUM(amount) FROM released WHERE ledger_account_id = $${n - 1}), 0)`
-      : '0'
-    ctes.push(`first_wallet AS (
-       UPDATE ledger_accounts SET posted = posted + $${n}, pending = pending - ${release}, updated_at = $3
-        WHERE id = $${n - 1} AND kind = 'wallet' RETURNING id)`)
-  }
-  if (ctes.length > 0) {
-    // One row at least: whether the first wallet was updated, and each settled hold, for the other
-    // wallets. $2 is selected so that it has a type even when no entry is written.
-    const { rows } = await q.query<{
-      first_updated: number
-      ledger_account_id: string | null
-      amount: bigint | null
-    }>(
-      `WITH ${ctes.join(', ')}
-       SELECT ${first ? '(SELECT count(*) FROM first_wallet)::int' : '0'} AS first_updated,
-              r.ledger_account_id, r.amount, $2::text AS entry_kind
-         FROM (SELECT 1) AS one
-         LEFT JOIN ${settle ? 'released' : '(SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)'} AS r
-           ON true`,
-      values,
-    )
-    if (first) assert(rows[0]?.first_updated === 1, `posting to unknown wallet ${first}`)
-    for (const h of rows) {
-      if (h.ledger_account_id !== null && h.ledger_account_id !== first)
-        wallet(h.ledger_account_id).released += h.amount!
-    }
-  }
-  const update = `UPDATE ledger_accounts SET posted = posted + $2, pending = pending - $3, updated_at = $4
-      WHERE id = $1 AND kind = 'wallet'`
-  for (const id of [...wallets.keys()].sort()) {
-    if (id === first) continue
-    const w = wallets.get(id)!
-    const r = await q.query(update, [id, w.posted, w.released, input.now])
-    assert(r.rowCount === 1, `posting to unknown wallet ${id}`)
-  }
+  const deltas = [...posted].map(([id, amount]) => tuple(id, amount))
+  ctes.push(
+    `targets AS (
+       SELECT id, SUM(posted)::int8 AS posted FROM (
+         ${deltas.length ? `SELECT * FROM (VALUES ${deltas.join(', ')}) AS d(id, posted) UNION ALL ` : ''}
+         SELECT ledger_account_id, 0::int8 FROM released) t
+       GROUP BY id)`,
+    `locked AS (
+       SELECT la.id FROM ledger_accounts la JOIN targets t ON t.id = la.id
+        WHERE la.kind = 'wallet' ORDER BY la.id FOR UPDATE OF la)`,
+    `changed AS (
+       UPDATE ledger_accounts la
+          SET posted = la.posted + t.posted,
+              pending = la.pending - COALESCE((SELECT SUM(r.amount) FROM released r WHERE r.ledger_account_id = la.id), 0),
+              updated_at = $3
+         FROM targets t JOIN locked l ON l.id = t.id
+        WHERE la.id = t.id
+        RETURNING la.id)`,
+  )
+  const { rows } = await q.query<{ changed: number; targets: number; kind: string }>(
+    `WITH ${ctes.join(',\n')}
+     SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT count(*) FROM targets)::int AS targets,
+            $2::text AS kind`,
+    values,
+  )
+  const r = rows[0]!
+  assert(r.changed === r.targets, `journal entry ${input.kind} posts to an unknown wallet`)
 }
 
 export interface BooksReport {
