@@ -71,6 +71,37 @@ describe('ledger: one statement per journal entry', () => {
     await h.expectBooksBalanced()
   })
 
+  it('refuses postings to an unknown system account or in another currency than the account, writing nothing', async () => {
+    const btc = await walletOf(a.accountId, 'BTC')
+    const entries = async () =>
+      (await h.c.db.query<{ n: bigint }>('SELECT count(*)::int8 AS n FROM journal_entries')).rows[0]!.n
+    const before = await entries()
+    const post = (postings: Array<{ accountId: string; ccy: string; amount: bigint }>) =>
+      h.c.db.tx((q) => postEntry(q, { txnId: null, kind: 'test', now: 4, postings }))
+    await expect(
+      post([
+        { accountId: btc.id, ccy: 'BTC', amount: -7n },
+        { accountId: 'sys:nowhere:BTC', ccy: 'BTC', amount: 7n },
+      ]),
+    ).rejects.toThrow(/ledger invariant/)
+    // A BTC wallet credited in USD: both currencies balance, but the wallet is not a USD account.
+    await expect(
+      post([
+        { accountId: systemAccountId('fx', 'USD'), ccy: 'USD', amount: -7n },
+        { accountId: btc.id, ccy: 'USD', amount: 7n },
+      ]),
+    ).rejects.toThrow(/ledger invariant/)
+    expect(await entries()).toBe(before)
+    expect(await walletOf(a.accountId, 'BTC')).toEqual(btc)
+    await h.expectBooksBalanced()
+  })
+
+  it('never deletes ledger rows', async () => {
+    for (const table of ['ledger_accounts', 'journal_entries', 'postings']) {
+      await expect(h.c.db.query(`DELETE FROM ${table} WHERE false`), table).rejects.toThrow(/never deleted/)
+    }
+  })
+
   it('lets swaps in both directions on one account run at once without deadlocks or lost updates', async () => {
     const deadlocks = async () =>
       ENGINE === 'postgres'

@@ -118,84 +118,107 @@ async function closeHolds(
   )
 }
 
+/** Adds a parameter to a statement being built and returns its placeholder (`$n`). */
+export type Param = (value: unknown) => string
+
+export interface EntryInput {
+  txnId: string | null
+  kind: string
+  postings: Posting[]
+  now: number
+  /** Mark the transaction's open holds posted in the same step (their amounts are in the postings). */
+  settleHolds?: boolean
+}
+
 /**
- * Record a balanced journal entry. When `settleHolds` is set, the transaction's open holds are
- * marked posted in the same step (their amounts are part of these postings).
- *
- * One statement (one round trip): it settles the holds, writes the entry and its postings, locks
- * the wallets it changes in id order (so that two entries touching the same wallets never
- * deadlock) and updates each wallet row once, its posted change and its released holds together.
+ * Record a balanced journal entry. One statement (one round trip): see entryCtes.
  */
-export async function postEntry(
-  q: Queryable,
-  input: { txnId: string | null; kind: string; postings: Posting[]; now: number; settleHolds?: boolean },
-): Promise<void> {
-  const postings = input.postings.filter((p) => p.amount !== 0n)
+export async function postEntry(q: Queryable, input: EntryInput): Promise<void> {
+  const values: unknown[] = []
+  const p: Param = (value) => {
+    values.push(value)
+    return `$${values.length}`
+  }
+  const entry = entryCtes(p, input)
+  if (entry) await q.query(`WITH ${entry.ctes} SELECT ${entry.check} AS ok`, values)
+}
+
+/**
+ * A journal entry as WITH items, for a statement that may write other things too: they settle the
+ * transaction's open holds (with `settleHolds`), write the entry and its postings, lock the wallets
+ * the entry changes in id order (so that two entries touching the same wallets never deadlock) and
+ * update each wallet row once, its posted change and its released holds together. `check` is an
+ * expression for the statement's select list that raises, undoing the whole statement, when a
+ * posting names no wallet. With `onlyIf`, the name of an earlier WITH item, nothing is written
+ * unless that item returned a row. Undefined when there is nothing to write.
+ */
+export function entryCtes(
+  p: Param,
+  input: EntryInput,
+  onlyIf?: string,
+): { ctes: string; check: string } | undefined {
+  const postings = input.postings.filter((posting) => posting.amount !== 0n)
   const sums = new Map<string, bigint>()
-  for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
+  for (const posting of postings) sums.set(posting.ccy, (sums.get(posting.ccy) ?? 0n) + posting.amount)
   for (const [ccy, sum] of sums) {
     assert(sum === 0n, `journal entry ${input.kind} does not balance in ${ccy}: ${sum}`)
   }
   const posted = new Map<string, bigint>()
-  for (const p of postings) {
-    if (!p.accountId.startsWith('sys:')) posted.set(p.accountId, (posted.get(p.accountId) ?? 0n) + p.amount)
+  for (const posting of postings) {
+    if (!posting.accountId.startsWith('sys:'))
+      posted.set(posting.accountId, (posted.get(posting.accountId) ?? 0n) + posting.amount)
   }
   const settle = Boolean(input.settleHolds && input.txnId)
-  if (postings.length === 0 && !settle) return
+  if (postings.length === 0 && !settle) return undefined
 
-  // $1 txn, $2 kind, $3 now; then the postings, then the wallets' posted changes.
-  const values: unknown[] = [input.txnId, input.kind, input.now]
-  const tuple = (...items: unknown[]) =>
-    '(' +
-    items
-      .map((item) => {
-        values.push(item)
-        return `$${values.length}${typeof item === 'bigint' ? '::int8' : '::text'}`
-      })
-      .join(', ') +
-    ')'
+  const gate = onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''
+  const txnId = p(input.txnId)
+  const now = p(input.now)
   const ctes = [
     settle
       ? `released AS (
-         UPDATE holds SET status = 'posted', updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+         UPDATE holds SET status = 'posted', updated_at = ${now} WHERE txn_id = ${txnId} AND status = 'pending'${gate}
          RETURNING ledger_account_id, amount)`
       : `released AS (SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)`,
   ]
   if (postings.length > 0) {
-    const lines = postings.map((p) => tuple(p.accountId, p.ccy, p.amount))
+    const lines = postings.map((x) => `(${p(x.accountId)}::text, ${p(x.ccy)}::text, ${p(x.amount)}::int8)`)
     ctes.push(
-      `entry AS (INSERT INTO journal_entries (txn_id, kind, created_at) VALUES ($1, $2, $3) RETURNING id)`,
+      `entry AS (INSERT INTO journal_entries (txn_id, kind, created_at)
+         SELECT ${txnId}::text, ${p(input.kind)}::text, ${now}::int8 WHERE true${gate} RETURNING id)`,
+      `given AS (SELECT * FROM (VALUES ${lines.join(', ')}) AS v(account, ccy, amount))`,
       `lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
-         SELECT entry.id, v.account, v.ccy, v.amount FROM entry, (VALUES ${lines.join(', ')}) AS v(account, ccy, amount))`,
+         SELECT entry.id, given.account, given.ccy, given.amount FROM entry, given)`,
     )
   }
-  const deltas = [...posted].map(([id, amount]) => tuple(id, amount))
+  const deltas = [...posted].map(([id, amount]) => `(${p(id)}::text, ${p(amount)}::int8)`)
   ctes.push(
     `targets AS (
        SELECT id, SUM(posted)::int8 AS posted FROM (
-         ${deltas.length ? `SELECT * FROM (VALUES ${deltas.join(', ')}) AS d(id, posted) UNION ALL ` : ''}
+         ${deltas.length ? `SELECT * FROM (VALUES ${deltas.join(', ')}) AS d(id, posted) WHERE true${gate} UNION ALL ` : ''}
          SELECT ledger_account_id, 0::int8 FROM released) t
        GROUP BY id)`,
-    `locked AS (
+    `wallets_locked AS (
        SELECT la.id FROM ledger_accounts la JOIN targets t ON t.id = la.id
         WHERE la.kind = 'wallet' ORDER BY la.id FOR UPDATE OF la)`,
-    `changed AS (
+    `wallets_changed AS (
        UPDATE ledger_accounts la
           SET posted = la.posted + t.posted,
               pending = la.pending - COALESCE((SELECT SUM(r.amount) FROM released r WHERE r.ledger_account_id = la.id), 0),
-              updated_at = $3
-         FROM targets t JOIN locked l ON l.id = t.id
+              updated_at = ${now}
+         FROM targets t JOIN wallets_locked l ON l.id = t.id
         WHERE la.id = t.id
         RETURNING la.id)`,
   )
-  const { rows } = await q.query<{ changed: number; targets: number; kind: string }>(
-    `WITH ${ctes.join(',\n')}
-     SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT count(*) FROM targets)::int AS targets,
-            $2::text AS kind`,
-    values,
-  )
-  const r = rows[0]!
-  assert(r.changed === r.targets, `journal entry ${input.kind} posts to an unknown wallet`)
+  // Every posting names a ledger account of its own currency (read without a lock: the ledger's
+  // rows are never deleted, migration 013), and every wallet among them was updated.
+  const known =
+    postings.length > 0
+      ? ` AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = ${postings.length}`
+      : ''
+  const check = `ledger_require((SELECT count(*) FROM wallets_changed) = (SELECT count(*) FROM targets)${known},
+       ${p(`journal entry ${input.kind} posts to an unknown account or in another currency`)})`
+  return { ctes: ctes.join(',\n'), check }
 }
 
 export interface BooksReport {
