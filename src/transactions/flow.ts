@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/db.js'
+import type { EntryInput } from '../ledger/ledger.js'
 import type { Rate } from '../shared/amount.js'
 import type { RateSnapshot } from '../rates/service.js'
-import type { TxnKind } from './state-machine.js'
+import type { TxnKind, TxnState } from './state-machine.js'
 import type { TxnPatch, TxnRow } from './repository.js'
 
 /** One side of a create request after schema validation (amounts still as given). */
@@ -53,6 +54,13 @@ export interface ConfirmContext {
   prepared: unknown
 }
 
+/** A confirm that is one journal entry (settling the quote's hold) and one transition. */
+export interface Settlement {
+  entry: EntryInput
+  to: TxnState
+  patch: TxnPatch
+}
+
 /**
  * A kind of transaction (a method pair): its quote, what confirm does, and how the worker moves it
  * on afterwards. Flows register in `flows.ts`.
@@ -67,9 +75,14 @@ export interface Flow {
   prepareConfirm?(txn: TxnRow): Promise<unknown>
   /**
    * Inside the confirm transaction: the row is locked and `quoted`, and for wallet-funded flows the
-   * funds are held. Must make exactly one transition.
+   * funds are held. Must make exactly one transition. A flow has this or `settlement`.
    */
-  confirm(q: Queryable, txn: TxnRow, ctx: ConfirmContext): Promise<TxnRow>
+  confirm?(q: Queryable, txn: TxnRow, ctx: ConfirmContext): Promise<TxnRow>
+  /**
+   * Instead of `confirm`, for a confirm with nothing to do but one journal entry and one transition
+   * (a swap): what they are. The service can then confirm a quote it made in a single statement.
+   */
+  settlement?(q: Queryable, txn: TxnRow, now: number): Promise<Settlement>
   /** After the confirm transaction committed: follow-up calls to a rail that must not undo it. */
   afterConfirm?(txn: TxnRow): Promise<void>
   /** Called by the worker when the transaction's `next_check_at` is due and it is past `quoted`. */

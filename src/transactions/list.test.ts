@@ -24,7 +24,7 @@ describe('transaction list: pagination.total', () => {
       const base = today - d * DAY_MS
       times.push(base, base - 1, base + 1, base + 43_210_987)
     }
-    const states = ['completed', 'failed', 'expired', 'usercanceled']
+    const states = ['completed', 'failed', 'quoted', 'expired', 'usercanceled']
     const methods: Array<[string, string]> = [
       ['svcpay', 'svcpay'],
       ['lightning', 'svcpay'],
@@ -78,6 +78,14 @@ describe('transaction list: pagination.total', () => {
         [Date.now() - days * DAY_MS],
       )
       expect(f.api, `${time} filtered`).toBe(f.plain)
+      // Quotes are counted from the rows, not the day counts: alone and among other states.
+      const q = await both(
+        `time=${time}&txnStatuses=quoted,expired`,
+        `created_at >= $2 AND state IN ('quoted', 'expired')`,
+        [Date.now() - days * DAY_MS],
+      )
+      expect(q.api, `${time} quotes`).toBe(q.plain)
+      expect(q.plain, `${time} quotes`).toBeGreaterThan(0)
     }
   })
 

@@ -17,7 +17,18 @@ const WINDOWS: Record<string, number> = {
   '6m': 182 * DAY_MS,
   '1y': 365 * DAY_MS,
 }
-const STATES: TxnState[] = ['quoted', 'srcintent', 'srccreated', 'destsent', 'completed', 'expired', 'failed', 'usercanceled', 'rejected', 'error']
+const STATES: TxnState[] = [
+  'quoted',
+  'srcintent',
+  'srccreated',
+  'destsent',
+  'completed',
+  'expired',
+  'failed',
+  'usercanceled',
+  'rejected',
+  'error',
+]
 const METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']
 
 export interface ListQuery {
@@ -36,10 +47,19 @@ export interface ListQuery {
 function listOf(q: ListQuery, name: keyof ListQuery, allowed: string[]): string[] | undefined {
   const text = q[name]
   if (text === undefined || text === '') return undefined
-  const values = text.split(',').map((v) => v.trim()).filter(Boolean)
-  if (values.length > LIST_VALUES_MAX) throw fieldError('invalid_request', `query.${name}`, `at most ${LIST_VALUES_MAX} values`)
+  const values = text
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean)
+  if (values.length > LIST_VALUES_MAX)
+    throw fieldError('invalid_request', `query.${name}`, `at most ${LIST_VALUES_MAX} values`)
   for (const v of values) {
-    if (!allowed.includes(v)) throw fieldError('invalid_request', `query.${name}`, `unknown value ${v}; expected ${allowed.join(', ')}`)
+    if (!allowed.includes(v))
+      throw fieldError(
+        'invalid_request',
+        `query.${name}`,
+        `unknown value ${v}; expected ${allowed.join(', ')}`,
+      )
   }
   return values
 }
@@ -57,7 +77,8 @@ function isoTime(q: ListQuery, name: 'startTime' | 'endTime'): number | undefine
   const text = q[name]
   if (text === undefined || text === '') return undefined
   const t = Date.parse(text)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(t)) throw fieldError('invalid_request', `query.${name}`, 'must be an ISO 8601 time')
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(t))
+    throw fieldError('invalid_request', `query.${name}`, 'must be an ISO 8601 time')
   return t
 }
 
@@ -81,7 +102,9 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
     start = isoTime(query, 'startTime')
     end = isoTime(query, 'endTime')
     if (start !== undefined && end !== undefined && start > end) {
-      throw new ApiError('invalid_request', 'startTime must not be after endTime', [{ field: 'query.startTime', issue: 'after endTime' }])
+      throw new ApiError('invalid_request', 'startTime must not be after endTime', [
+        { field: 'query.startTime', issue: 'after endTime' },
+      ])
     }
   } else {
     start = now - WINDOWS[time]!
@@ -96,11 +119,12 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
   ]
   for (const [name, column, include] of filters) {
     const values = listOf(query, name, METHODS)
-    if (values) add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
+    if (values)
+      add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
   }
   // The filters so far name columns that transaction_day_counts has too; the count uses them on both.
   const filterSql = where.join(' AND ')
-  const countSql = countQuery(filterSql, params, start, end)
+  const countSql = countQuery(filterSql, params, start, end, !statuses || statuses.includes('quoted'))
   if (start !== undefined) add((p) => `created_at >= ${p}`, start)
   if (end !== undefined) add((p) => `created_at <= ${p}`, end)
   const whereSql = where.join(' AND ')
@@ -118,16 +142,24 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
  * The count of matches in [start, end] (either end open), exact and in one statement: days that lie
  * wholly inside the window are summed from transaction_day_counts (migration 010), the window's
  * partial first and last days are counted from the rows through the (account, created_at) index.
- * Its cost follows the window's length in days, not the number of transactions.
+ * Its cost follows the window's length in days, not the number of transactions. The day counts
+ * leave out quotes (migration 012): when `quotes` says they may match, the quotes of the whole days
+ * are counted from the rows, through the index of the rows still quoted.
  */
-function countQuery(filterSql: string, filterParams: unknown[], start: number | undefined, end: number | undefined) {
+function countQuery(
+  filterSql: string,
+  filterParams: unknown[],
+  start: number | undefined,
+  end: number | undefined,
+  quotes: boolean,
+) {
   const params = [...filterParams]
   const p = (value: number) => {
     params.push(value)
     return `$${params.length}`
   }
-  const rowCount = (from: number | undefined, to: number | undefined) =>
-    `(SELECT count(*) FROM transactions WHERE ${filterSql}` +
+  const rowCount = (from: number | undefined, to: number | undefined, only = '') =>
+    `(SELECT count(*) FROM transactions WHERE ${filterSql}${only}` +
     (from !== undefined ? ` AND created_at >= ${p(from)}` : '') +
     (to !== undefined ? ` AND created_at <= ${p(to)}` : '') +
     ')'
@@ -146,6 +178,12 @@ function countQuery(filterSql: string, filterParams: unknown[], start: number | 
         (endDay !== undefined ? ` AND day < ${p(endDay)}` : '') +
         ')',
     )
+    if (quotes) {
+      const wholeEnd = endDay === undefined ? undefined : endDay * DAY_MS - 1
+      parts.push(
+        rowCount(firstDay === undefined ? undefined : firstDay * DAY_MS, wholeEnd, ` AND state = 'quoted'`),
+      )
+    }
     if (end !== undefined && endDay! * DAY_MS <= end) parts.push(rowCount(endDay! * DAY_MS, end))
   }
   return { sql: `SELECT (${parts.join(' + ')})::int8 AS total`, params }

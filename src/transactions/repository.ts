@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
-import { canTransition } from './state-machine.js'
-import { notifyChange, outboxParams, outboxSql } from '../events/outbox.js'
-import { InvariantError } from '../shared/assert.js'
-import { holdCtes } from '../ledger/ledger.js'
+import { canTransition, FINAL_STATES } from './state-machine.js'
+import { ENQUEUED_COLUMN, notifyChange, outboxParams, outboxSql, takeEnqueued } from '../events/outbox.js'
+import { assert, InvariantError } from '../shared/assert.js'
+import { entryCtes, holdCtes, type EntryInput, type Param } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
 export interface TxnRow {
@@ -95,11 +95,13 @@ export async function insertTxn(
   }
   const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (${insert}), ${outbox}${hold} SELECT * FROM changed`,
+    `WITH changed AS (${insert}), ${outbox}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
     params,
   )
-  if (rows[0]) await notifyChange(q, rows[0].id)
-  return rows[0]
+  if (!rows[0]) return undefined
+  const [row, enqueued] = takeEnqueued(rows[0])
+  await notifyChange(q, row.id, enqueued)
+  return row
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
@@ -169,39 +171,99 @@ export async function transition(
   patch: TxnPatch,
   opts: { now: number; webhookVariant: 'a' | 'b' },
 ): Promise<TxnRow> {
+  const values: unknown[] = []
+  const p: Param = (value) => {
+    values.push(value)
+    return `$${values.length}`
+  }
+  // The change and its outbox event in one statement (one round trip).
+  const { rows } = await q.query<TxnRow>(
+    `WITH ${transitionCtes(p, txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
+    values,
+  )
+  if (!rows[0]) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
+  const [row, enqueued] = takeEnqueued(rows[0])
+  await notifyChange(q, row.id, enqueued)
+  return row
+}
+
+/**
+ * A transition as WITH items: `changed`, the updated row (none when the row is no longer in
+ * `txn.state`), then its outbox event and deliveries. With `onlyIf`, the name of an earlier WITH
+ * item, nothing changes unless that item returned a row. The caller announces the change with
+ * notifyChange once the row came back.
+ */
+export function transitionCtes(
+  p: Param,
+  txn: Pick<TxnRow, 'id' | 'kind' | 'state'>,
+  to: TxnState,
+  patch: TxnPatch,
+  opts: { now: number; webhookVariant: 'a' | 'b' },
+  onlyIf?: string,
+): string {
   if (!canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
-  const sets = ['state = $3', 'updated_at = $4', 'src_updated_at = $4', 'dest_updated_at = $4']
-  const values: unknown[] = [txn.id, txn.state, to, opts.now]
-  for (const [column, value] of Object.entries(patch)) {
-    values.push(param(column, value))
-    sets.push(`${column} = $${values.length}`)
+  const now = p(opts.now)
+  const sets = [
+    `state = ${p(to)}`,
+    `updated_at = ${now}`,
+    `src_updated_at = ${now}`,
+    `dest_updated_at = ${now}`,
+  ]
+  for (const [column, value] of Object.entries(patch)) sets.push(`${column} = ${p(param(column, value))}`)
+  if (!('next_check_at' in patch) && FINAL_STATES.has(to)) sets.push('next_check_at = NULL')
+  const where = `id = ${p(txn.id)} AND state = ${p(txn.state)}${onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''}`
+  const [outboxNow, withDeliveries] = outboxParams(to, opts.webhookVariant)
+  const first = Number(p(outboxNow).slice(1))
+  p(withDeliveries)
+  return `changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE ${where} RETURNING *),
+     ${outboxSql(first)}`
+}
+
+/**
+ * Confirm a quote in one statement (one round trip, no database transaction around it): lock the
+ * row while it is still `quoted`, unexpired, with the amounts this process quoted and its hold in
+ * place; settle the hold and write the entry; make the transition and its outbox event. Every write
+ * is gated on that lock, so when any condition fails nothing is written and undefined comes back
+ * (the caller then takes the ordinary path, which tells why). The entry's own check and a check
+ * that the transition went with the entry undo the whole statement if either fails.
+ */
+export async function settleQuoted(
+  q: Queryable,
+  txn: TxnRow,
+  settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
+  opts: { now: number; webhookVariant: 'a' | 'b' },
+): Promise<TxnRow | undefined> {
+  const values: unknown[] = []
+  const p: Param = (value) => {
+    values.push(value)
+    return `$${values.length}`
   }
-  if (
-    !('next_check_at' in patch) &&
-    (to === 'completed' ||
-      to === 'expired' ||
-      to === 'failed' ||
-      to === 'usercanceled' ||
-      to === 'rejected' ||
-      to === 'error')
-  ) {
-    sets.push('next_check_at = NULL')
-  }
-  // The change and its outbox event in one statement (one round trip); nothing is written when the
-  // row is no longer in the state the caller read.
-  const outbox = outboxSql(values.length + 1)
-  values.push(...outboxParams(to, opts.webhookVariant))
-  const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE id = $1 AND state = $2 RETURNING *),
-     ${outbox}
-     SELECT * FROM changed`,
+  const gate = `quoted_txn AS (
+       SELECT t.id FROM transactions t
+        WHERE t.id = ${p(txn.id)} AND t.account_id = ${p(txn.account_id)} AND t.state = 'quoted'
+          AND t.expires_at > ${p(opts.now)} AND t.src_amount = ${p(txn.src_amount)}
+          AND t.src_fee = ${p(txn.src_fee)} AND t.src_network_fee = ${p(txn.src_network_fee)}
+          AND t.dest_amount = ${p(txn.dest_amount)}
+          AND EXISTS (SELECT 1 FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')
+        FOR UPDATE OF t)`
+  const entry = entryCtes(p, { ...settlement.entry, settleHolds: true }, 'quoted_txn')
+  assert(entry, 'a settlement writes an entry')
+  const change = transitionCtes(p, txn, settlement.to, settlement.patch, opts, 'quoted_txn')
+  const together = `ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
+       ${p(`confirm of ${txn.kind} changed the transaction and its entry together`)})`
+  // One row whatever happened, so that both checks are always evaluated.
+  const { rows } = await q.query<TxnRow & { checked?: boolean }>(
+    `WITH ${gate}, ${entry.ctes}, ${change}
+     SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
+       FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
     values,
   )
-  const row = rows[0]
-  if (!row) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
-  await notifyChange(q, row.id)
+  if (!rows[0]?.id) return undefined
+  const [row, enqueued] = takeEnqueued(rows[0])
+  delete row.checked
+  await notifyChange(q, row.id, enqueued)
   return row
 }
 

@@ -6,8 +6,9 @@ import type { RatesService } from '../rates/service.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { formatRate } from '../shared/amount.js'
 import { newId } from '../shared/ids.js'
+import { assert } from '../shared/assert.js'
 import { isCurrency } from '../shared/currency.js'
-import { placeHold, voidHolds } from '../ledger/ledger.js'
+import { placeHold, postEntry, voidHolds } from '../ledger/ledger.js'
 import type { CreateInput, Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import { FINAL_STATES } from './state-machine.js'
@@ -16,6 +17,7 @@ import {
   getTxn,
   insertTxn,
   lockForConfirm,
+  settleQuoted,
   StaleTransition,
   transition,
   type NewTxn,
@@ -23,6 +25,7 @@ import {
   type TxnRow,
 } from './repository.js'
 import { walletDebit } from './money.js'
+import { createTxnReader } from './reads.js'
 
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
@@ -135,7 +138,7 @@ function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null'
 }
 
-const RECENT_KINDS_MAX = 10_000
+const RECENT_QUOTES_MAX = 5_000
 
 export function createTransactionsService(deps: {
   db: Db
@@ -149,6 +152,7 @@ export function createTransactionsService(deps: {
   const { db, config } = deps
   const now = deps.now ?? Date.now
   const flows = new Map(deps.flows.map((f) => [f.kind, f]))
+  const reader = createTxnReader(db)
   const opts = () => ({ now: now(), webhookVariant: config.webhookVariant })
 
   function flowOf(kind: TxnKind): Flow {
@@ -170,12 +174,28 @@ export function createTransactionsService(deps: {
     return existing
   }
 
-  // The kinds of the quotes this process made lately (a transaction's kind never changes), so that
-  // confirm can tell without a read whether the flow has work to do outside the transaction.
-  const recentKinds = new Map<string, TxnKind>()
-  const rememberKind = (txnId: string, kind: TxnKind) => {
-    if (recentKinds.size >= RECENT_KINDS_MAX) recentKinds.delete(recentKinds.keys().next().value!)
-    recentKinds.set(txnId, kind)
+  // The quotes this process made lately, as written (a transaction's kind and quoted amounts never
+  // change): confirm can tell without a read whether the flow has work to do outside the database,
+  // and settle a swap in one statement. Each is forgotten at its confirm.
+  const recentQuotes = new Map<string, TxnRow>()
+  const rememberQuote = (txn: TxnRow) => {
+    if (recentQuotes.size >= RECENT_QUOTES_MAX) recentQuotes.delete(recentQuotes.keys().next().value!)
+    recentQuotes.set(txn.id, txn)
+  }
+
+  /**
+   * The one-statement confirm of a quote this process made whose flow is a settlement (a swap);
+   * undefined when it does not apply or its conditions no longer hold (nothing was written then).
+   */
+  async function settleMadeHere(quoted: TxnRow, accountId: string): Promise<TxnRow | undefined> {
+    if (quoted.account_id !== accountId) return undefined
+    const flow = flowOf(quoted.kind)
+    const at = now()
+    if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
+    return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), {
+      now: at,
+      webhookVariant: config.webhookVariant,
+    })
   }
 
   /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
@@ -194,6 +214,67 @@ export function createTransactionsService(deps: {
       { msg: 'quote_expired' },
       { now: at, webhookVariant: config.webhookVariant },
     )
+  }
+
+  /**
+   * Confirm under the row lock, in a database transaction. The first read serves flows with work to
+   * do outside that transaction (a call to a node); a quote this process made (`knownKind`), of a
+   * kind without such work, goes straight to the locked read.
+   */
+  async function confirmLocked(accountId: string, txnId: string, knownKind?: TxnKind): Promise<TxnRow> {
+    let flow = knownKind ? flowOf(knownKind) : undefined
+    let prepared: unknown
+    if (!flow || flow.prepareConfirm) {
+      const first = await getTxn(db, txnId, { accountId })
+      if (!first) throw new ApiError('not_found', 'Transaction not found')
+      const settled = settledAnswer(first)
+      if (settled) return settled
+      flow = flowOf(first.kind)
+      prepared =
+        first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+    }
+    const confirming = flow
+    let expired = false
+    const row = await db.tx(async (q) => {
+      const locked = await lockForConfirm(q, txnId, accountId)
+      if (!locked) throw new ApiError('not_found', 'Transaction not found')
+      const { txn, pendingHold } = locked
+      const again = settledAnswer(txn)
+      if (again) return again
+      const at = now()
+      if (BigInt(at) >= txn.expires_at) {
+        expired = true
+        return expireInTx(q, txn, at)
+      }
+      if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
+        return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
+      }
+      const stepOpts = { now: at, webhookVariant: config.webhookVariant }
+      if (confirming.settlement) {
+        const settlement = await confirming.settlement(q, txn, at)
+        await postEntry(q, settlement.entry)
+        return transition(q, txn, settlement.to, settlement.patch, stepOpts)
+      }
+      assert(confirming.confirm, `flow ${confirming.kind} can confirm`)
+      return confirming.confirm(q, txn, {
+        now: at,
+        prepared,
+        transition: (to, patch = {}) => transition(q, txn, to, patch, stepOpts),
+      })
+    })
+    if (expired)
+      throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+    await followUp(confirming, row)
+    return row
+  }
+
+  /** A flow's follow-up after its confirm committed: what is committed stands, so a failure is logged. */
+  async function followUp(flow: Flow, row: TxnRow): Promise<void> {
+    await flow
+      .afterConfirm?.(row)
+      .catch((err) =>
+        deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
+      )
   }
 
   const service: TransactionsService = {
@@ -256,7 +337,7 @@ export function createTransactionsService(deps: {
         ...(quote.fromWallet ? { hold } : {}),
       })
       if (result) {
-        rememberKind(result.id, kind)
+        rememberQuote(result)
         return result
       }
       const existing = await getByExtRef(db, input.accountId, input.extRefId!)
@@ -264,55 +345,12 @@ export function createTransactionsService(deps: {
     },
 
     async confirm(accountId, txnId) {
-      // The first read serves flows with work to do outside the database transaction (a call to a
-      // node). A quote this process made, of a kind without such work, goes straight to the locked
-      // read: one round trip fewer.
-      const knownKind = recentKinds.get(txnId)
-      let flow = knownKind ? flowOf(knownKind) : undefined
-      let prepared: unknown
-      if (!flow || flow.prepareConfirm) {
-        const first = await getTxn(db, txnId, { accountId })
-        if (!first) throw new ApiError('not_found', 'Transaction not found')
-        const settled = settledAnswer(first)
-        if (settled) return settled
-        flow = flowOf(first.kind)
-        prepared =
-          first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
-      }
-      const confirming = flow
-      let expired = false
-      const row = await db.tx(async (q) => {
-        const locked = await lockForConfirm(q, txnId, accountId)
-        if (!locked) throw new ApiError('not_found', 'Transaction not found')
-        const { txn, pendingHold } = locked
-        const again = settledAnswer(txn)
-        if (again) return again
-        const at = now()
-        if (BigInt(at) >= txn.expires_at) {
-          expired = true
-          return expireInTx(q, txn, at)
-        }
-        if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
-          return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
-        }
-        return confirming.confirm(q, txn, {
-          now: at,
-          prepared,
-          transition: (to, patch = {}) =>
-            transition(q, txn, to, patch, { now: at, webhookVariant: config.webhookVariant }),
-        })
-      })
-      if (expired)
-        throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
-      if (confirming.afterConfirm) {
-        // What is committed stands: a failed follow-up is logged, never turned into an error here.
-        await confirming
-          .afterConfirm(row)
-          .catch((err) =>
-            deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
-          )
-      }
-      return row
+      const quoted = recentQuotes.get(txnId)
+      recentQuotes.delete(txnId)
+      const settled = quoted && (await settleMadeHere(quoted, accountId))
+      if (!settled) return confirmLocked(accountId, txnId, quoted?.kind)
+      await followUp(flowOf(settled.kind), settled)
+      return settled
     },
 
     async cancel(accountId, txnId) {
@@ -331,7 +369,7 @@ export function createTransactionsService(deps: {
     },
 
     async get(accountId, txnId) {
-      const txn = await getTxn(db, txnId, { accountId })
+      const txn = await reader.get(txnId, accountId)
       if (!txn) throw new ApiError('not_found', 'Transaction not found')
       return txn
     },

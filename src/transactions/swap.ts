@@ -2,7 +2,6 @@ import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
-import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
@@ -30,18 +29,21 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
       })
       return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
     },
-    async confirm(q, txn, ctx) {
+    async settlement(q, txn, now) {
       const from = await deps.accounts.walletIdFor(q, txn.account_id, txn.src_ccy)
       const to = await deps.accounts.walletIdFor(q, txn.account_id, txn.dest_ccy)
       assert(from && to, 'swap wallets exist')
-      await postEntry(q, {
-        txnId: txn.id,
-        kind: 'swap',
-        now: ctx.now,
-        settleHolds: true,
-        postings: walletOutPostings(txn, from, { wallet: to }),
-      })
-      return ctx.transition('completed', { src_settled: txn.src_amount, dest_settled: txn.dest_amount })
+      return {
+        entry: {
+          txnId: txn.id,
+          kind: 'swap',
+          now,
+          settleHolds: true,
+          postings: walletOutPostings(txn, from, { wallet: to }),
+        },
+        to: 'completed',
+        patch: { src_settled: txn.src_amount, dest_settled: txn.dest_amount },
+      }
     },
   }
 }
