@@ -70,6 +70,16 @@ describe('stringify', () => {
     expect(stringify(new DecimalText('95123.123456789012345678'))).toBe('95123.123456789012345678')
   })
 
+  it('keeps any text a string, even text shaped like the number markers', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (a, b) => {
+        const note = `\u0000${a}:${b}\u0000`
+        const out = stringify({ note, amount: new DecimalText('1.5') })
+        expect(JSON.parse(out)).toEqual({ note, amount: 1.5 })
+      }),
+    )
+  })
+
   it('serialises plain values like JSON.stringify', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

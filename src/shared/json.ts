@@ -1,4 +1,5 @@
 import { parse as losslessParse, isLosslessNumber, type LosslessNumber } from 'lossless-json'
+import { randomBytes } from 'node:crypto'
 import { DecimalText } from './amount.js'
 
 /**
@@ -45,33 +46,29 @@ function checkDepth(text: string): void {
   }
 }
 
-/** Serialise a response: like JSON.stringify, but `DecimalText` is written as a bare number. */
+// DecimalText values and bigints leave JSON.stringify as strings between two markers (a NUL, a
+// nonce of this process, and a NUL, which JSON writes as \u0000 escapes), and the markers with their
+// quotes are then cut away, leaving the bare number. No request text can make a marker: it would
+// need the nonce, and text input refuses NUL.
+const NONCE = randomBytes(8).toString('hex')
+const OPEN = `\u0000${NONCE}:`
+const CLOSE = '\u0000'
+const MARKED = new RegExp(`"\\\\u0000${NONCE}:([^"\\\\]*)\\\\u0000"`, 'g')
+
+function bare(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  // The holder's own value: JSON.stringify hands the replacer what toJSON made of it.
+  const own = this[key]
+  if (own instanceof DecimalText) return OPEN + own.text + CLOSE
+  if (typeof value === 'bigint') return OPEN + value.toString() + CLOSE
+  return value
+}
+
+/**
+ * Serialise a response: JSON.stringify (native, which matters for long lists), with `DecimalText`
+ * and bigints written as bare numbers.
+ */
 export function stringify(value: unknown): string {
-  if (value === null || value === undefined) return 'null'
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value)
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null'
-    case 'boolean':
-      return value ? 'true' : 'false'
-    case 'bigint':
-      return value.toString()
-    case 'object': {
-      if (value instanceof DecimalText) return value.text
-      if (Array.isArray(value)) return '[' + value.map((v) => (v === undefined ? 'null' : stringify(v))).join(',') + ']'
-      if (value instanceof Date) return JSON.stringify(value.toISOString())
-      let out = '{'
-      let first = true
-      for (const key in value as Record<string, unknown>) {
-        const v = (value as Record<string, unknown>)[key]
-        if (v === undefined || typeof v === 'function') continue
-        out += (first ? '' : ',') + JSON.stringify(key) + ':' + stringify(v)
-        first = false
-      }
-      return out + '}'
-    }
-    default:
-      return 'null'
-  }
+  const text = JSON.stringify(value, bare)
+  if (text === undefined) return 'null'
+  return text.includes(NONCE) ? text.replace(MARKED, '$1') : text
 }
