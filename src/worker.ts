@@ -1,3 +1,4 @@
+import { DELIVERY_CHANNEL } from './events/outbox.js'
 import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
@@ -8,7 +9,7 @@ import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.
 export const WAKE_CHANNEL = 'svcpay_wake'
 
 /** The least time between two looks for due webhook deliveries that commits ask for. */
-export const DELIVERY_WAKE_SPACING_MS = 10
+export const DELIVERY_WAKE_SPACING_MS = 25
 
 export interface Workers {
   wake(): void
@@ -34,7 +35,11 @@ export function startWorkers(c: Container): Workers {
   ]
   // Webhook delivery (src/events/delivery-worker.ts): woken by every committed state change, on any
   // instance, so that an event goes out within milliseconds of its commit.
-  const webhookAttempts = c.metrics.counter('svcpay_webhook_attempts_total', 'Webhook delivery attempts by result', ['result'])
+  const webhookAttempts = c.metrics.counter(
+    'svcpay_webhook_attempts_total',
+    'Webhook delivery attempts by result',
+    ['result'],
+  )
   const deliveries = startDeliveryWorker({
     db: c.db,
     box: c.box,
@@ -49,10 +54,10 @@ export function startWorkers(c: Container): Workers {
     log: c.log,
   })
   loops.push(deliveries)
-  // --- Wake spacing (bench/README.md). Every commit announces itself (twice with Redis), and each
-  // wake costs a look for due deliveries (two queries) whether or not the commit enqueued one: under
-  // load the loop would look without pause. Looks are spaced at least DELIVERY_WAKE_SPACING_MS apart,
-  // the first at once, so a quiet service delivers without delay and a busy one does not spin.
+  // --- Wake spacing (bench/README.md). Each commit that enqueued webhook deliveries wakes the loop,
+  // and each wake costs a look for due deliveries (two queries): under a load of such commits the
+  // loop would look without pause. Looks are spaced at least DELIVERY_WAKE_SPACING_MS apart, the
+  // first at once, so a quiet service delivers without delay and a busy one does not spin.
   let lastDeliveryWake = 0
   let deliveryWakeTimer: NodeJS.Timeout | undefined
   const wakeDeliveries = (): void => {
@@ -70,19 +75,25 @@ export function startWorkers(c: Container): Workers {
     }, waitMs)
   }
   // --- end of wake spacing.
-  const stopWaking = c.notifier.onAny(() => wakeDeliveries()).catch((err) => {
-    c.log.warn({ error: (err as Error).message }, 'LISTEN failed; webhook deliveries poll instead')
-    return undefined
-  })
-  const unlisten = c.db.listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake())).catch((err) => {
-    c.log.warn({ error: (err as Error).message }, 'LISTEN failed; the worker polls instead')
-    return undefined
-  })
+  const stopWaking = c.db
+    .listen(DELIVERY_CHANNEL, () => wakeDeliveries())
+    .catch((err) => {
+      c.log.warn({ error: (err as Error).message }, 'LISTEN failed; webhook deliveries poll instead')
+      return undefined
+    })
+  const unlisten = c.db
+    .listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake()))
+    .catch((err) => {
+      c.log.warn({ error: (err as Error).message }, 'LISTEN failed; the worker polls instead')
+      return undefined
+    })
   return {
     wake: () => loops.forEach((l) => l.wake()),
     async stop() {
       clearTimeout(deliveryWakeTimer)
-      await (await unlisten)?.()
+      await (
+        await unlisten
+      )?.()
       ;(await stopWaking)?.()
       await Promise.all(loops.map((l) => l.stop()))
     },

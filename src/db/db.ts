@@ -54,8 +54,9 @@ pg.types.setTypeParser(20, (v: string) => BigInt(v))
 const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i
 // Distinct statement texts remembered (dynamic SQL has a bounded number of shapes).
 const STATEMENT_NAMES_MAX = 5_000
-// Notifications sent by one statement at most.
+// Notifications sent by one statement at most, and how long the first of a batch waits for others.
 const NOTIFY_BATCH_MAX = 500
+const NOTIFY_GATHER_MS = 2
 
 /** PostgreSQL refusing a prepared statement whose table changed shape under it (a migration). */
 function isStalePlanError(err: unknown): boolean {
@@ -164,7 +165,8 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   const notifyAfterCommit = (items: Array<[string, string]>): void => {
     if (items.length === 0 || closed) return
     notifyQueue.push(...items)
-    notifySending ??= sendNotifications()
+    // A short wait gathers the notifications of commits finishing together into one statement.
+    notifySending ??= new Promise<void>((resolve) => setTimeout(resolve, NOTIFY_GATHER_MS)).then(sendNotifications)
   }
   const asNotification = (sql: string, params: unknown[] | undefined): [string, string] | undefined =>
     sql === NOTIFY_SQL && params?.length === 2 ? [String(params[0]), String(params[1] ?? '')] : undefined

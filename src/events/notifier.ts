@@ -106,6 +106,20 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     return started
   }
 
+  let unpublished: string[] = []
+  const publishQueued = (): void => {
+    const txnIds = unpublished
+    unpublished = []
+    if (!publisher || closed || txnIds.length === 0) return
+    if (txnIds.length === 1) {
+      publisher.publish(REDIS_TXN_CHANNEL, txnIds[0]!).catch(() => {})
+      return
+    }
+    const pipeline = publisher.pipeline()
+    for (const txnId of txnIds) pipeline.publish(REDIS_TXN_CHANNEL, txnId)
+    pipeline.exec().catch(() => {})
+  }
+
   if (deps.redisUrl) {
     publisher = new Redis(deps.redisUrl, {
       lazyConnect: true,
@@ -167,9 +181,12 @@ export function createNotifier(deps: NotifierDeps): Notifier {
 
     publish(txnId) {
       if (!publisher || closed) return
-      // A lost publish is tolerated: PostgreSQL also carries the notification, and listeners
-      // re-check on their own timers.
-      publisher.publish(REDIS_TXN_CHANNEL, txnId).catch(() => {})
+      // Commits that finish in the same turn of the event loop are announced with one write to
+      // Redis (a pipeline) instead of one each: under load a write per commit was a tenth of the
+      // process's time. A lost publish is tolerated: PostgreSQL also carries the notification, and
+      // listeners re-check on their own timers.
+      unpublished.push(txnId)
+      if (unpublished.length === 1) setImmediate(publishQueued)
     },
 
     async close() {

@@ -4,6 +4,16 @@ import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 /** The NOTIFY channel that carries a transaction id after each committed state change. */
 export const TXN_CHANNEL = 'svcpay_txn'
 
+/**
+ * The NOTIFY channel that wakes the delivery workers: sent only by a commit that enqueued a webhook
+ * delivery, so that a busy service without webhooks does not look for due deliveries after every
+ * commit.
+ */
+export const DELIVERY_CHANNEL = 'svcpay_deliveries'
+
+/** A select-list item for the statement holding outboxSql: how many deliveries it enqueued. */
+export const ENQUEUED_COLUMN = '(SELECT count(*) FROM delivery)::int AS enqueued'
+
 export interface OutboxTxn {
   id: string
   account_id: string
@@ -31,12 +41,24 @@ export function outboxSql(first: number): string {
        INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
        SELECT event.id, w.id, 'pending', ${now}, ${now}, ${now}
          FROM event JOIN webhooks w ON w.account_id = event.account_id AND w.deleted_at IS NULL
-        WHERE ${withDeliveries})`
+        WHERE ${withDeliveries}
+       RETURNING id)`
 }
 
-/** Announces a committed change of a transaction to every listener (status streams, the delivery worker). */
-export async function notifyChange(q: Queryable, txnId: string): Promise<void> {
+/**
+ * Announces a committed change of a transaction to every listener (status streams), and when its
+ * statement enqueued webhook deliveries, wakes the delivery workers.
+ */
+export async function notifyChange(q: Queryable, txnId: string, enqueued = 0): Promise<void> {
   await q.query(NOTIFY_SQL, [TXN_CHANNEL, txnId])
+  if (enqueued > 0) await q.query(NOTIFY_SQL, [DELIVERY_CHANNEL, ''])
+}
+
+/** A row read back with ENQUEUED_COLUMN, without that column, and the count it held. */
+export function takeEnqueued<T extends object>(row: T & { enqueued?: number }): [T, number] {
+  const enqueued = row.enqueued ?? 0
+  delete row.enqueued
+  return [row, enqueued]
 }
 
 /** The values of outboxSql's two parameters, for a change to `state`. */
@@ -52,7 +74,7 @@ export function outboxParams(state: TxnState, variant: 'a' | 'b'): [number, bool
 export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | 'b'): Promise<void> {
   const now = Date.now()
   // One statement: the event and its deliveries; then the NOTIFY, which leaves after the commit.
-  await q.query(
+  const written = await q.query(
     `WITH event AS (
        INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
@@ -70,5 +92,5 @@ export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | '
       variant === 'a' || FINAL_STATES.has(txn.state),
     ],
   )
-  await notifyChange(q, txn.id)
+  await notifyChange(q, txn.id, written.rowCount)
 }

@@ -8,7 +8,7 @@ import type { SecretBox } from '../shared/secret-box.js'
 import { checkCallbackUrl, classifyAddress, isClassAllowed } from './callback-url.js'
 import { eventIdOf } from './delivery-worker.js'
 import type { ResolveHost } from './http-deliver.js'
-import { TXN_CHANNEL } from './outbox.js'
+import { DELIVERY_CHANNEL } from './outbox.js'
 
 /** Webhook secrets: at least this long (contract section 7), and a bound on the other side. */
 export const SECRET_LENGTH_MIN = 16
@@ -406,7 +406,7 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
           [found.event_id, target.id, at],
         )
         // Wakes the delivery workers of every instance, as a new event would.
-        await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, found.txn_id])
+        await q.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, ''])
         return inserted[0]!.id
       })
       const { rows } = await db.query<DeliveryRow>(
