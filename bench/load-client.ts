@@ -16,11 +16,18 @@ async function main(): Promise<void> {
 
 async function runGet(spec: LoadSpec): Promise<LoadResult> {
   const token = spec.tokens?.[0]
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
+  const paths = spec.paths ?? []
+  let nextClient = 0
   const r = await autocannon({
-    url: spec.url + (spec.path ?? '/'),
+    url: spec.url + (spec.path ?? paths[0] ?? '/'),
     connections: spec.connections,
     duration: spec.durationS,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
+    headers,
+    // Each connection's request is still built once: the client's work stays that of one GET.
+    setupClient: paths.length
+      ? (client) => client.setRequest({ method: 'GET', path: paths[nextClient++ % paths.length], headers })
+      : undefined,
   })
   return summarize(r, undefined, [])
 }

@@ -17,7 +17,7 @@ import { cpus, totalmem, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { compileServer } from './lib/build.js'
 import { FULL, MEMORY_TARGET_MB, QUICK, type BenchContext } from './lib/context.js'
-import { recreateDatabase, pgReachable, dropDatabase } from './lib/pg.js'
+import { recreateDatabase, pgReachable, dropDatabase, withClient } from './lib/pg.js'
 import { ROOT } from './lib/proc.js'
 import {
   limiterTable,
@@ -120,6 +120,8 @@ async function main(): Promise<void> {
     const pgWanted = [...GROUPS.pg!, 'limiter-overhead', 'ln-receive-webhook', 'get-txn-tsx'].some(want)
     if (pgWanted) {
       const url = await recreateDatabase(DB_NAME)
+      ctx.analyze = () => withClient(url, (c) => c.query('ANALYZE')).then(() => undefined)
+      ctx.checkpoint = () => withClient(url, (c) => c.query('CHECKPOINT')).then(() => undefined)
       const masterKey = randomBytes(32).toString('hex')
       const env = { DATABASE_URL: url, MASTER_KEY: masterKey, ...(redisOk ? { REDIS_URL } : {}) }
       const server = await startServer({
@@ -237,6 +239,8 @@ async function main(): Promise<void> {
         ctx.log(`server peak RSS over the whole run (VmHWM): ${server.rss.hwmMb()} MB`)
         await server.stop()
       }
+      ctx.analyze = undefined
+      ctx.checkpoint = undefined
       await dropDatabase(DB_NAME)
     }
 

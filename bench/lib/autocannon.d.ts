@@ -34,6 +34,8 @@ declare module 'autocannon' {
       resetContext(): void
       rebuildRequest(): void
     }
+    /** Replaces the connection's request (built once, then sent again and again). */
+    setRequest(request: { method?: string; path?: string; headers?: Record<string, string> }): void
   }
 
   interface Options {

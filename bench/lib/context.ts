@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { LoadSpec, LoadResult } from './load-spec.js'
 import { runLoad } from './load.js'
 import type { ScenarioResult } from './report.js'
@@ -48,6 +48,19 @@ export interface BenchContext {
   workDir: string
   /** Where CPU profiles go when `--profile` is given. */
   profileDir: string | undefined
+  /**
+   * Brings the planner's statistics of the server's database up to date (ANALYZE), as autovacuum
+   * does on a database in service; unset for the embedded engine. Called between warm-up and
+   * measurement: a freshly created bench database otherwise keeps the statistics of its empty
+   * tables for the whole run, and each connection's cached plans with them.
+   */
+  analyze?: () => Promise<void>
+  /**
+   * A CHECKPOINT of the server's database before each warm-up (unset for the embedded engine): the
+   * WAL that pgbench or a bulk seed wrote otherwise forces a checkpoint in the middle of the next
+   * measurement, whose full-page writes that measurement then pays for.
+   */
+  checkpoint?: () => Promise<void>
   log(line: string): void
 }
 
@@ -60,6 +73,8 @@ export interface Measured {
    * compare across runs.
    */
   serverCpuMsPerOp: number | undefined
+  /** The CPU time of every PostgreSQL process on the machine per request or operation. */
+  dbCpuMsPerOp: number | undefined
   /** The 1-minute load average when the measurement started, to tell a busy machine from a slow server. */
   loadAverage: number
 }
@@ -74,17 +89,26 @@ export async function measure(
   spec: Omit<LoadSpec, 'durationS'>,
 ): Promise<Measured> {
   server?.rss.reset()
+  if (server) await ctx.checkpoint?.()
   if (ctx.settings.warmupS > 0) await runLoad({ ...spec, durationS: ctx.settings.warmupS }, ctx.workDir)
+  if (server) await ctx.analyze?.()
   const loadAverage = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
   const cpuBefore = server ? cpuMs(server.pid) : undefined
+  const dbBefore = postgresCpuMs()
   const load = await runLoad({ ...spec, durationS: ctx.settings.durationS }, ctx.workDir)
   const cpuAfter = server ? cpuMs(server.pid) : undefined
   const done = load.ops ? load.ops.count : load.requests
-  const serverCpuMsPerOp =
-    cpuBefore !== undefined && cpuAfter !== undefined && done > 0
-      ? Math.round(((cpuAfter - cpuBefore) / done) * 1000) / 1000
+  const perOp = (before: number | undefined, after: number | undefined) =>
+    before !== undefined && after !== undefined && done > 0
+      ? Math.round(((after - before) / done) * 1000) / 1000
       : undefined
-  return { load, peakRssMb: server?.rss.peakMb(), serverCpuMsPerOp, loadAverage }
+  return {
+    load,
+    peakRssMb: server?.rss.peakMb(),
+    serverCpuMsPerOp: perOp(cpuBefore, cpuAfter),
+    dbCpuMsPerOp: ctx.analyze ? perOp(dbBefore, postgresCpuMs()) : undefined,
+    loadAverage,
+  }
 }
 
 /** User + system CPU time of a process so far, in milliseconds (from /proc/<pid>/stat). */
@@ -98,6 +122,21 @@ export function cpuMs(pid: number): number | undefined {
   } catch {
     return undefined
   }
+}
+
+/** User + system CPU time so far of every process named postgres (the server and its backends). */
+export function postgresCpuMs(): number {
+  let total = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) continue
+      total += cpuMs(Number(pid)) ?? 0
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total
 }
 
 // USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
@@ -118,6 +157,7 @@ export function fromLoad(
     errors: m.load.errors,
     peakRssMb: m.peakRssMb,
     serverCpuMsPerOp: m.serverCpuMsPerOp,
+    dbCpuMsPerOp: m.dbCpuMsPerOp,
     loadAverage: m.loadAverage,
     load: m.load,
     ...base,

@@ -15,6 +15,8 @@ export interface LoadSpec {
   mode: 'get' | 'swap'
   /** For `get`: the path and query. */
   path?: string
+  /** For `get`, instead of `path`: connection i asks for path i mod n, all through its life. */
+  paths?: string[]
   /** Bearer tokens. `get` uses the first; `swap` gives connection i the token i mod n. */
   tokens?: string[]
   /** For `swap`: the JSON body of the create request. */

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { baseEnv, run } from './proc.js'
-import { PG_ADMIN_URL, dropDatabase, recreateDatabase } from './pg.js'
+import { postgresCpuMs } from './context.js'
+import { PG_ADMIN_URL, dbUrl, dropDatabase, recreateDatabase, withClient } from './pg.js'
 
 /** Where pgbench is: on PATH, or in a PostgreSQL bin directory; undefined when absent. */
 export async function findPgbench(): Promise<string | undefined> {
@@ -18,6 +19,8 @@ export async function findPgbench(): Promise<string | undefined> {
 
 export interface PgbenchResult {
   tps: number
+  /** PostgreSQL's CPU time per transaction. */
+  dbCpuMsPerTxn: number | undefined
   clients: number
   scale: number
   durationS: number
@@ -44,6 +47,13 @@ export async function runPgbench(
       timeoutMs: 300_000,
     })
     if (init.code !== 0) throw new Error(`pgbench -i failed: ${init.stderr.trim()}`)
+    // As before every svcpay measurement: the initialisation's WAL must not force a checkpoint into the run.
+    await withClient(dbUrl(name), (c) => c.query('CHECKPOINT'))
+    // pgbench's backends end with it, taking their CPU time along, so the rate is sampled while it
+    // runs, from its second second to a second before its end.
+    const sampled: number[] = []
+    const sample = (atS: number) => setTimeout(() => sampled.push(postgresCpuMs()), atS * 1000)
+    const samplers = opts.durationS > 4 ? [sample(2), sample(opts.durationS - 1)] : []
     const r = await run(
       pgbench,
       ['-c', String(opts.clients), '-j', '2', '-T', String(opts.durationS), ...conn, name],
@@ -53,8 +63,15 @@ export async function runPgbench(
     const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(r.stdout)
     const lat = /latency average = ([\d.]+) ms/.exec(r.stdout)
     if (!tps) throw new Error(`pgbench printed no tps:\n${r.stdout}`)
+    samplers.forEach(clearTimeout)
+    const sampledS = opts.durationS - 3
+    const dbCpuMsPerTxn =
+      sampled.length === 2
+        ? Math.round(((sampled[1]! - sampled[0]!) / sampledS / Number(tps[1])) * 1000) / 1000
+        : undefined
     return {
       tps: Number(tps[1]),
+      dbCpuMsPerTxn,
       clients: opts.clients,
       scale: opts.scale,
       durationS: opts.durationS,

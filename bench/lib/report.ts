@@ -17,6 +17,8 @@ export interface ScenarioResult {
   peakRssMb?: number
   /** The server's CPU time per request (or per operation), a figure that busy neighbours hardly move. */
   serverCpuMsPerOp?: number
+  /** PostgreSQL's CPU time (all its processes) per request or operation. */
+  dbCpuMsPerOp?: number
   /** The machine's 1-minute load average as the measurement began. */
   loadAverage?: number
   /** What this result is held against; `ratio` is throughput / ceiling unless `ratioText` says otherwise. */
@@ -32,22 +34,23 @@ const fmt = (n: number | undefined, digits = 1) =>
   n === undefined ? '' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits)
 
 const HEADER =
-  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Peak RSS MB | Server CPU ms/op | Load avg | Ceiling | Ratio | Target |\n' +
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
+  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Peak RSS MB | Server CPU ms/op | DB CPU ms/op | Load avg | Ceiling | Ratio | Target |\n' +
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
 
 export function tableRow(r: ScenarioResult): string {
   if (r.status !== 'ok') {
-    return `| ${r.title} | **${r.status}** | | | | | | | | | | ${r.note ?? ''} |`
+    return `| ${r.title} | **${r.status}** | | | | | | | | | | | ${r.note ?? ''} |`
   }
   const l = r.latencyMs
   const ceiling = r.ceiling ? `${r.ceiling.id} ${fmt(r.ceiling.value)} ${r.ceiling.unit}` : ''
   const ratio = r.ratio === undefined ? '' : (r.ratioText ?? r.ratio.toFixed(2))
   const target = r.target ? `${r.target.met ? 'met' : '**missed**'}: ${r.target.text}` : ''
   const cpu = r.serverCpuMsPerOp === undefined ? '' : r.serverCpuMsPerOp.toFixed(3)
+  const dbCpu = r.dbCpuMsPerOp === undefined ? '' : r.dbCpuMsPerOp.toFixed(3)
   const load = r.loadAverage === undefined ? '' : r.loadAverage.toFixed(1)
   return (
     `| ${r.title} | ${fmt(r.throughput)} ${r.unit ?? ''} | ${fmt(l?.p50, 2)} | ${fmt(l?.p99, 2)} | ${fmt(l?.max, 2)} | ` +
-    `${r.errors ?? ''} | ${fmt(r.peakRssMb)} | ${cpu} | ${load} | ${ceiling} | ${ratio} | ${target} |`
+    `${r.errors ?? ''} | ${fmt(r.peakRssMb)} | ${cpu} | ${dbCpu} | ${load} | ${ceiling} | ${ratio} | ${target} |`
   )
 }
 

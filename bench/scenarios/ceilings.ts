@@ -77,6 +77,7 @@ export async function pgbenchCeiling(ctx: BenchContext): Promise<ScenarioResult>
     throughput: r.tps,
     errors: 0,
     loadAverage,
+    dbCpuMsPerOp: r.dbCpuMsPerTxn,
     note: `pgbench -c ${r.clients} -j 2 -T ${r.durationS}, scale ${r.scale} (${pgbench}); average latency ${r.latencyAvgMs} ms`,
     details: { ...r, pgbench },
   }

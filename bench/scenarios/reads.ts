@@ -13,16 +13,21 @@ export async function getTxnScenario(
 ): Promise<ScenarioResult> {
   const [a] = await createAccounts(server, 1, { name: 'Reader' })
   await fund(server, a!.accountId, 'BTC', '1')
-  const quote = await api<{ txnId: string }>(server, 'POST', '/api/v2/transaction', {
-    token: a!.token,
-    body: JSON.parse(SWAP_BODY),
-  })
-  await api(server, 'PUT', `/api/v2/transaction/${quote.txnId}/confirm`, { token: a!.token })
+  // A completed swap for each connection, so that concurrent requests ask for different rows.
+  const paths: string[] = []
+  for (let i = 0; i < ctx.settings.httpConnections; i++) {
+    const quote = await api<{ txnId: string }>(server, 'POST', '/api/v2/transaction', {
+      token: a!.token,
+      body: JSON.parse(SWAP_BODY),
+    })
+    await api(server, 'PUT', `/api/v2/transaction/${quote.txnId}/confirm`, { token: a!.token })
+    paths.push(`/api/v2/transaction/${quote.txnId}`)
+  }
   const m = await measure(ctx, server, {
     url: server.url,
     connections: ctx.settings.httpConnections,
     mode: 'get',
-    path: `/api/v2/transaction/${quote.txnId}`,
+    paths,
     tokens: [a!.token],
   })
   return fromLoad({ ...input, details: { connections: ctx.settings.httpConnections } }, m)
