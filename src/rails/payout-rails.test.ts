@@ -70,11 +70,25 @@ describe('payout rails', () => {
 
   it('keeps the TronGrid send record, refusing a second transfer for one request', async () => {
     const store = tronSendStore(db)
+    const record = { txHash: 'ab'.repeat(32), signed: '{"txID":"ab"}', expirationMs: 1_795_000_060_000n }
     expect(await store.get('txn_1')).toBeUndefined()
-    await store.put('txn_1', 'ab'.repeat(32))
-    expect(await store.get('txn_1')).toBe('ab'.repeat(32))
-    await store.put('txn_1', 'ab'.repeat(32))
-    await expect(store.put('txn_1', 'cd'.repeat(32))).rejects.toThrow(/another TRON transfer/)
-    expect(await store.get('txn_1')).toBe('ab'.repeat(32))
+    expect(await store.byHash(record.txHash)).toBeUndefined()
+    await store.put('txn_1', record)
+    expect(await store.get('txn_1')).toEqual(record)
+    expect(await store.byHash(record.txHash)).toEqual(record)
+    await store.put('txn_1', record)
+    await expect(store.put('txn_1', { ...record, txHash: 'cd'.repeat(32) })).rejects.toThrow(
+      /another TRON transfer/,
+    )
+    expect(await store.get('txn_1')).toEqual(record)
+  })
+
+  it('reads a send recorded before the signed transaction was kept as its hash alone', async () => {
+    await db.query('INSERT INTO tron_sends (request_id, tx_hash, created_at) VALUES ($1, $2, $3)', [
+      'txn_old',
+      'ef'.repeat(32),
+      1,
+    ])
+    expect(await tronSendStore(db).get('txn_old')).toEqual({ txHash: 'ef'.repeat(32) })
   })
 })

@@ -2,7 +2,7 @@ import { ConfigError, type Config } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { BankPayoutRail, TronRail } from './rail.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
-import { createTronGridRail, type TronSendStore } from './tron/trongrid.js'
+import { createTronGridRail, type TronSendRecord, type TronSendStore } from './tron/trongrid.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
 import { createBankHttpRail } from './vnd/bank-http.js'
 
@@ -102,28 +102,32 @@ function bankHttp(config: Config): BankPayoutRail {
 }
 
 /**
- * The TronGrid adapter's send record in `tron_sends`. A second hash for a request that already has
- * one is refused: two processes must never broadcast two different transfers for one payout.
+ * The TronGrid adapter's send records in `tron_sends`. A second transfer for a request that already
+ * has one is refused: two processes must never broadcast two different transfers for one payout.
  */
 export function tronSendStore(db: Queryable, now: () => number = Date.now): TronSendStore {
+  const read = async (column: 'request_id' | 'tx_hash', value: string) => {
+    const { rows } = await db.query<{ tx_hash: string; signed_tx: string | null; expires_at: string | null }>(
+      `SELECT tx_hash, signed_tx, expires_at::text FROM tron_sends WHERE ${column} = $1`,
+      [value],
+    )
+    const row = rows[0]
+    if (!row) return undefined
+    const record: TronSendRecord = { txHash: row.tx_hash }
+    if (row.signed_tx !== null) record.signed = row.signed_tx
+    if (row.expires_at !== null) record.expirationMs = BigInt(row.expires_at)
+    return record
+  }
   return {
-    async get(requestId) {
-      const { rows } = await db.query<{ tx_hash: string }>(
-        'SELECT tx_hash FROM tron_sends WHERE request_id = $1',
-        [requestId],
-      )
-      return rows[0]?.tx_hash
-    },
-    async put(requestId, txHash) {
+    get: (requestId) => read('request_id', requestId),
+    byHash: (txHash) => read('tx_hash', txHash),
+    async put(requestId, { txHash, signed, expirationMs }) {
       await db.query(
-        'INSERT INTO tron_sends (request_id, tx_hash, created_at) VALUES ($1, $2, $3) ON CONFLICT (request_id) DO NOTHING',
-        [requestId, txHash, now()],
+        `INSERT INTO tron_sends (request_id, tx_hash, signed_tx, expires_at, created_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_id) DO NOTHING`,
+        [requestId, txHash, signed, expirationMs.toString(), now()],
       )
-      const { rows } = await db.query<{ tx_hash: string }>(
-        'SELECT tx_hash FROM tron_sends WHERE request_id = $1',
-        [requestId],
-      )
-      if (rows[0]?.tx_hash !== txHash)
+      if ((await read('request_id', requestId))?.txHash !== txHash)
         throw new Error(`request ${requestId} already has another TRON transfer`)
     },
   }

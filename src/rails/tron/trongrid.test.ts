@@ -15,6 +15,7 @@ import {
   signTxId,
   TRC20_TRANSFER_SELECTOR,
   type TronGridConfig,
+  type TronSendRecord,
   type TronSendStore,
 } from './trongrid.js'
 
@@ -196,6 +197,16 @@ class FakeTronGrid {
   /** Checks the signature as a node does: it must recover the owner's key over txID. */
   broadcast(body: Record<string, unknown>): Answer {
     const txID = String(body.txID)
+    const expiration = Number((body.raw_data as { expiration?: number } | undefined)?.expiration)
+    if (!this.chain.has(txID) && this.head.timestamp > expiration) {
+      return {
+        json: {
+          result: false,
+          code: 'TRANSACTION_EXPIRATION_ERROR',
+          message: hexText('Transaction expired'),
+        },
+      }
+    }
     if (this.pool.has(txID) || this.chain.has(txID)) {
       return {
         json: {
@@ -264,14 +275,17 @@ class FakeTronGrid {
 }
 
 class MemoryStore implements TronSendStore {
-  readonly rows = new Map<string, string>()
+  readonly rows = new Map<string, TronSendRecord>()
   constructor(private readonly log: string[]) {}
   async get(requestId: string) {
     return this.rows.get(requestId)
   }
-  async put(requestId: string, txHash: string) {
+  async byHash(txHash: string) {
+    return [...this.rows.values()].find((record) => record.txHash === txHash)
+  }
+  async put(requestId: string, record: Required<TronSendRecord>) {
     this.log.push(`store.put ${requestId}`)
-    this.rows.set(requestId, txHash)
+    this.rows.set(requestId, record)
   }
 }
 
@@ -422,7 +436,7 @@ describe('createTronGridRail: sending', () => {
     expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
   })
 
-  it('records the hash in the store before broadcasting, and a restarted rail answers from it', async () => {
+  it('records the signed transaction before broadcasting; a restarted rail sends that one again', async () => {
     const store = new MemoryStore(node.log)
     const { txHash } = await rail({ store }).sendUsdt({
       to: TO_ADDRESS,
@@ -434,19 +448,81 @@ describe('createTronGridRail: sending', () => {
       'store.put req-3',
       'http /wallet/broadcasttransaction',
     ])
-    expect(store.rows.get('req-3')).toBe(txHash)
+    const broadcast = node.requests.at(-1)?.body
+    expect(store.rows.get('req-3')).toEqual({
+      txHash,
+      signed: JSON.stringify(broadcast),
+      expirationMs: BigInt(node.nowMs + 60_000),
+    })
 
-    const before = node.requests.length
+    // The node already has it: the restarted rail builds nothing and the network holds one transfer.
     const restarted = rail({ store })
     expect(await restarted.sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-3' })).toEqual({
       txHash,
     })
+    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(node.requests.at(-1)?.body).toEqual(broadcast)
+    expect(node.pool.size).toBe(1)
+  })
+
+  it('after a stop between recording and any node accepting, the restart broadcasts the recorded transfer', async () => {
+    const store = new MemoryStore(node.log)
+    node.handlers.set('/wallet/broadcasttransaction', () => ({ status: 503 }))
+    const lost = await failure(
+      rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-4' }),
+    )
+    expect([lost.code, lost.retryable]).toEqual(['tron_http_503', true])
+    const recorded = store.rows.get('req-4')
+    expect(node.pool.size).toBe(0)
+
+    node.handlers.set('/wallet/broadcasttransaction', (body) => node.broadcast(body))
+    const { txHash } = await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-4' })
+    expect(txHash).toBe(recorded?.txHash)
+    expect(node.pool.has(txHash)).toBe(true)
+    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+  })
+
+  it('a recorded transfer that expired before any node took it fails for good after a restart', async () => {
+    const store = new MemoryStore(node.log)
+    node.handlers.set('/wallet/broadcasttransaction', () => ({ status: 503 }))
+    await failure(rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }))
+    node.handlers.set('/wallet/broadcasttransaction', (body) => node.broadcast(body))
+    node.head.timestamp = node.nowMs + 61_000
+
+    const err = await failure(
+      rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }),
+    )
+    expect([err.code, err.retryable]).toEqual(['transaction_expired', false])
+    expect(node.pool.size + node.chain.size).toBe(0)
+    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+  })
+
+  it('answers a send recorded with its hash alone (before signed transactions were kept) from the hash', async () => {
+    const store = new MemoryStore(node.log)
+    store.rows.set('req-old', { txHash: 'ab'.repeat(32) })
+    expect(await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 1n, requestId: 'req-old' })).toEqual(
+      {
+        txHash: 'ab'.repeat(32),
+      },
+    )
+    expect(node.requests).toHaveLength(0)
+  })
+
+  it('keeps a record that is not this transfer retryable, so its payout waits for an operator', async () => {
+    const store = new MemoryStore(node.log)
+    await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-6' })
+    const before = node.requests.length
+    const err = await failure(
+      rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 101n, requestId: 'req-6' }),
+    )
+    expect([err.code, err.retryable]).toEqual(['send_record_mismatch', true])
     expect(node.requests.length).toBe(before)
   })
 
   it('reports a store that fails as retryable, and broadcasts nothing unrecorded', async () => {
     const store: TronSendStore = {
       get: async () => undefined,
+      byHash: async () => undefined,
       put: async () => {
         throw new Error('database down')
       },
@@ -693,6 +769,20 @@ describe('createTronGridRail: following a transfer', () => {
     expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
     node.head.timestamp = node.nowMs + 60_000 + 61_000
     expect(await tron.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transaction_expired' })
+  })
+
+  it('a restarted rail reports a recorded transfer that expired without a block as failed', async () => {
+    const store = new MemoryStore(node.log)
+    const { txHash } = await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 3n, requestId: 'req-r' })
+    node.pool.clear()
+    const restarted = rail({ store })
+    node.head.timestamp = node.nowMs + 60_000 + 30_000
+    expect(await restarted.getTransfer(txHash)).toEqual({ status: 'pending' })
+    node.head.timestamp = node.nowMs + 60_000 + 61_000
+    expect(await restarted.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transaction_expired' })
+    // A record with its hash alone gives no expiration: that transfer is never called failed.
+    store.rows.set('req-r', { txHash })
+    expect(await rail({ store }).getTransfer(txHash)).toEqual({ status: 'pending' })
   })
 
   it('treats unknown hashes it did not send as pending, and bad ones as errors', async () => {

@@ -10,12 +10,10 @@
  *
  * Idempotency by `requestId` (see docs/payouts.md): the signed transaction is kept in memory until
  * the node accepts it, so a retry in the same process re-broadcasts the very same transaction
- * (same txID, so the network can include it at most once). The optional `store` records
- * requestId -> txHash before the first broadcast, so a retry after a restart answers with that hash
- * instead of building a second transfer. What remains: if the process stops after recording and
- * before any node accepted the transaction, the recorded transfer never reaches the chain and reads
- * as pending after the restart; it can never pay twice, and docs/payouts.md tells the operator how
- * to spot it.
+ * (same txID, so the network can include it at most once). The optional `store` records the signed
+ * transaction and its expiration before the first broadcast, so a retry after a restart broadcasts
+ * that same transaction again instead of building a second transfer, and a transfer that never
+ * reached a block is known to have expired however often the process restarted.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -24,11 +22,23 @@ import { assert } from '../../shared/assert.js'
 import { RailFailure, type PayoutState, type TronRail } from '../rail.js'
 import { tronAddressFromPrivateKey, validateTronAddress } from './address.js'
 
-/** Where a send's transaction hash is recorded; the caller backs it with the database. */
+/**
+ * A send as the store keeps it. `signed` is the body of `broadcasttransaction` as JSON text (a
+ * signed transaction is public once broadcast; it holds no key). Records written before the store
+ * kept them have only the hash.
+ */
+export interface TronSendRecord {
+  txHash: string
+  signed?: string
+  expirationMs?: bigint
+}
+
+/** Where a send is recorded; the caller backs it with the database. */
 export interface TronSendStore {
-  get(requestId: string): Promise<string | undefined>
-  /** Records the hash before the transaction is broadcast; called once per request. */
-  put(requestId: string, txHash: string): Promise<void>
+  get(requestId: string): Promise<TronSendRecord | undefined>
+  byHash(txHash: string): Promise<TronSendRecord | undefined>
+  /** Records the signed transaction before it is broadcast; called once per request. */
+  put(requestId: string, record: Required<TronSendRecord>): Promise<void>
 }
 
 export interface TronGridConfig {
@@ -220,6 +230,38 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
     }
   }
 
+  /**
+   * The transfer a store recorded for this request, to broadcast again: a restart may have come
+   * between recording and any node accepting it. Its bytes must still be our transfer of this
+   * amount to this address (under whatever fee limit was configured then). A record that is not
+   * says the store or the configuration changed under a send that may be on the chain: it stays
+   * retryable, so the payout waits for an operator and its funds are never released by mistake.
+   */
+  function restore(
+    recorded: TronSendRecord,
+    toHex: string,
+    amountMinor: bigint,
+    requestId: string,
+  ): SignedTransfer {
+    let body: Json
+    try {
+      body = JSON.parse(recorded.signed ?? '') as Json
+    } catch {
+      throw new RailFailure('send_record_mismatch', `send record of ${requestId} is not JSON`, true)
+    }
+    const checked = checkUnsigned(body, {
+      owner: ownerHex,
+      contract: contractHex,
+      data: TRC20_TRANSFER_SELECTOR + encodeTrc20Transfer(toHex, amountMinor),
+    })
+    if (typeof checked === 'string' || checked.txHash !== recorded.txHash) {
+      const issue = typeof checked === 'string' ? checked : 'another hash'
+      throw new RailFailure('send_record_mismatch', `send record of ${requestId}: ${issue}`, true)
+    }
+    const { txHash, expirationMs } = checked
+    return { requestId, txHash, body, expirationMs, toHex, amountMinor, recorded: true, accepted: false }
+  }
+
   /** True when either query shows the transaction in a block. */
   async function isOnChain(txHash: string): Promise<boolean> {
     if (hasKeys(await call('/wallet/gettransactioninfobyid', { value: txHash }))) return true
@@ -272,15 +314,19 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
       if (entry.accepted) return { txHash: entry.txHash }
     } else {
       const recorded = await storeCall(() => config.store?.get(requestId))
-      if (recorded !== undefined) return { txHash: recorded }
-      entry = await build(toHex, amountMinor, requestId)
+      if (recorded?.signed === undefined) {
+        if (recorded !== undefined) return { txHash: recorded.txHash }
+        entry = await build(toHex, amountMinor, requestId)
+        resumed = false
+      } else {
+        entry = restore(recorded, toHex, amountMinor, requestId)
+      }
       remember(entry)
-      resumed = false
     }
     if (config.store && !entry.recorded) {
       const store = config.store
-      const pending = entry
-      await storeCall(() => store.put(requestId, pending.txHash))
+      const { txHash, body, expirationMs } = entry
+      await storeCall(() => store.put(requestId, { txHash, signed: JSON.stringify(body), expirationMs }))
       entry.recorded = true
     }
     await broadcast(entry, resumed)
@@ -311,13 +357,15 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
       const info = await call('/wallet/gettransactioninfobyid', { value: txHash })
       if (!hasKeys(info)) {
         const entry = byHash.get(txHash)
-        if (entry) {
+        const expirationMs =
+          entry?.expirationMs ?? (await storeCall(() => config.store?.byHash(txHash)))?.expirationMs
+        if (expirationMs !== undefined) {
           const head = await headBlock()
           if (
-            BigInt(head.timestampMs) > entry.expirationMs + BigInt(EXPIRY_GRACE_MS) &&
+            BigInt(head.timestampMs) > expirationMs + BigInt(EXPIRY_GRACE_MS) &&
             !(await isOnChain(txHash))
           ) {
-            forget(entry)
+            if (entry) forget(entry)
             return { status: 'failed', reason: 'transaction_expired' }
           }
         }
@@ -423,7 +471,8 @@ interface Expected {
   owner: string
   contract: string
   data: string
-  feeLimitSun: bigint
+  /** Unchecked for a transaction signed earlier, under the fee limit configured then. */
+  feeLimitSun?: bigint
 }
 
 /** Why the node's unsigned transaction must not be signed, or its id and expiry when it may be. */
@@ -451,7 +500,8 @@ function checkUnsigned(
   if (decoded.contract !== expected.contract) return 'calls another contract'
   if (decoded.data !== expected.data) return 'calls something other than our transfer'
   if (decoded.callValue !== 0n || decoded.callTokenValue !== 0n) return 'moves TRX or TRC-10 tokens too'
-  if (decoded.feeLimitSun !== expected.feeLimitSun) return 'has another fee limit'
+  if (expected.feeLimitSun !== undefined && decoded.feeLimitSun !== expected.feeLimitSun)
+    return 'has another fee limit'
   if (decoded.expirationMs <= 0n) return 'has no expiration'
   // A node's JSON raw_data that differs from these bytes hashes differently, so it fails SIGERROR.
   return { txHash: txID, expirationMs: decoded.expirationMs }
