@@ -23,6 +23,7 @@ import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
+import { bankNotificationRoutes } from './transactions/partner-routes.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -75,6 +76,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   webhookAdminRoutes(app, c)
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
   invoicePageRoutes(app, c)
+  if (c.verifyBankNotification) bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

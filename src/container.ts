@@ -14,7 +14,7 @@ import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
-import { createPayoutRails } from './rails/payout-rails.js'
+import { createPayoutRails, type PayoutRails } from './rails/payout-rails.js'
 import { tronPayoutFlow, vndPayoutFlow } from './transactions/payouts.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './rails/keys.js'
@@ -47,6 +47,8 @@ export interface Container {
   /** Committed state changes of any instance, for status streams and the delivery worker. */
   notifier: Notifier
   webhooks: WebhooksService
+  /** Checks a bank partner notification; set with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
+  verifyBankNotification: PayoutRails['verifyBankNotification']
   /** Replaces the system resolver for webhook hosts (tests); undefined in production. */
   resolveHost: ResolveHost | undefined
   close(): Promise<void>
@@ -134,6 +136,7 @@ export async function createContainer(
     redis,
     notifier,
     webhooks,
+    verifyBankNotification: payoutRails.verifyBankNotification,
     resolveHost: opts.resolveHost,
     config,
     db,

@@ -4,7 +4,7 @@ import type { BankPayoutRail, TronRail } from './rail.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
 import { createTronGridRail, type TronSendRecord, type TronSendStore } from './tron/trongrid.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
-import { createBankHttpRail } from './vnd/bank-http.js'
+import { createBankHttpRail, type BankHttpRail } from './vnd/bank-http.js'
 
 /** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
 export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
@@ -23,6 +23,8 @@ export const BANK_POLL_MS = 30_000
 export interface PayoutRails {
   tron: TronRail
   bank: BankPayoutRail
+  /** Checks a bank partner's notification; there with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
+  verifyBankNotification: BankHttpRail['verifyNotification'] | undefined
   pollMs: { tron: number; bank: number }
 }
 
@@ -43,14 +45,18 @@ export function createPayoutRails(config: Config, db: Db): PayoutRails {
     tron = tronGrid(config, db)
   }
   let bank: BankPayoutRail
+  let verifyBankNotification: PayoutRails['verifyBankNotification']
   if (config.vnd === 'sandbox') {
     bank = createSandboxBankRail({ db, delayMs })
   } else {
-    bank = bankHttp(config)
+    const partner = bankHttp(config)
+    bank = partner
+    if (config.env.BANK_PAYOUT_WEBHOOK_SECRET) verifyBankNotification = partner.verifyNotification
   }
   return {
     tron,
     bank,
+    verifyBankNotification,
     pollMs: {
       tron: config.tron === 'sandbox' ? delayMs : TRON_POLL_MS,
       bank: config.vnd === 'sandbox' ? delayMs : BANK_POLL_MS,
@@ -85,7 +91,7 @@ function tronGrid(config: Config, db: Db): TronRail {
   }
 }
 
-function bankHttp(config: Config): BankPayoutRail {
+function bankHttp(config: Config): BankHttpRail {
   const env = config.env
   for (const name of ['BANK_PAYOUT_URL', 'BANK_PAYOUT_API_KEY']) {
     if (!env[name]) throw new ConfigError(`${name} is required by VND=bank-http`)

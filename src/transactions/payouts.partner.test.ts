@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -67,6 +68,8 @@ function startPartner() {
   return { server, byKey, byId, authHeaders }
 }
 
+const NOTIFY_SECRET = 'partner-notification-secret-1'
+
 describe('VND payouts through the bank partner adapter', () => {
   let h: Harness
   let a: TestAccount
@@ -79,6 +82,7 @@ describe('VND payouts through the bank partner adapter', () => {
       VND: 'bank-http',
       BANK_PAYOUT_URL: `http://127.0.0.1:${port}`,
       BANK_PAYOUT_API_KEY: 'partner-key-123',
+      BANK_PAYOUT_WEBHOOK_SECRET: NOTIFY_SECRET,
     })
     a = await h.createAccount({ name: 'Partner payer' })
     await h.fund(a.accountId, 'VND', '5000000')
@@ -169,6 +173,54 @@ describe('VND payouts through the bank partner adapter', () => {
     expect([f.txnState, f.msg]).toEqual(['failed', 'beneficiary_name_mismatch'])
     const after = await wallet()
     expect([after.amount, after.availableBalance]).toEqual([before.amount, before.availableBalance])
+    await h.expectBooksBalanced()
+  })
+
+  it('a signed partner notification makes the payout due at once; an unsigned one changes nothing', async () => {
+    const txnId = await payout('0099887766')
+    // Run at the real time from here on: the payout is not due again for 30 s.
+    const workNow = () =>
+      runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console, now: Date.now })
+    await workNow()
+    const sent = await get(txnId)
+    expect(sent.txnState).toBe('destsent')
+    const p = partner.byId.get(sent.destReq.reqDetails.bankRef)!
+    p.status = 'completed'
+    await workNow()
+    expect((await get(txnId)).txnState).toBe('destsent')
+
+    const body = JSON.stringify({ id: p.id, status: 'completed', amount: p.amount, currency: 'VND' })
+    const sign = (text: string) => createHmac('sha256', NOTIFY_SECRET).update(text).digest('hex')
+    const notify = (text: string, signature?: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/partners/bank/notifications',
+        headers: {
+          'content-type': 'application/json',
+          ...(signature === undefined ? {} : { 'x-partner-signature': signature }),
+        },
+        payload: text,
+      })
+
+    for (const bad of [undefined, sign(body + ' '), sign(body).toUpperCase(), 'zz']) {
+      const r = await notify(body, bad)
+      expect([r.statusCode, r.json()]).toEqual([401, { error: 'unauthorized', message: expect.any(String) }])
+    }
+    const tooBig = await notify(JSON.stringify({ id: p.id, pad: 'x'.repeat(70_000) }))
+    expect(tooBig.statusCode).toBe(413)
+    expect(tooBig.json().error).toEqual(expect.any(String))
+    await workNow()
+    expect((await get(txnId)).txnState).toBe('destsent')
+
+    // A payout we do not know is acknowledged, so the partner does not retry it forever.
+    const stranger = JSON.stringify({ id: 'P-unknown', status: 'completed', amount: '1', currency: 'VND' })
+    expect((await notify(stranger, sign(stranger))).json()).toEqual({ received: true })
+
+    const ok = await notify(body, sign(body))
+    expect([ok.statusCode, ok.json()]).toEqual([200, { received: true }])
+    await workNow()
+    // The state comes from reading the payout at the partner, not from the notification's body.
+    expect((await get(txnId)).txnState).toBe('completed')
     await h.expectBooksBalanced()
   })
 })

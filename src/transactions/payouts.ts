@@ -309,3 +309,23 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     },
   }
 }
+
+/**
+ * Makes the payout the rail knows as `ref` due now and wakes the worker, which then reads it from
+ * the rail: a partner's notification is a hint to look, never a state by itself. False when no
+ * payout of that kind is in flight with that reference (settled already, or not ours).
+ */
+export async function checkPayoutNow(
+  db: Queryable,
+  kind: PayoutNetwork['kind'],
+  ref: string,
+  now: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE transactions SET next_check_at = $3 WHERE rail_ref = $1 AND kind = $2 AND state = 'destsent'`,
+    [ref, kind, now],
+  )
+  if (!rowCount) return false
+  await db.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, ''])
+  return true
+}
