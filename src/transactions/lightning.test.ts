@@ -286,6 +286,61 @@ describe('Lightning: receive and send through the HTTP API on the sandbox node',
     await h.expectBooksBalanced()
   })
 
+  it('send paying an invoice of ours cancels it on the node before settling it, when its funds are held', async () => {
+    // Records, when the node cancels an invoice, what state its receive had in the database then.
+    await h.c.db.query('CREATE TABLE test_cancel_seen (payment_request text, receive_state text)')
+    await h.c.db.query(`CREATE FUNCTION test_cancel_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO test_cancel_seen
+          SELECT NEW.payment_request, state FROM transactions
+           WHERE rail_ref = NEW.payment_hash AND kind = 'ln_receive';
+        RETURN NEW;
+      END $$`)
+    await h.c.db.query(`CREATE TRIGGER test_cancel_seen AFTER UPDATE OF state ON sandbox_ln_invoices
+      FOR EACH ROW WHEN (NEW.state = 'canceled') EXECUTE FUNCTION test_cancel_seen()`)
+    const seen = async (inv: any) =>
+      (
+        await h.c.db.query<{ receive_state: string }>(
+          'SELECT receive_state FROM test_cancel_seen WHERE payment_request = $1',
+          [inv.sourceReq.reqDetails.paymentRequest],
+        )
+      ).rows.map((r) => r.receive_state)
+    try {
+      // Funds held at the quote: the node stops offering the invoice while the receive is still
+      // open, so no outside payer can pay it between the node's last answer and the settlement.
+      const inv = await receive(bob, '0.0001')
+      const q = await h.api(
+        'POST',
+        '/api/v2/transaction',
+        alice.token,
+        lnSend(inv.sourceReq.reqDetails.paymentRequest),
+      )
+      const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
+      expect(c.body.txnState).toBe('completed')
+      expect(await seen(inv)).toEqual(['srccreated'])
+      expect((await get(bob, inv.txnId)).txnState).toBe('completed')
+
+      // A quote made before the wallet could cover it holds nothing: its confirm may yet fail for
+      // want of funds, so the invoice is cancelled on the node only after the settlement.
+      const carol = await h.createAccount({ name: 'Carol' })
+      const late = await receive(bob, '0.0001')
+      const unheld = await h.api(
+        'POST',
+        '/api/v2/transaction',
+        carol.token,
+        lnSend(late.sourceReq.reqDetails.paymentRequest),
+      )
+      expect(unheld.status).toBe(200)
+      await h.fund(carol.accountId, 'BTC', '0.001')
+      const done = await h.api('PUT', `/api/v2/transaction/${unheld.body.txnId}/confirm`, carol.token)
+      expect(done.body.txnState).toBe('completed')
+      expect(await seen(late)).toEqual(['completed'])
+      await h.expectBooksBalanced()
+    } finally {
+      await h.c.db.query('DROP TRIGGER test_cancel_seen ON sandbox_ln_invoices')
+    }
+  })
+
   it('send of an invoice of ours that the node already settled, unseen by the worker, fails and refunds', async () => {
     const inv = await receive(bob, '0.0001')
     const aliceBefore = await btc(alice)

@@ -33,6 +33,8 @@ const INVOICE_EXPIRY_GRACE_MS = 60_000
 const PAYMENT_POLL_MS = 2_000
 /** A node that could not be reached is tried again after this long. */
 const RAIL_RETRY_MS = 15_000
+/** How long a receive's own check waits while an internal send cancels its invoice and settles it. */
+const SETTLE_INSIDE_MS = 30_000
 
 const PAYMENT_REQUEST_FIELD = 'destReq.reqDetails.paymentRequest'
 
@@ -202,6 +204,23 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
 export function lnSendFlow(deps: BitcoinDeps): Flow {
   const { config, rails } = deps
   const now = deps.now ?? Date.now
+
+  /**
+   * Whether confirming `txn` now would settle `receive` inside the service: the invoice is still
+   * payable, for this amount, and the send's funds are already held. Without a hold (a quote made
+   * before the wallet was funded) the confirm may still fail for want of funds, and an invoice is
+   * not cancelled on the node for a payment that may never come.
+   */
+  async function willSettleInside(txn: TxnRow, receive: TxnRow): Promise<boolean> {
+    const paymentRequest = String(txn.dest_details.paymentRequest)
+    if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.src_amount !== txn.dest_amount)
+      return false
+    const { rows } = await deps.db.query<{ held: string }>(
+      `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
+      [txn.id],
+    )
+    return BigInt(rows[0]?.held ?? '0') >= walletDebit(txn)
+  }
   const rule = config.fees.lightning_send!
 
   function parseInvoice(input: CreateInput, at: number): { text: string; decoded: DecodedInvoice } {
@@ -336,10 +355,24 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
     },
 
     async prepareConfirm(txn) {
-      // For an invoice of ours, ask the node first: an outside payer may have paid it already and
-      // the worker not have seen it yet. Then it is paid, and must not be settled a second time.
+      // An invoice of ours is settled inside the service. Before that, it must stop being payable on
+      // the node, or an outside payer could pay it too and nobody would be credited: cancel it there
+      // first, then ask the node where it stands. Settled means an outside payer was first (the
+      // worker has not seen it yet): the invoice is paid and this send fails. Cancelled means only
+      // this settlement can pay it. No answer leaves it to the cancel after the settlement.
       const paymentHash = String(txn.dest_details.paymentHash)
-      if (!(await receiveFor(deps.db, paymentHash, false))) return { nodeSettled: false }
+      const receive = await receiveFor(deps.db, paymentHash, false)
+      if (!receive) return { nodeSettled: false }
+      if (await willSettleInside(txn, receive)) {
+        // Keep the receive's own check off the node for a while, so that it does not take the
+        // cancel for an expiry before this settlement commits.
+        await deps.db.query(
+          `UPDATE transactions SET next_check_at = GREATEST(next_check_at, $2)
+            WHERE id = $1 AND state = 'srccreated'`,
+          [receive.id, now() + SETTLE_INSIDE_MS],
+        )
+        await rails.lightning.cancelInvoice(paymentHash).catch(() => undefined)
+      }
       const onNode = await rails.lightning.lookupInvoice(paymentHash).catch(() => undefined)
       return { nodeSettled: onNode?.state === 'settled' }
     },
