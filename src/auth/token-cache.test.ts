@@ -51,8 +51,11 @@ describe('verified-token memory of authenticate()', () => {
     const { svc, advance } = await serviceWithClock(Date.now(), 3600)
     const token = await issue(svc, acct.apiKey, acct.apiSecret)
     expect((await svc.authenticate(`Bearer ${token}`)).accountId).toBe(acct.accountId)
-    const last = token.at(-1) === 'A' ? 'B' : 'A'
-    await expect(svc.authenticate(`Bearer ${token.slice(0, -1)}${last}`)).rejects.toMatchObject({
+    // The signature's first character: all six of its bits are signature bits. (The last one's low
+    // bits are padding, so changing it from A to B, say, leaves the signature as it was.)
+    const at = token.lastIndexOf('.') + 1
+    const altered = `${token.slice(0, at)}${token[at] === 'A' ? 'B' : 'A'}${token.slice(at + 1)}`
+    await expect(svc.authenticate(`Bearer ${altered}`)).rejects.toMatchObject({
       code: 'unauthorized',
       message: 'The access token is invalid',
     })
