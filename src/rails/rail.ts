@@ -19,6 +19,39 @@ export class RailFailure extends Error {
   }
 }
 
+/** The four kinds of rail, as the reports and metrics name them. */
+export type RailKind = 'lightning' | 'onchain' | 'tron' | 'bank'
+
+/**
+ * What `svcpay rails check` (and `GET /admin/rails`) reports of one rail: enough for an operator to
+ * know, before going live, that the node or partner is reachable, on the right network, synced,
+ * allowed to do what the service asks of it, and funded. A check never moves money.
+ */
+export interface RailCheckReport {
+  rail: RailKind
+  /** The adapter's name: `lnd`, `bitcoind`, `esplora`, `trongrid`, `bank-http` or `sandbox`. */
+  adapter: string
+  /** The node or partner answered at all. */
+  reachable: boolean
+  /** The node's own version text, where it tells one. */
+  version?: string
+  /** The network or chain the node says it is on (`mainnet`, `testnet`, `signet`, `regtest`, ...). */
+  network?: string
+  /** Whether the node reports itself caught up with its chain; absent where there is no such notion. */
+  synced?: boolean
+  /** Balances the rail reports, exact decimal text per currency (`{ BTC: '0.5', TRX: '12.3' }`). */
+  balances?: Record<string, string>
+  /** The permissions that were verified, by the node's own names (`offchain:write`, ...). */
+  permissions?: string[]
+  /** One sentence per problem found; empty when the rail is ready for real money. */
+  problems: string[]
+}
+
+/** Every rail can be asked how it is. Optional while adapters gain it; the checker reports a rail without one. */
+export interface CheckableRail {
+  check?(): Promise<RailCheckReport>
+}
+
 export interface LightningInvoiceIssued {
   /** The BOLT11 text. */
   paymentRequest: string
@@ -39,7 +72,7 @@ export type LightningPaymentState =
   /** The node knows no payment with that hash (never started). */
   | { status: 'unknown' }
 
-export interface LightningRail {
+export interface LightningRail extends CheckableRail {
   readonly name: string
   readonly network: Network
   /** Issue an invoice. `amountMsat` 0 is not used by the service: every receive has an amount. */
@@ -75,7 +108,7 @@ export interface OnchainOutput {
   confirmations: number
 }
 
-export interface OnchainRail {
+export interface OnchainRail extends CheckableRail {
   readonly name: string
   readonly network: Network
   /** Make the node watch an address we derived (import it); a no-op where not needed. */
@@ -104,7 +137,7 @@ export type PayoutState =
   | { status: 'failed'; reason: string }
   | { status: 'rejected'; reason: string }
 
-export interface TronRail {
+export interface TronRail extends CheckableRail {
   readonly name: string
   /**
    * Transfer USDT (TRC-20, 6 decimals) from the service's hot wallet to `to`. Idempotent by
@@ -120,7 +153,7 @@ export interface BankBeneficiary {
   countryCode: string
 }
 
-export interface BankPayoutRail {
+export interface BankPayoutRail extends CheckableRail {
   readonly name: string
   /** Submit a VND transfer to a bank account. Idempotent by `requestId`. */
   submitPayout(input: {
