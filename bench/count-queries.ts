@@ -20,7 +20,7 @@ import { createContainer } from '../src/container.js'
 import { buildApp } from '../src/app.js'
 import { startWorkers } from '../src/worker.js'
 import { createLogger } from '../src/logger.js'
-import { createPgliteDb, createPostgresDb, NOTIFY_SQL, type Db, type Queryable } from '../src/db/db.js'
+import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
 import { dropDatabase, recreateDatabase } from './lib/pg.js'
 import { SWAP_BODY } from './scenarios/swaps.js'
 
@@ -37,22 +37,24 @@ const counter: Counter = { statements: [], transactions: 0, notifications: 0 }
 let counting = false
 
 function counted(db: Db): Db {
-  const note = (sql: string) => {
-    if (!counting) return
-    // On PostgreSQL a notification is not a round trip of its own: the database layer sends it after
-    // the commit, batched with others, from its own connection (db.ts).
-    if (sql === NOTIFY_SQL && db.engine === 'postgres') counter.notifications++
-    else counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
-  }
   const wrap = (q: Queryable): Queryable => ({
     async query(sql, params) {
-      note(sql)
+      if (counting) counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
       return q.query(sql, params)
+    },
+    async notify(channel, payload) {
+      // On PostgreSQL a notification is not a round trip of its own: the database layer sends it
+      // after the commit, batched with others, from its own connection (db.ts). On PGlite it is a
+      // statement in the transaction.
+      if (counting && db.engine === 'postgres') counter.notifications++
+      if (counting && db.engine === 'pglite')
+        counter.statements.push('(notification, sent in the transaction)')
+      return q.notify(channel, payload)
     },
   })
   return {
     engine: db.engine,
-    query: wrap(db).query,
+    ...wrap(db),
     async tx(fn) {
       if (counting) {
         counter.transactions++
@@ -153,7 +155,8 @@ async function main(): Promise<void> {
     if (verbose) {
       const kinds = new Map<string, number>()
       for (const s of counter.statements) kinds.set(s.slice(0, 60), (kinds.get(s.slice(0, 60)) ?? 0) + 1)
-      for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / SWAPS).toFixed(2)}  ${k}`)
+      for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1]))
+        console.log(`    ${(n / SWAPS).toFixed(2)}  ${k}`)
     }
   } finally {
     await app.close()

@@ -5,6 +5,7 @@ import type { Container } from './container.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installJson } from './http/json-body.js'
 import { refuseNulCharacters } from './http/text-input.js'
+import { installRateLimitHeaders } from './http/rate-limit-headers.js'
 import { ErrorBodySchema } from './http/schemas.js'
 import { finishOpenapi, openapiRefResolver } from './http/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
@@ -16,6 +17,8 @@ import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
 import { TransactionSchema } from './transactions/schemas.js'
 import { depositRoutes } from './transactions/deposit-routes.js'
+import { onchainAdminRoutes } from './transactions/onchain-admin-routes.js'
+import { approvalRoutes } from './approvals/routes.js'
 import { sandboxBitcoinRoutes } from './sandbox/bitcoin-routes.js'
 import { fiatRoutes } from './fiat/routes.js'
 // Events: webhooks, their deliveries, and the status stream.
@@ -24,6 +27,18 @@ import { statusStreamRoutes } from './events/stream.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
 import { bankNotificationRoutes } from './transactions/partner-routes.js'
+// Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
+import { installAdminGuard } from './admin/guard.js'
+import { operatorRoutes } from './operators/routes.js'
+import { auditRoutes } from './admin/audit-routes.js'
+import { exportRoutes } from './exports/routes.js'
+// Reconciliation (issue 18) and its sandbox drift controls.
+import { reconciliationRoutes } from './reconcile/routes.js'
+import { sandboxDriftRoutes } from './reconcile/drift-routes.js'
+import { capitalRoutes } from './reconcile/capital-routes.js'
+import { installSendsBrake } from './reconcile/brake.js'
+// The operator console (issue 19): server-rendered pages on the same guard.
+import { consoleRoutes } from './console/routes.js'
 
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
@@ -42,9 +57,12 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   installJson(app)
   refuseNulCharacters(app)
   installErrorHandling(app)
+  installRateLimitHeaders(app)
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)
   app.addSchema(TransactionSchema)
+  // Before any route: it wraps every /admin route declared after it (src/admin/guard.ts).
+  installAdminGuard(app, c)
 
   await app.register(swagger, {
     openapi: {
@@ -56,7 +74,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
           'BTC over Lightning and on-chain, swaps, USDT on TRON and VND bank payouts, signed webhooks. Amounts are JSON numbers written as exact decimals.',
       },
       servers: [{ url: c.config.publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
     },
     // Shared schemas keep their names; error answers and rate-limit headers are completed (http/openapi.ts).
     refResolver: openapiRefResolver,
@@ -69,9 +89,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   authRoutes(app, c)
   accountRoutes(app, c)
   rateRoutes(app, c)
+  // Before the transaction routes: sends on a rail paused by reconciliation are refused.
+  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake })
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)
+  operatorRoutes(app, { operators: c.operators, sessionMaxMs: c.operatorsConfig.sessionMaxMs })
+  auditRoutes(app, c)
+  exportRoutes(app, c)
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
@@ -80,6 +105,18 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)
-  if (c.config.rails === 'sandbox') sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  onchainAdminRoutes(app, c)
+  approvalRoutes(app, c)
+  if (c.config.rails === 'sandbox')
+    sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  reconciliationRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  capitalRoutes(app, { db: c.db, adminPreHandler: adminAuth(c.adminToken) })
+  if (c.config.rails === 'sandbox')
+    sandboxDriftRoutes(app, {
+      db: c.db,
+      lightning: c.bitcoin.rails.sandbox.lightning,
+      adminPreHandler: adminAuth(c.adminToken),
+    })
+  await consoleRoutes(app, c)
   return app
 }

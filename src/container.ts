@@ -6,12 +6,18 @@ import { createSecretBox, type SecretBox } from './shared/secret-box.js'
 import { loadJwtKey } from './auth/jwt-key.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createAccountsService, type AccountsService } from './accounts/service.js'
-import { createRatesService, liveRateProvider, staticRateProvider, type RatesService } from './rates/service.js'
+import {
+  createRatesService,
+  liveRateProvider,
+  staticRateProvider,
+  type RatesService,
+} from './rates/service.js'
 import { ensureSystemAccounts } from './ledger/ledger.js'
 import { createMetrics, type Metrics } from './http/observability.js'
 import { PRECISION } from './shared/currency.js'
 import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
+import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type PayoutRails } from './rails/payout-rails.js'
@@ -26,6 +32,24 @@ import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './h
 import { createNotifier, mirrorTxnNotifies, type Notifier } from './events/notifier.js'
 import { createWebhooksService, type WebhooksService } from './events/service.js'
 import type { ResolveHost } from './events/http-deliver.js'
+// Operators (issue 19): named identities, sessions and the audit trail of the operator API.
+import { joinAmbientTransactions } from './db/ambient-tx.js'
+import {
+  createOperatorsService,
+  operatorsConfigFromEnv,
+  type OperatorsConfig,
+  type OperatorsService,
+} from './operators/service.js'
+// Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
+import { observeRail } from './rails/attempts.js'
+import { checkRails, type RailsCheckResult } from './rails/check.js'
+// Reconciliation (issue 18): the books against what every rail holds.
+import { createReconciler } from './reconcile/service.js'
+import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
+import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
+import { alertSettings } from './reconcile/alert.js'
+import type { ReconciliationReport } from './reconcile/reconcile.js'
+import { registerStuckGauge } from './transactions/stuck.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -39,6 +63,8 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
+  /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
+  approvals: ApprovalsService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
   bitcoin: BitcoinDeps
   rateLimiter: RateLimiter
@@ -49,6 +75,17 @@ export interface Container {
   webhooks: WebhooksService
   /** Checks a bank partner notification; set with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
   verifyBankNotification: PayoutRails['verifyBankNotification']
+  /** Named operators of the operator API: set-up, sign-in, sessions (src/operators). */
+  operators: OperatorsService
+  operatorsConfig: OperatorsConfig
+  /** Asks every configured rail how it is (`svcpay rails check`, GET /admin/rails). */
+  checkRails(): Promise<RailsCheckResult>
+  /** Reconciles the ledger with every rail and updates the reserve gauges (`svcpay reconcile`). */
+  reconcile(): Promise<ReconciliationReport>
+  /** RECONCILE_HALT_SENDS and RECONCILE_HALT_AFTER. */
+  reconcileBrake: BrakeSettings
+  /** RECONCILE_INTERVAL_S in milliseconds; 0: the worker does not reconcile on its own. */
+  reconcileIntervalMs: number
   /** Replaces the system resolver for webhook hosts (tests); undefined in production. */
   resolveHost: ResolveHost | undefined
   close(): Promise<void>
@@ -59,47 +96,79 @@ export async function createContainer(
   log: Logger,
   opts: { db?: Db; resolveHost?: ResolveHost } = {},
 ): Promise<Container> {
-  const baseDb = opts.db ?? (config.databaseUrl ? createPostgresDb(config.databaseUrl, { poolMax: config.dbPoolMax }) : await createPgliteDb(config.dataDir))
+  const baseDb =
+    opts.db ??
+    (config.databaseUrl
+      ? createPostgresDb(config.databaseUrl, { poolMax: config.dbPoolMax })
+      : await createPgliteDb(config.dataDir))
   // Events: one subscription per process to committed changes; with Redis, commits are also
   // published there (src/events/notifier.ts).
-  const notifier = createNotifier({ db: baseDb, redisUrl: config.redisUrl, listenersMax: config.streamListenersMax, log })
-  const db = notifier.redisEnabled ? mirrorTxnNotifies(baseDb, notifier.publish) : baseDb
+  const notifier = createNotifier({
+    db: baseDb,
+    redisUrl: config.redisUrl,
+    listenersMax: config.streamListenersMax,
+    log,
+  })
+  // An admin action and its audit row share one transaction even through services that take no
+  // transaction argument: their queries join it (src/db/ambient-tx.ts).
+  const db = joinAmbientTransactions(
+    notifier.redisEnabled ? mirrorTxnNotifies(baseDb, notifier.publish) : baseDb,
+  )
   await migrate(db)
-  const walletAndRateCurrencies = Object.keys(PRECISION).filter((c) => c !== 'ETH' || config.walletCurrencies.includes(c))
+  const walletAndRateCurrencies = Object.keys(PRECISION).filter(
+    (c) => c !== 'ETH' || config.walletCurrencies.includes(c),
+  )
   await ensureSystemAccounts(db, walletAndRateCurrencies)
   const box = createSecretBox(masterKey(config))
   const jwtKey = await loadJwtKey(db, box, config.jwtSecret)
   const auth = createAuthService({ db, box, jwtKey, tokenTtlS: config.tokenTtlS })
   const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies })
   const provider =
-    config.ratesProvider === 'live' ? liveRateProvider({ url: config.ratesLiveUrl }) : staticRateProvider(config.ratesFile)
+    config.ratesProvider === 'live'
+      ? liveRateProvider({ url: config.ratesLiveUrl })
+      : staticRateProvider(config.ratesFile)
   const rates = createRatesService({ provider, maxAgeMs: config.ratesMaxAgeS * 1000, log })
   const metrics = createMetrics()
+  const operatorsConfig = operatorsConfigFromEnv(config.env)
+  const operators = createOperatorsService({ db, box, config: operatorsConfig })
+  registerStuckGauge(metrics, { db, settings: config.railOps, log })
+  const reconcileBrake = brakeSettings(config.env)
+  const reconcileInterval = reconcileIntervalMs(config.env)
+  const reconcileWindow = reconcileWindowMs(config.env)
   const flows: Flow[] = [swapFlow({ config, rates, accounts })]
   // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
   // lazily, for worker-side transitions, because the service is built from this list of flows.
   const payoutRails = createPayoutRails(config, db)
+  // Every rail the flows use is observed, so the worker knows what each one last answered.
+  const tronRail = observeRail('tron', payoutRails.tron)
+  const bankRail = observeRail('bank', payoutRails.bank)
   const payoutDeps = { config, rates, accounts, db, log, transactions: () => transactions }
   flows.push(
-    tronPayoutFlow({ ...payoutDeps, tron: payoutRails.tron, pollMs: payoutRails.pollMs.tron }),
-    vndPayoutFlow({ ...payoutDeps, bank: payoutRails.bank, pollMs: payoutRails.pollMs.bank }),
+    tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
+    vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
   )
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
   const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
     accountXpub: config.env.ONCHAIN_XPUB || undefined,
   })
+  const bitcoinRails = createRails(config, db, bitcoinKeys)
   const bitcoin: BitcoinDeps = {
     db,
     config,
     accounts,
-    rails: createRails(config, db, bitcoinKeys),
+    rails: {
+      ...bitcoinRails,
+      lightning: observeRail('lightning', bitcoinRails.lightning),
+      onchain: observeRail('onchain', bitcoinRails.onchain),
+    },
     keys: bitcoinKeys,
     transactions: () => transactions,
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
   const transactions = createTransactionsService({ db, config, accounts, rates, flows, log })
+  const approvals = createApprovalsService({ db, transactions })
   const webhooks = createWebhooksService({
     db,
     box,
@@ -108,9 +177,17 @@ export async function createContainer(
     ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
   })
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: true })
+    ? new Redis(config.redisUrl, {
+        enableOfflineQueue: false,
+        commandTimeout: 500,
+        maxRetriesPerRequest: 1,
+        lazyConnect: true,
+      })
     : undefined
-  const backendGauge = metrics.gauge('svcpay_rate_limit_backend_redis', '1 while rate-limit counters are shared in Redis, 0 on per-instance memory')
+  const backendGauge = metrics.gauge(
+    'svcpay_rate_limit_backend_redis',
+    '1 while rate-limit counters are shared in Redis, 0 on per-instance memory',
+  )
   const rateLimiter = createRateLimiter({
     redis,
     config: rateLimitConfigFromEnv(config.env),
@@ -124,20 +201,53 @@ export async function createContainer(
     const ready = await redisReady(redis, REDIS_START_WAIT_MS)
     backendGauge.set(ready ? 1 : 0)
     if (!ready) {
-      log.warn({ redisStatus: redis.status }, 'Redis unreachable at start; limits are per instance until it returns')
+      log.warn(
+        { redisStatus: redis.status },
+        'Redis unreachable at start; limits are per instance until it returns',
+      )
       // Once it answers, the gauge follows the limiter again (which switches back on its own).
       redis.once('ready', () => backendGauge.set(rateLimiter.backend() === 'redis' ? 1 : 0))
     }
   }
   return {
     transactions,
+    approvals,
     bitcoin,
     rateLimiter,
     redis,
     notifier,
     webhooks,
     verifyBankNotification: payoutRails.verifyBankNotification,
+    checkRails: () =>
+      checkRails(
+        [
+          { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
+          { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
+          { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
+          { rail: 'bank', adapter: config.vnd, impl: payoutRails.bank },
+        ],
+        config.railsCheckTimeoutMs,
+      ),
+    reconcile: createReconciler({
+      db,
+      metrics,
+      rails: [
+        { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
+        { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
+        { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
+        { rail: 'bank', adapter: config.vnd, impl: payoutRails.bank },
+      ],
+      timeoutMs: config.railsCheckTimeoutMs,
+      windowMs: reconcileWindow,
+      brake: reconcileBrake,
+      alert: alertSettings(config.env),
+      log,
+    }),
+    reconcileBrake,
+    reconcileIntervalMs: reconcileInterval,
     resolveHost: opts.resolveHost,
+    operators,
+    operatorsConfig,
     config,
     db,
     box,

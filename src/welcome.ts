@@ -5,7 +5,9 @@ import type { Container } from './container.js'
  * credentials are shown this once (the secret is stored encrypted and never shown again).
  */
 export async function firstRunWelcome(c: Container): Promise<void> {
-  const claimed = await c.db.query(`INSERT INTO settings (name, value) VALUES ('demo_account', '') ON CONFLICT DO NOTHING`)
+  const claimed = await c.db.query(
+    `INSERT INTO settings (name, value) VALUES ('demo_account', '') ON CONFLICT DO NOTHING`,
+  )
   const base = c.config.publicBaseUrl
   if (claimed.rowCount === 0) {
     process.stdout.write(`\nsvcpay is running at ${base}  (API reference: ${base}/docs)\n\n`)

@@ -1,12 +1,10 @@
-import { DELIVERY_CHANNEL } from './events/outbox.js'
+import { DELIVERY_CHANNEL, WAKE_CHANNEL } from './events/channels.js'
 import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
 import { runDueAddresses } from './transactions/deposits.js'
 import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.js'
-
-/** The NOTIFY channel that wakes workers at once (rail events, new work), instead of at the next poll. */
-export const WAKE_CHANNEL = 'svcpay_wake'
+import { runScheduledReconciliation } from './reconcile/schedule.js'
 
 /** The least time between two looks for due webhook deliveries that commits ask for. */
 export const DELIVERY_WAKE_SPACING_MS = 25
@@ -22,7 +20,8 @@ export function startWorkers(c: Container): Workers {
     startLoop({
       name: 'transactions',
       idleMs: 1_000,
-      step: () => runDueTransactions({ db: c.db, transactions: c.transactions, log: c.log }),
+      step: () =>
+        runDueTransactions({ db: c.db, transactions: c.transactions, log: c.log, railOps: c.config.railOps }),
       log: c.log,
     }),
     // The on-chain deposit watcher: sweeps due addresses for new payments (see transactions/deposits.ts).
@@ -33,6 +32,24 @@ export function startWorkers(c: Container): Workers {
       log: c.log,
     }),
   ]
+  // Reconciliation on a schedule (RECONCILE_INTERVAL_S; src/reconcile/schedule.ts), one run at a time
+  // across instances.
+  if (c.reconcileIntervalMs > 0)
+    loops.push(
+      startLoop({
+        name: 'reconcile',
+        idleMs: Math.min(c.reconcileIntervalMs, 5_000),
+        step: () =>
+          runScheduledReconciliation({
+            db: c.db,
+            intervalMs: c.reconcileIntervalMs,
+            leaseMs: c.config.railsCheckTimeoutMs * 2 + 30_000,
+            reconcile: c.reconcile,
+            log: c.log,
+          }),
+        log: c.log,
+      }),
+    )
   // Webhook delivery (src/events/delivery-worker.ts): woken by every committed state change, on any
   // instance, so that an event goes out within milliseconds of its commit.
   const webhookAttempts = c.metrics.counter(

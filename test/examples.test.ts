@@ -39,7 +39,7 @@ function start(
   file: string,
   env: Record<string, string>,
 ): ChildProcess & { out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+  const child = spawn(process.execPath, ['--conditions=svcpay-source', '--import', 'tsx', file], {
     cwd: ROOT,
     env: { ...process.env, ...env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

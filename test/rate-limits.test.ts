@@ -24,7 +24,8 @@ describe('rate limits across instances', () => {
     await one?.close()
   })
 
-  const wallets = (h: Harness, token = acct.token) => h.api('GET', `/api/v2/account/${acct.accountId}/wallet/`, token)
+  const wallets = (h: Harness, token = acct.token) =>
+    h.api('GET', `/api/v2/account/${acct.accountId}/wallet/`, token)
 
   it('shares the burst window of one account between two instances and refuses the sixth request in a second', async () => {
     // Let the burst window opened by the token request in beforeAll run out first.
@@ -33,7 +34,10 @@ describe('rate limits across instances', () => {
     for (let i = 0; i < 6; i++) results.push(await wallets(i % 2 ? two : one))
     expect(results.slice(0, 5).map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
     expect(results[5]!.status).toBe(429)
-    expect(results[5]!.body).toEqual({ error: 'rate_limit_exceeded', message: expect.stringMatching(/retry after/i) })
+    expect(results[5]!.body).toEqual({
+      error: 'rate_limit_exceeded',
+      message: expect.stringMatching(/retry after/i),
+    })
     expect(Number(results[5]!.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     const remaining = results.slice(0, 5).map((r) => Number(r.headers['x-ratelimit-remaining']))
     expect(remaining).toEqual([4, 3, 2, 1, 0])
@@ -63,7 +67,8 @@ describe('rate limits when Redis is unreachable', () => {
       await new Promise((r) => setTimeout(r, 1100))
       const started = Date.now()
       const statuses = []
-      for (let i = 0; i < 6; i++) statuses.push((await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).status)
+      for (let i = 0; i < 6; i++)
+        statuses.push((await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).status)
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
       expect(Date.now() - started).toBeLessThan(3000)
       expect(h.c.rateLimiter.backend()).toBe('memory')

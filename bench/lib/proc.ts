@@ -109,6 +109,8 @@ export function sampleRss(pid: number, intervalMs = 100) {
   sample()
   const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10
   return {
+    /** Resident memory right now. */
+    nowMb: () => mb(read()?.rssKb ?? 0),
     reset() {
       peakKb = 0
       sample()

@@ -15,6 +15,8 @@ export interface ScenarioResult {
   latencyMs?: LatencyMs
   errors?: number
   peakRssMb?: number
+  /** The server's resident memory after start-up, idle, before this scenario's load. */
+  idleRssMb?: number
   /** The server's CPU time per request (or per operation), a figure that busy neighbours hardly move. */
   serverCpuMsPerOp?: number
   /** PostgreSQL's CPU time (all its processes) per request or operation. */
@@ -34,12 +36,12 @@ const fmt = (n: number | undefined, digits = 1) =>
   n === undefined ? '' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits)
 
 const HEADER =
-  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Peak RSS MB | Server CPU ms/op | DB CPU ms/op | Load avg | Ceiling | Ratio | Target |\n' +
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
+  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Idle RSS MB | Peak RSS MB | Server CPU ms/op | DB CPU ms/op | Load avg | Ceiling | Ratio | Target |\n' +
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
 
 export function tableRow(r: ScenarioResult): string {
   if (r.status !== 'ok') {
-    return `| ${r.title} | **${r.status}** | | | | | | | | | | | ${r.note ?? ''} |`
+    return `| ${r.title} | **${r.status}** | | | | | | | | | | | | ${r.note ?? ''} |`
   }
   const l = r.latencyMs
   const ceiling = r.ceiling ? `${r.ceiling.id} ${fmt(r.ceiling.value)} ${r.ceiling.unit}` : ''
@@ -50,7 +52,7 @@ export function tableRow(r: ScenarioResult): string {
   const load = r.loadAverage === undefined ? '' : r.loadAverage.toFixed(1)
   return (
     `| ${r.title} | ${fmt(r.throughput)} ${r.unit ?? ''} | ${fmt(l?.p50, 2)} | ${fmt(l?.p99, 2)} | ${fmt(l?.max, 2)} | ` +
-    `${r.errors ?? ''} | ${fmt(r.peakRssMb)} | ${cpu} | ${dbCpu} | ${load} | ${ceiling} | ${ratio} | ${target} |`
+    `${r.errors ?? ''} | ${fmt(r.idleRssMb)} | ${fmt(r.peakRssMb)} | ${cpu} | ${dbCpu} | ${load} | ${ceiling} | ${ratio} | ${target} |`
   )
 }
 

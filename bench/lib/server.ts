@@ -11,6 +11,8 @@ export interface ServerHandle {
   adminToken: string
   logFile: string
   rss: RssSampler
+  /** Resident memory once started and idle (START_SETTLE_MS after /healthz first answered). */
+  startRssMb: number
   stop(): Promise<void>
 }
 
@@ -74,6 +76,9 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
     }
   }
   const rss = sampleRss(child.pid!)
+  // Start-up work that outlasts the first /healthz (workers' first passes, the welcome) settles first.
+  await sleep(START_SETTLE_MS)
+  const startRssMb = rss.nowMb()
   return {
     name: opts.name,
     url,
@@ -81,11 +86,15 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
     adminToken,
     logFile,
     rss,
+    startRssMb,
     async stop() {
       rss.stop()
       await stopChild(child)
     },
   }
 }
+
+/** How long a started server is left idle before its start-up memory is read. */
+export const START_SETTLE_MS = 3_000
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AccountsService, Wallet } from './service.js'
@@ -26,9 +27,10 @@ export function walletJson(w: Wallet) {
 const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })
 
 export function accountRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { accounts: AccountsService; auth: AuthService },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
   const { accounts } = deps
 
@@ -57,7 +59,7 @@ export function accountRoutes(
       },
     },
     async (request) => {
-      const { accountId } = request.params as { accountId: string }
+      const { accountId } = request.params
       await requireAccess(principalOf(request).accountId, accountId, 401)
       const account = await accounts.get(accountId)
       if (!account) throw new ApiError('unauthorized', 'This token may not read that account')
@@ -78,7 +80,7 @@ export function accountRoutes(
       },
     },
     async (request) => {
-      const { accountId } = request.params as { accountId: string }
+      const { accountId } = request.params
       await requireAccess(principalOf(request).accountId, accountId, 401)
       return { data: (await accounts.wallets(accountId)).map(walletJson) }
     },
@@ -100,7 +102,7 @@ export function accountRoutes(
       },
     },
     async (request) => {
-      const { accountId, walletId } = request.params as { accountId: string; walletId: string }
+      const { accountId, walletId } = request.params
       await requireAccess(principalOf(request).accountId, accountId, 403)
       const wallet = await accounts.wallet(walletId)
       if (!wallet || wallet.accountId !== accountId) throw new ApiError('not_found', 'Wallet not found')

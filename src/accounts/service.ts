@@ -55,8 +55,7 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
       await db.tx(async (q) => {
         if (parentId) {
           const parent = await q.query('SELECT 1 FROM accounts WHERE id = $1', [parentId])
-          if (parent.rows.length === 0)
-            throw new ApiError('not_found', `Parent account ${parentId} not found`)
+          if (parent.rows.length === 0) throw new ApiError('not_found', 'Parent account not found')
         }
         await q.query(
           'INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES ($1, $2, $3, $4, $5)',

@@ -6,24 +6,46 @@ import type { AuthService } from '../auth/service.js'
 import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { checkBooks } from '../ledger/ledger.js'
+import { refuseSpentAddress } from '../http/auth-hook.js'
+import type { Config } from '../config/config.js'
+import type { RailsCheckResult } from '../rails/check.js'
+import { listStuck } from '../transactions/stuck.js'
 
 /**
  * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
  * out of the public API reference.
  */
-/** The onRequest guard of operator routes: a bearer ADMIN_TOKEN, compared in constant time. */
+/**
+ * The onRequest guard of operator routes: a bearer ADMIN_TOKEN, compared in constant time. Under
+ * /admin the app's guard (src/admin/guard.ts) has already admitted the caller (token or operator
+ * session, permission, CSRF); this check remains for a route declared without it. A failure is
+ * counted against the client address like any other (http/rate-limit-headers.ts), and an address
+ * that has spent its budget is refused before its token is compared.
+ */
 export function adminAuth(adminToken: string) {
   const expected = createHash('sha256').update(adminToken).digest()
   return async (request: FastifyRequest) => {
+    if (request.operator) return
+    await refuseSpentAddress(request)
     const m = /^Bearer (.{1,512})$/.exec(request.headers.authorization ?? '')
-    const given = createHash('sha256').update(m?.[1] ?? '').digest()
-    if (!m || !timingSafeEqual(given, expected)) throw new ApiError('unauthorized', 'A valid admin token is required')
+    const given = createHash('sha256')
+      .update(m?.[1] ?? '')
+      .digest()
+    if (!m || !timingSafeEqual(given, expected))
+      throw new ApiError('unauthorized', 'A valid admin token is required')
   }
 }
 
 export function adminRoutes(
   app: FastifyInstance,
-  deps: { accounts: AccountsService; auth: AuthService; db: Db; adminToken: string },
+  deps: {
+    accounts: AccountsService
+    auth: AuthService
+    db: Db
+    adminToken: string
+    config: Pick<Config, 'railOps'>
+    checkRails(): Promise<RailsCheckResult>
+  },
 ): void {
   const onRequest = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
@@ -45,7 +67,11 @@ export function adminRoutes(
     },
     async (request) => {
       const body = request.body as { name: string; parentId?: string; tier?: Tier; withKey?: boolean }
-      const account = await deps.accounts.create({ displayName: body.name, parentId: body.parentId ?? null, tier: body.tier })
+      const account = await deps.accounts.create({
+        displayName: body.name,
+        parentId: body.parentId ?? null,
+        tier: body.tier,
+      })
       const key = body.withKey === false ? undefined : await deps.auth.createKey(account.id)
       return { accountId: account.id, ...(key ?? {}), account }
     },
@@ -59,7 +85,8 @@ export function adminRoutes(
     async (request) => {
       const { accountId } = request.params as { accountId: string }
       const { tier } = request.body as { tier: Tier }
-      if (!(await deps.accounts.setTier(accountId, tier))) throw new ApiError('not_found', 'Account not found')
+      if (!(await deps.accounts.setTier(accountId, tier)))
+        throw new ApiError('not_found', 'Account not found')
       return { accountId, tier }
     },
   )
@@ -81,4 +108,28 @@ export function adminRoutes(
   })
 
   app.get('/admin/ledger/check', { onRequest, schema }, async () => checkBooks(deps.db))
+
+  // Rail operations (docs/operations.md): transactions whose rail has not brought them to an
+  // outcome within its bound, and the check of every configured rail.
+  app.get(
+    '/admin/transactions/stuck',
+    {
+      onRequest,
+      schema: {
+        ...schema,
+        querystring: Type.Object({
+          page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$' })),
+          limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
+        }),
+      },
+    },
+    async (request) => {
+      const query = request.query as { page?: string; limit?: string }
+      const limit = Number(query.limit ?? 20)
+      if (limit > 100) throw new ApiError('invalid_request', 'limit: at most 100')
+      return listStuck(deps.db, deps.config.railOps, Date.now(), { page: Number(query.page ?? 1), limit })
+    },
+  )
+
+  app.get('/admin/rails', { onRequest, schema }, async () => deps.checkRails())
 }

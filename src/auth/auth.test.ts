@@ -40,8 +40,14 @@ describe('token exchange', () => {
   it('refuses a signature over re-serialised JSON and a wrong secret', async () => {
     const acct = await h.createAccount()
     const body = '{ "a": 1 }'
-    expect((await exchange(acct.apiKey, sign(acct.apiKey, acct.apiSecret, '{"a":1}'), body)).body.error).toBe('invalid_signature')
-    expect((await exchange(acct.apiKey, sign(acct.apiKey, 'sk_wrong', body), body)).body.error).toBe('invalid_signature')
-    expect((await exchange('key_unknown', sign('key_unknown', acct.apiSecret, body), body)).body.error).toBe('unauthorized')
+    expect((await exchange(acct.apiKey, sign(acct.apiKey, acct.apiSecret, '{"a":1}'), body)).body.error).toBe(
+      'invalid_signature',
+    )
+    expect((await exchange(acct.apiKey, sign(acct.apiKey, 'sk_wrong', body), body)).body.error).toBe(
+      'invalid_signature',
+    )
+    expect((await exchange('key_unknown', sign('key_unknown', acct.apiSecret, body), body)).body.error).toBe(
+      'unauthorized',
+    )
   })
 })

@@ -6,10 +6,17 @@ import type { SecretBox } from '../shared/secret-box.js'
  * The token signing key is shared by every instance: JWT_SECRET when configured, otherwise one
  * generated once and kept, sealed under the master key, in the database.
  */
-export async function loadJwtKey(db: Db, box: SecretBox, configured: string | undefined): Promise<Uint8Array> {
+export async function loadJwtKey(
+  db: Db,
+  box: SecretBox,
+  configured: string | undefined,
+): Promise<Uint8Array> {
   if (configured) return new TextEncoder().encode(configured)
   const fresh = box.seal(randomBytes(32).toString('base64url'))
-  await db.query(`INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`, [fresh])
+  await db.query(
+    `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`,
+    [fresh],
+  )
   const { rows } = await db.query<{ value: string }>(`SELECT value FROM settings WHERE name = 'jwt_secret'`)
   return new TextEncoder().encode(box.open(rows[0]!.value))
 }

@@ -35,11 +35,18 @@ export interface IssuedKey {
 export interface AuthService {
   createKey(accountId: string): Promise<IssuedKey>
   revokeKey(apiKey: string): Promise<boolean>
-  /** The token exchange: checks the key, the signature over the exact body, and its one-time use. */
-  exchange(input: { apiKey: string | undefined; signature: string | undefined; rawBody: string }): Promise<TokenResponse>
+  /**
+   * The token exchange: checks the key, the signature over the exact body bytes, and its one-time
+   * use; then `admit` (the account's rate limit) may still refuse before a token is signed.
+   */
+  exchange(input: {
+    apiKey: string | undefined
+    signature: string | undefined
+    /** The body exactly as received; a string stands for its UTF-8 bytes. */
+    rawBody: Buffer | string
+    admit?: (owner: { accountId: string; tier: 'standard' | 'premium'; keyId: string }) => Promise<void>
+  }): Promise<TokenResponse>
   authenticate(authorization: string | undefined): Promise<Principal>
-  /** The account and tier of a live API key (token requests count against that account). */
-  accountOfKey(apiKey: string): Promise<{ accountId: string; tier: 'standard' | 'premium' } | undefined>
 }
 
 const JWT_ISSUER = 'svcpay'
@@ -106,31 +113,30 @@ export function createAuthService(deps: AuthDeps): AuthService {
     return info
   }
 
-  const unauthorized = (message = 'Missing, invalid or expired credentials') => new ApiError('unauthorized', message)
+  const unauthorized = (message = 'Missing, invalid or expired credentials') =>
+    new ApiError('unauthorized', message)
 
   return {
     async createKey(accountId) {
       const apiKey = newId('key')
       const apiSecret = 'sk_' + randomBytes(32).toString('base64url')
-      await deps.db.query('INSERT INTO api_keys (id, account_id, secret_enc, created_at) VALUES ($1, $2, $3, $4)', [
-        apiKey,
-        accountId,
-        deps.box.seal(apiSecret),
-        now(),
-      ])
+      await deps.db.query(
+        'INSERT INTO api_keys (id, account_id, secret_enc, created_at) VALUES ($1, $2, $3, $4)',
+        [apiKey, accountId, deps.box.seal(apiSecret), now()],
+      )
       return { apiKey, apiSecret }
     },
 
     async revokeKey(apiKey) {
-      const r = await deps.db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
-        apiKey,
-        now(),
-      ])
+      const r = await deps.db.query(
+        'UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL',
+        [apiKey, now()],
+      )
       cache.delete(apiKey)
       return r.rowCount > 0
     },
 
-    async exchange({ apiKey, signature, rawBody }) {
+    async exchange({ apiKey, signature, rawBody, admit }) {
       if (!apiKey || !signature) throw unauthorized('X-Api-Key and X-Api-Signature headers are required')
       if (!SIGNATURE_RE.test(signature)) {
         throw new ApiError('invalid_signature', 'X-Api-Signature must be 64 hex characters (HMAC-SHA256)')
@@ -138,7 +144,13 @@ export function createAuthService(deps: AuthDeps): AuthService {
       const key = apiKey.length <= 64 ? await loadKey(apiKey) : undefined
       if (!key || key.revoked) throw unauthorized('Unknown or revoked API key')
       const secret = deps.box.open(key.secretEnc)
-      const expected = createHmac('sha256', secret).update(`${apiKey}&payload=${rawBody}`, 'utf8').digest()
+      // Over the bytes as sent (contract section 4): decoding them first would turn every invalid
+      // UTF-8 sequence into U+FFFD, so a body signed over its bytes would fail and one signed over
+      // the replaced text would pass.
+      const expected = createHmac('sha256', secret)
+        .update(Buffer.from(`${apiKey}&payload=`, 'utf8'))
+        .update(typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody)
+        .digest()
       const given = Buffer.from(signature, 'hex')
       if (!timingSafeEqual(expected, given)) {
         throw new ApiError('invalid_signature', 'The signature does not match the API key and body')
@@ -148,8 +160,14 @@ export function createAuthService(deps: AuthDeps): AuthService {
         [apiKey, signature.toLowerCase(), now()],
       )
       if (inserted.rowCount === 0) {
-        throw new ApiError('signature_reused', 'This signature was already used; sign a fresh body for each token request')
+        throw new ApiError(
+          'signature_reused',
+          'This signature was already used; sign a fresh body for each token request',
+        )
       }
+      // Only now, with the signature verified and claimed, may the request spend its account's
+      // windows: a wrong or replayed signature never does (contract section 8).
+      await admit?.({ accountId: key.accountId, tier: key.tier, keyId: apiKey })
       const issuedAtS = Math.floor(now() / 1000)
       const expiredAtS = issuedAtS + deps.tokenTtlS
       const accessToken = await new SignJWT({ key: apiKey })
@@ -197,14 +215,9 @@ export function createAuthService(deps: AuthDeps): AuthService {
       }
       const keyId = claims.keyId
       const key = keyId ? await loadKey(keyId) : undefined
-      if (!key || key.revoked || key.accountId !== claims.sub) throw unauthorized('The API key of this token was revoked')
+      if (!key || key.revoked || key.accountId !== claims.sub)
+        throw unauthorized('The API key of this token was revoked')
       return { accountId: key.accountId, keyId, tier: key.tier, displayName: key.displayName }
-    },
-
-    async accountOfKey(apiKey) {
-      if (apiKey.length > 64) return undefined
-      const key = await loadKey(apiKey)
-      return key && !key.revoked ? { accountId: key.accountId, tier: key.tier } : undefined
     },
   }
 }

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path'
-import { RATE_CODES, isCurrency } from '../shared/currency.js'
+import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
 import { NETWORKS, type Network } from '../rails/network.js'
+import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from '../rails/attempts.js'
 
 /**
  * Every environment variable the service reads, parsed and checked in one place. A bad value stops
@@ -55,7 +56,19 @@ export interface Config {
   sandboxTronFail: string[]
   // Payouts (TRON USDT and VND bank): the fixed TRON network fee, and how long sandbox payouts take.
   tronNetworkFeeUsdtMinor: bigint
+  // The largest Lightning or on-chain receive quoted, in sats (RECEIVE_MAX_BTC; never above 21e6 BTC).
+  receiveMaxSats: bigint
   sandboxPayoutDelayMs: number
+  // Rail operations (src/rails/attempts.ts, docs/operations.md): per rail, when a transaction counts
+  // as stuck (RAIL_<RAIL>_STUCK_AFTER_S) and how its retries back off (RAIL_<RAIL>_RETRY_BASE_MS,
+  // RAIL_<RAIL>_RETRY_MAX_MS); and how long `svcpay rails check` waits for each rail (RAILS_CHECK_TIMEOUT_MS).
+  railOps: RailOpsConfig
+  railsCheckTimeoutMs: number
+  // Four-eyes approval (src/approvals/): per currency, the amount above which a payout or on-chain
+  // send waits for a second operator (APPROVAL_THRESHOLD_<CCY>, minor units; a currency without
+  // one never waits), and how long an approval may take before the send is refused (APPROVAL_TTL_S).
+  approvalThresholds: Record<string, bigint>
+  approvalTtlS: number
   dbPoolMax: number
   bodyLimitBytes: number
   env: Record<string, string | undefined>
@@ -97,7 +110,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: env.REDIS_URL || undefined,
     rails,
     lightning: oneOf(env, 'LIGHTNING', ['sandbox', 'lnd'] as const, sandbox ? 'sandbox' : 'lnd'),
-    onchain: oneOf(env, 'ONCHAIN', ['sandbox', 'bitcoind', 'esplora'] as const, sandbox ? 'sandbox' : 'bitcoind'),
+    onchain: oneOf(
+      env,
+      'ONCHAIN',
+      ['sandbox', 'bitcoind', 'esplora'] as const,
+      sandbox ? 'sandbox' : 'bitcoind',
+    ),
     tron: oneOf(env, 'TRON', ['sandbox', 'trongrid'] as const, sandbox ? 'sandbox' : 'trongrid'),
     vnd: oneOf(env, 'VND', ['sandbox', 'bank-http'] as const, sandbox ? 'sandbox' : 'bank-http'),
     network: oneOf(env, 'NETWORK', NETWORKS, sandbox ? 'regtest' : 'mainnet'),
@@ -127,14 +145,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ratesMaxAgeS: int(env, 'RATES_MAX_AGE_S', 300, 5, 86_400),
     fxSpreadBps: BigInt(int(env, 'FX_SPREAD_BPS', 50, 0, 5_000)),
     fees: feeSchedule(env),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
     sandboxTronFail: (env.SANDBOX_TRON_FAIL ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
     // Payouts: TRON_NETWORK_FEE_USDT is a decimal USDT amount (default 1), kept as 6-decimal minor units.
     tronNetworkFeeUsdtMinor: usdtMinor(env, 'TRON_NETWORK_FEE_USDT', '1'),
+    receiveMaxSats: btcSats(env, 'RECEIVE_MAX_BTC', '1000'),
     sandboxPayoutDelayMs: int(env, 'SANDBOX_PAYOUT_DELAY_MS', 1500, 0, 600_000),
+    railOps: railOpsConfig(env),
+    railsCheckTimeoutMs: int(env, 'RAILS_CHECK_TIMEOUT_MS', 10_000, 100, 120_000),
+    approvalThresholds: approvalThresholds(env),
+    approvalTtlS: int(env, 'APPROVAL_TTL_S', 86_400, 60, 30 * 86_400),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
     bodyLimitBytes: 64 * 1024,
     env,
@@ -162,8 +190,34 @@ function feeSchedule(env: Record<string, string | undefined>): FeeSchedule {
     const name = `FEE_${method.toUpperCase().replace(/-/g, '_')}`
     const text = env[name] ?? fallback
     const m = /^(\d{1,15})\+(\d{1,5})$/.exec(text)
-    if (!m || BigInt(m[2]!) > 10_000n) throw new ConfigError(`${name}: expected <fixed minor units>+<bps>, got ${text}`)
+    if (!m || BigInt(m[2]!) > 10_000n)
+      throw new ConfigError(`${name}: expected <fixed minor units>+<bps>, got ${text}`)
     out[method] = { fixedMinor: BigInt(m[1]!), bps: BigInt(m[2]!) }
+  }
+  return out
+}
+
+const APPROVAL_THRESHOLD_PREFIX = 'APPROVAL_THRESHOLD_'
+
+/**
+ * APPROVAL_THRESHOLD_<CCY>: exact decimal text in the currency's units (`10000`, `0.5`), at most as
+ * many decimals as the currency has, zero allowed (then every such send waits). Kept as minor units;
+ * never through a float.
+ */
+function approvalThresholds(env: Record<string, string | undefined>): Record<string, bigint> {
+  const out: Record<string, bigint> = {}
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith(APPROVAL_THRESHOLD_PREFIX) || text === undefined || text === '') continue
+    const ccy = name.slice(APPROVAL_THRESHOLD_PREFIX.length)
+    if (!isCurrency(ccy)) throw new ConfigError(`${name}: ${ccy} is not a known currency code`)
+    const precision = precisionOf(ccy)
+    const m = /^(\d{1,18})(?:\.(\d+))?$/.exec(text)
+    const frac = (m?.[2] ?? '').replace(/0+$/, '')
+    if (!m || frac.length > precision)
+      throw new ConfigError(
+        `${name}: expected a decimal ${ccy} amount with at most ${precision} decimals, got ${JSON.stringify(text)}`,
+      )
+    out[ccy] = BigInt(m[1]! + frac.padEnd(precision, '0'))
   }
   return out
 }
@@ -180,12 +234,20 @@ function pageFiatCcy(env: Record<string, string | undefined>): string {
   return code
 }
 
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+function int(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const text = env[name]
   if (text === undefined || text === '') return fallback
   const n = Number(text)
   if (!/^\d+$/.test(text) || n < min || n > max) {
-    throw new ConfigError(`${name}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`)
+    throw new ConfigError(
+      `${name}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`,
+    )
   }
   return n
 }
@@ -194,8 +256,25 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
 function usdtMinor(env: Record<string, string | undefined>, name: string, fallback: string): bigint {
   const text = env[name] || fallback
   const m = /^(\d{1,9})(?:\.(\d{1,6}))?$/.exec(text)
-  if (!m) throw new ConfigError(`${name}: expected a USDT amount such as 1 or 0.5, got ${JSON.stringify(text)}`)
+  if (!m)
+    throw new ConfigError(`${name}: expected a USDT amount such as 1 or 0.5, got ${JSON.stringify(text)}`)
   return BigInt(m[1]!) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0'))
+}
+
+/**
+ * A decimal BTC amount (up to 8 decimals) as sats, above zero and at most the 21 million BTC that
+ * will ever exist.
+ */
+function btcSats(env: Record<string, string | undefined>, name: string, fallback: string): bigint {
+  const text = env[name] || fallback
+  const m = /^(\d{1,8})(?:\.(\d{1,8}))?$/.exec(text)
+  const sats = m ? BigInt(m[1]!) * 100_000_000n + BigInt((m[2] ?? '').padEnd(8, '0')) : 0n
+  if (sats <= 0n || sats > 21_000_000n * 100_000_000n) {
+    throw new ConfigError(
+      `${name}: expected a BTC amount above 0 and at most 21000000, got ${JSON.stringify(text)}`,
+    )
+  }
+  return sats
 }
 
 function bool(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
@@ -214,7 +293,8 @@ function oneOf<T extends string>(
 ): T {
   const text = env[name]
   if (text === undefined || text === '') return fallback
-  if (!values.includes(text as T)) throw new ConfigError(`${name}: expected one of ${values.join(', ')}, got ${JSON.stringify(text)}`)
+  if (!values.includes(text as T))
+    throw new ConfigError(`${name}: expected one of ${values.join(', ')}, got ${JSON.stringify(text)}`)
   return text as T
 }
 
@@ -227,4 +307,20 @@ function url(env: Record<string, string | undefined>, name: string, fallback: st
     throw new ConfigError(`${name}: expected an http(s) URL, got ${JSON.stringify(text)}`)
   }
   return text
+}
+
+/** Per rail: RAIL_<RAIL>_STUCK_AFTER_S, RAIL_<RAIL>_RETRY_BASE_MS and RAIL_<RAIL>_RETRY_MAX_MS. */
+function railOpsConfig(env: Record<string, string | undefined>): RailOpsConfig {
+  const out = {} as RailOpsConfig
+  for (const rail of RAIL_KINDS) {
+    const d = RAIL_OPS_DEFAULTS[rail]
+    const prefix = `RAIL_${rail.toUpperCase()}_`
+    const retryBaseMs = int(env, `${prefix}RETRY_BASE_MS`, d.retryBaseMs, 100, 3_600_000)
+    const retryMaxMs = int(env, `${prefix}RETRY_MAX_MS`, d.retryMaxMs, 100, 86_400_000)
+    if (retryMaxMs < retryBaseMs)
+      throw new ConfigError(`${prefix}RETRY_MAX_MS must be at least ${prefix}RETRY_BASE_MS (${retryBaseMs})`)
+    const stuckAfterMs = int(env, `${prefix}STUCK_AFTER_S`, d.stuckAfterMs / 1000, 60, 30 * 86_400) * 1000
+    out[rail] = { stuckAfterMs, retryBaseMs, retryMaxMs }
+  }
+  return out
 }

@@ -11,10 +11,14 @@ import { ConfigError } from './config.js'
 export function masterKey(config: Config): Buffer {
   if (config.masterKey) {
     const key = Buffer.from(config.masterKey, /^[0-9a-f]{64}$/i.test(config.masterKey) ? 'hex' : 'base64')
-    if (key.length !== 32) throw new ConfigError('MASTER_KEY: expected 32 bytes as 64 hex characters or base64')
+    if (key.length !== 32)
+      throw new ConfigError('MASTER_KEY: expected 32 bytes as 64 hex characters or base64')
     return key
   }
-  return Buffer.from(readOrCreate(config.dataDir, 'master.key', () => randomBytes(32).toString('hex')), 'hex')
+  return Buffer.from(
+    readOrCreate(config.dataDir, 'master.key', () => randomBytes(32).toString('hex')),
+    'hex',
+  )
 }
 
 export function adminToken(config: Config): string {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDb } from '../../test/helpers/harness.js'
-import { NOTIFY_SQL, type Db } from './db.js'
+import type { Db } from './db.js'
 
 // On PostgreSQL statements are prepared once per connection and reused; these hold that a table
 // changing shape under a prepared statement (a migration applied by another instance) and a
@@ -61,21 +61,19 @@ describe('the database layer, statements reused across queries', () => {
     try {
       await expect(
         db.tx(async (q) => {
-          await q.query(NOTIFY_SQL, ['db_test_channel', 'rolled back'])
+          await q.notify('db_test_channel', 'rolled back')
           throw new Error('roll back')
         }),
       ).rejects.toThrow('roll back')
       await db.tx(async (q) => {
-        await q.query(NOTIFY_SQL, ['db_test_channel', 'committed'])
+        await q.notify('db_test_channel', 'committed')
         await new Promise((r) => setTimeout(r, 100))
         expect(seen).toEqual([])
       })
       await until(() => seen.includes('committed'))
       await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          i % 2
-            ? db.query(NOTIFY_SQL, ['db_test_channel', `n${i}`])
-            : db.tx((q) => q.query(NOTIFY_SQL, ['db_test_channel', `n${i}`])),
+          i % 2 ? db.notify('db_test_channel', `n${i}`) : db.tx((q) => q.notify('db_test_channel', `n${i}`)),
         ),
       )
       await until(() => seen.length === 51)

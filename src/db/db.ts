@@ -1,7 +1,10 @@
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
 
 /**
  * One query interface over both engines: PostgreSQL through node-postgres, and embedded
@@ -9,16 +12,15 @@ import { mkdirSync } from 'node:fs'
  */
 export interface Queryable {
   query<R = any>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>
+  /**
+   * Tell the listeners of `channel` (src/events/channels.ts). Inside a transaction the notification
+   * is sent only if the transaction commits; on PostgreSQL it leaves right after the commit, from a
+   * connection of its own (see createPostgresDb), rather than inside the transaction.
+   */
+  notify(channel: string, payload?: string): Promise<void>
 }
 
 export type Engine = 'postgres' | 'pglite'
-
-/**
- * `SELECT pg_notify($1, $2)` is how code notifies listeners (NOTIFY_SQL). Inside a transaction the
- * notification is sent only if the transaction commits; on PostgreSQL it leaves right after the
- * commit, from a connection of its own (see createPostgresDb), rather than inside the transaction.
- */
-export const NOTIFY_SQL = 'SELECT pg_notify($1, $2)'
 
 export interface Db extends Queryable {
   readonly engine: Engine
@@ -40,9 +42,19 @@ export function isRetryableDbError(err: unknown): boolean {
 export function isDbUnavailableError(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? ''
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08006', '08001', '08003'].includes(
-      code,
-    ) || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      '57P01',
+      '57P02',
+      '57P03',
+      '08006',
+      '08001',
+      '08003',
+    ].includes(code) ||
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
       (err as Error)?.message ?? '',
     )
   )
@@ -166,18 +178,11 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
     if (items.length === 0 || closed) return
     notifyQueue.push(...items)
     // A short wait gathers the notifications of commits finishing together into one statement.
-    notifySending ??= new Promise<void>((resolve) => setTimeout(resolve, NOTIFY_GATHER_MS)).then(sendNotifications)
+    notifySending ??= new Promise<void>((resolve) => setTimeout(resolve, NOTIFY_GATHER_MS)).then(
+      sendNotifications,
+    )
   }
-  const asNotification = (sql: string, params: unknown[] | undefined): [string, string] | undefined =>
-    sql === NOTIFY_SQL && params?.length === 2 ? [String(params[0]), String(params[1] ?? '')] : undefined
-  const notified = () => ({ rows: [{ pg_notify: '' }], rowCount: 1 })
-
   const query: Queryable['query'] = async (sql, params) => {
-    const notification = asNotification(sql, params as unknown[])
-    if (notification) {
-      notifyAfterCommit([notification])
-      return notified()
-    }
     for (let attempt = 1; ; attempt++) {
       try {
         const r = await pool.query(statement(sql, params as unknown[]))
@@ -192,6 +197,9 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   return {
     engine: 'postgres',
     query,
+    async notify(channel, payload = '') {
+      notifyAfterCommit([[channel, payload]])
+    },
     async tx(fn) {
       for (let attempt = 1; ; attempt++) {
         const client = await pool.connect()
@@ -207,13 +215,11 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
         const notifications: Array<[string, string]> = []
         const q: Queryable = {
           query: async (sql, params) => {
-            const notification = asNotification(sql, params as unknown[])
-            if (notification) {
-              notifications.push(notification)
-              return notified()
-            }
             const r = await client.query(statement(sql, params as unknown[]))
             return { rows: r.rows, rowCount: r.rowCount ?? 0 }
+          },
+          async notify(channel, payload = '') {
+            notifications.push([channel, payload])
           },
         }
         try {
@@ -254,27 +260,71 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   }
 }
 
-export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const lite = new PGlite(dataDir)
-  await lite.waitReady
-  const query: Queryable['query'] = async (sql, params) => {
-    const r = await lite.query<any>(sql, params as unknown[])
-    return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
+/**
+ * PostgreSQL settings of the embedded engine, given at every start (they override the
+ * postgresql.conf that initdb wrote). PGlite is one backend in this process's WebAssembly memory,
+ * and its shared memory is initialised (so resident) at start: the 128 MB shared_buffers of a
+ * default initdb cost as much resident memory before the first query. 32 MB holds the working set of
+ * a small deployment; the rest of the data is a read() away in the operating system's page cache.
+ * WAL and temporary buffers shrink with it (one backend, no temporary tables). See docs/memory.md.
+ */
+export const PGLITE_SETTINGS: readonly string[] = [
+  'shared_buffers=32MB',
+  'wal_buffers=1MB',
+  'temp_buffers=1MB',
+]
+
+const pgliteStartParams = () => [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((s) => ['-c', s])]
+
+/**
+ * Creates the embedded database cluster in `dataDir` (initdb) in a short-lived child process. initdb
+ * runs in a second PGlite instance whose WebAssembly memory, compiled code and file-system images
+ * (some 500 MB) the process that ran it keeps long after it closed; a child returns all of it to
+ * the system when it exits, and this process then opens the cluster like on any later start.
+ */
+function initPgliteCluster(dataDir: string): void {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite')
+  const script = [
+    'const { PGlite } = require(process.argv[1])',
+    'const lite = new PGlite(process.argv[2], { startParams: JSON.parse(process.argv[3]) })',
+    'lite.waitReady.then(() => lite.close()).then(() => process.exit(0), (err) => {',
+    '  console.error(err && err.message ? err.message : String(err)); process.exit(1) })',
+  ].join('\n')
+  const child = spawnSync(
+    process.execPath,
+    ['-e', script, entry, dataDir, JSON.stringify(pgliteStartParams())],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 },
+  )
+  if (child.error) throw child.error
+  if (child.status !== 0) {
+    const err = new Error(`PGlite initdb in ${dataDir} failed: ${(child.stderr || '').trim().slice(-2000)}`)
+    throw err
   }
+}
+
+export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true })
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) initPgliteCluster(dataDir)
+  }
+  const lite = new PGlite(dataDir, { startParams: pgliteStartParams() })
+  await lite.waitReady
+  // One connection, no commit queue to spare: PostgreSQL's own NOTIFY, sent on commit.
+  const queryable = (run: Pick<PGlite, 'query'>): Queryable => ({
+    query: async (sql, params) => {
+      const r = await run.query<any>(sql, params as unknown[])
+      return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
+    },
+    async notify(channel, payload = '') {
+      await run.query('SELECT pg_notify($1, $2)', [channel, payload])
+    },
+  })
   return {
     engine: 'pglite',
-    query,
+    ...queryable(lite),
     async tx(fn) {
       // PGlite is a single connection: its transaction holds it exclusively, so no retry is needed.
-      return lite.transaction(async (t) =>
-        fn({
-          query: async (sql, params) => {
-            const r = await t.query<any>(sql, params as unknown[])
-            return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
-          },
-        }),
-      )
+      return lite.transaction(async (t) => fn(queryable(t)))
     },
     async listen(channel, onPayload) {
       const unsub = await lite.listen(channel, onPayload)

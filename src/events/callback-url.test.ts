@@ -86,6 +86,49 @@ describe('classifyAddress / isBlockedAddress', () => {
     ['2002:0808:0808::1', 'public'],
     ['2002:c0a8:0101::1', 'private'],
     ['2002:7f00:0001::1', 'forbidden'],
+    // The IANA special-purpose registries (issue 16): every range not globally reachable.
+    ['::ffff:0:8.8.8.8', 'forbidden'], // IPv4-translated (SIIT), even of a public address
+    ['::ffff:0:10.0.0.1', 'forbidden'],
+    ['::ffff:0:0a00:0001', 'forbidden'],
+    ['2001:2::1', 'private'], // benchmarking 2001:2::/48
+    ['2001:2:0:ffff::1', 'private'],
+    ['2001:10::1', 'private'], // ORCHID 2001:10::/28
+    ['2001:1f:ffff::1', 'private'],
+    ['2001:20::1', 'private'], // ORCHIDv2 2001:20::/28
+    ['2001:2f:ffff::1', 'private'],
+    ['2001::1', 'private'], // Teredo 2001::/32
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'private'], // a Teredo address
+    ['2001:1::1', 'private'], // anycast services in 2001::/23
+    ['2001:3::1', 'private'], // AMT
+    ['2001:4:112::1', 'private'], // AS112-v6
+    ['2001:1ff:ffff::1', 'private'], // the top of 2001::/23
+    ['2001:200::1', 'public'], // just past 2001::/23: WIDE's allocation
+    ['3fff::1', 'private'], // documentation 3fff::/20
+    ['3fff:fff:ffff::1', 'private'],
+    ['3fff:1000::1', 'public'], // just past 3fff::/20
+    ['5f00::1', 'private'], // SRv6 SIDs 5f00::/16
+    ['5f00:ffff::1', 'private'],
+    ['100:0:0:1::1', 'forbidden'], // dummy prefix 100:0:0:1::/64
+    ['64:ff9b::192.168.1.1', 'private'], // NAT64 of a private address
+    ['64:ff9b::100.64.0.1', 'private'], // NAT64 of shared address space
+    ['64:ff9b::198.18.0.1', 'private'], // NAT64 of benchmarking space
+    ['64:ff9b::0.0.0.1', 'forbidden'],
+    ['64:ff9b::224.0.0.1', 'forbidden'],
+    ['2002:0a00:0001::1', 'private'], // 6to4 of 10.0.0.1
+    ['2002:a9fe:a9fe::1', 'forbidden'], // 6to4 of the metadata address
+    ['2002:c000:0201::1', 'private'], // 6to4 of TEST-NET-1
+    ['2002:6440:0001::1', 'private'], // 6to4 of shared address space
+    ['::ffff:100.64.0.1', 'private'],
+    ['::ffff:192.0.0.170', 'private'],
+    ['::ffff:198.51.100.1', 'private'],
+    ['::ffff:0.0.0.0', 'forbidden'],
+    ['::ffff:255.255.255.255', 'forbidden'],
+    // Outside global unicast 2000::/3 and not assigned: reserved by the IETF.
+    ['4000::1', 'forbidden'],
+    ['1000::1', 'forbidden'],
+    ['e000::1', 'forbidden'],
+    ['::2', 'forbidden'],
+    ['0:0:1::1', 'forbidden'],
     // Not addresses at all: blocked, because the check fails closed.
     ['', 'forbidden'],
     ['example.com', 'forbidden'],
@@ -170,6 +213,24 @@ describe('checkCallbackUrl', () => {
     ['NAT64 public', 'https://[64:ff9b::8.8.8.8]/', production, true],
     ['unique local IPv6', 'https://[fd00::1]/', production, 'blocked_address'],
     ['link-local IPv6', 'https://[fe80::1]/', production, 'blocked_address'],
+    // The IPv6 special-purpose ranges of issue 16, refused at registration.
+    ['IPv4-translated', 'https://[::ffff:0:8.8.8.8]/', production, 'blocked_address'],
+    [
+      'IPv4-translated even when private is allowed',
+      'https://[::ffff:0:10.0.0.1]/',
+      internal,
+      'blocked_address',
+    ],
+    ['benchmarking IPv6', 'https://[2001:2::1]/', production, 'blocked_address'],
+    ['ORCHID', 'https://[2001:10::1]/', production, 'blocked_address'],
+    ['ORCHIDv2', 'https://[2001:20::1]/', production, 'blocked_address'],
+    ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', production, 'blocked_address'],
+    ['documentation 3fff::/20', 'https://[3fff::1]/', production, 'blocked_address'],
+    ['SRv6 SIDs', 'https://[5f00::1]/', production, 'blocked_address'],
+    ['dummy IPv6 prefix', 'https://[100:0:0:1::1]/', production, 'blocked_address'],
+    ['NAT64 of a private address', 'https://[64:ff9b::192.168.0.1]/', production, 'blocked_address'],
+    ['6to4 of a private address', 'https://[2002:c0a8:0001::1]/', production, 'blocked_address'],
+    ['reserved IPv6 outside 2000::/3', 'https://[4000::1]/', production, 'blocked_address'],
     ['unspecified IPv6', 'https://[::]/', production, 'blocked_address'],
     ['GCP metadata name', 'https://metadata.google.internal/computeMetadata/v1/', production, 'blocked_host'],
     [

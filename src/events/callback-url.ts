@@ -218,10 +218,16 @@ function classifyIpv6(bytes: Uint8Array): AddressClass {
   const low32 = view.getUint32(12)
   const firstFiveZero = w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0
 
+  // The IANA IPv6 Special-Purpose Address Registry, every entry not globally reachable, plus the
+  // embeddings of IPv4 whose real destination is the embedded address. Checked in this order.
   if (firstFiveZero && w5 === 0 && w6 === 0 && w7 === 0) return 'forbidden' // ::
   if (firstFiveZero && w5 === 0 && w6 === 0 && w7 === 1) return 'loopback' // ::1
-  // IPv4-mapped (::ffff:a.b.c.d): the socket layer talks IPv4 to the embedded address.
+  // IPv4-mapped (::ffff:a.b.c.d): the socket layer talks IPv4 to the embedded address, so that
+  // address is what is judged.
   if (firstFiveZero && w5 === 0xffff) return classifyIpv4(low32)
+  // IPv4-translated (::ffff:0:a.b.c.d, SIIT): only meaningful behind a translator of someone's own
+  // network, never a destination on the internet.
+  if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0xffff && w5 === 0) return 'forbidden'
   // IPv4-compatible (::a.b.c.d) is deprecated and never a legitimate destination.
   if (firstFiveZero && w5 === 0) return 'forbidden'
   // NAT64 well-known prefix: the translator forwards to the embedded IPv4 address, but a
@@ -231,7 +237,14 @@ function classifyIpv6(bytes: Uint8Array): AddressClass {
   }
   if (w0 === 0x64 && w1 === 0xff9b && w2 === 1) return 'private' // local-use NAT64 (64:ff9b:1::/48)
   if (w0 === 0x2002) return embeddedClass(classifyIpv4(((w1 << 16) | w2) >>> 0)) // 6to4
-  if (w0 === 0x0100 && w1 === 0 && w2 === 0 && w3 === 0) return 'forbidden' // discard-only 100::/64
+  if (w0 === 0x0100 && w1 === 0 && w2 === 0 && (w3 === 0 || w3 === 1)) return 'forbidden' // discard-only 100::/64, dummy 100:0:0:1::/64
+  // IETF protocol assignments 2001::/23: Teredo 2001::/32 (tunnels to hidden IPv4 hosts),
+  // benchmarking 2001:2::/48, ORCHID 2001:10::/28 and ORCHIDv2 2001:20::/28 (identifiers, not
+  // routable), and the anycast services and AS112 sinks beside them, none of them a receiver.
+  if (w0 === 0x2001 && w1 < 0x0200) return 'private'
+  if (w0 === 0x2001 && w1 === 0x0db8) return 'private' // documentation 2001:db8::/32
+  if (w0 === 0x3fff && w1 < 0x1000) return 'private' // documentation 3fff::/20
+  if (w0 === 0x5f00) return 'private' // segment routing (SRv6) SIDs 5f00::/16
   if (w0 === 0xfd00 && w1 === 0x0ec2 && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0 && w6 === 0) {
     if (w7 === 0x254) return 'forbidden' // AWS instance metadata over IPv6 (fd00:ec2::254)
   }
@@ -239,8 +252,9 @@ function classifyIpv6(bytes: Uint8Array): AddressClass {
   if ((w0 & 0xffc0) === 0xfe80) return 'private' // link-local fe80::/10
   if ((w0 & 0xffc0) === 0xfec0) return 'private' // deprecated site-local fec0::/10
   if ((w0 & 0xff00) === 0xff00) return 'forbidden' // multicast ff00::/8
-  if (w0 === 0x2001 && w1 === 0x0db8) return 'private' // documentation 2001:db8::/32
-  if (w0 === 0x2001 && w1 === 0) return 'private' // Teredo 2001::/32 tunnels to hidden IPv4 hosts
+  // Everything else outside global unicast 2000::/3 is reserved by the IETF (IANA IPv6 Address
+  // Space registry): no host there is reachable on the internet.
+  if ((w0 & 0xe000) !== 0x2000) return 'forbidden'
   return 'public'
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
-import { DELIVERY_CHANNEL } from './outbox.js'
+import { DELIVERY_CHANNEL } from './channels.js'
 
 const SECRET = 'whsec_delivery_wake_test_secret_0123456789'
 const swap = {

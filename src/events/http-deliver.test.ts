@@ -270,6 +270,22 @@ describe('deliver: address checks (SSRF)', () => {
     ['a unique-local IPv6 address', ['fd00::1'], { allowPrivate: false }],
     ['a public and a private address together', ['93.184.216.34', '10.0.0.1'], { allowPrivate: false }],
     ['0.0.0.0, even with private allowed', ['0.0.0.0'], { allowPrivate: true }],
+    // DNS answers in the special-purpose ranges of issue 16.
+    ['an IPv4-translated address', ['::ffff:0:93.184.216.34'], { allowPrivate: true }],
+    ['a benchmarking IPv6 address', ['2001:2::1'], { allowPrivate: false }],
+    ['an ORCHID address', ['2001:10::1'], { allowPrivate: false }],
+    ['an ORCHIDv2 address', ['2001:20::1'], { allowPrivate: false }],
+    ['a Teredo address', ['2001:0:4136:e378:8000:63bf:3fff:fdd2'], { allowPrivate: false }],
+    ['a 3fff::/20 documentation address', ['3fff::1'], { allowPrivate: false }],
+    ['an SRv6 SID', ['5f00::1'], { allowPrivate: false }],
+    ['a NAT64 translation of a private address', ['64:ff9b::10.0.0.1'], { allowPrivate: false }],
+    ['a 6to4 address of a private address', ['2002:0a00:0001::1'], { allowPrivate: false }],
+    ['a reserved IPv6 address', ['4000::1'], { allowPrivate: true }],
+    [
+      'a public and a special-purpose IPv6 address together',
+      ['2606:4700:4700::1111', '3fff::1'],
+      { allowPrivate: false },
+    ],
   ])('refuses a name resolving to %s without any connection attempt', async (_name, addresses, opts) => {
     const connect = forbidConnections()
     const lookup = fixedLookup(...addresses)

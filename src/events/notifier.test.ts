@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDb } from '../../test/helpers/harness.js'
 import type { Db } from '../db/db.js'
 import { createNotifier, mirrorTxnNotifies, NotifierFullError, type Notifier } from './notifier.js'
-import { TXN_CHANNEL } from './outbox.js'
+import { TXN_CHANNEL, WAKE_CHANNEL } from './channels.js'
 
 const quiet = { warn: () => {} }
 const REDIS_URL = 'redis://127.0.0.1:6379'
@@ -48,12 +48,12 @@ describe('the notifier hub', () => {
 
     await expect(
       db.tx(async (q) => {
-        await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_a'])
+        await q.notify(TXN_CHANNEL, 'txn_a')
         throw new Error('roll back')
       }),
     ).rejects.toThrow('roll back')
     await db.tx(async (q) => {
-      await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_a'])
+      await q.notify(TXN_CHANNEL, 'txn_a')
       await new Promise((r) => setTimeout(r, 50))
       // Nothing is announced while the transaction is open.
       expect(seenA).toEqual([])
@@ -77,7 +77,7 @@ describe('the notifier hub', () => {
     first()
     expect(hub.listenerCount).toBe(1)
     await hub.subscribe('txn_y', () => {})
-    await db.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, 'txn_x'])
+    await db.notify(TXN_CHANNEL, 'txn_x')
     await until(() => calls === 1)
     await new Promise((r) => setTimeout(r, 50))
     expect(calls).toBe(1)
@@ -118,7 +118,7 @@ describe('the notifier hub', () => {
 
       await expect(
         mirrored.tx(async (q) => {
-          await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+          await q.notify(TXN_CHANNEL, txnId)
           throw new Error('roll back')
         }),
       ).rejects.toThrow()
@@ -126,13 +126,13 @@ describe('the notifier hub', () => {
       expect(calls).toBe(0)
 
       await mirrored.tx(async (q) => {
-        await q.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+        await q.notify(TXN_CHANNEL, txnId)
       })
       await until(() => calls === 1)
-      await mirrored.query('SELECT pg_notify($1, $2)', [TXN_CHANNEL, txnId])
+      await mirrored.notify(TXN_CHANNEL, txnId)
       await until(() => calls === 2)
       // Other NOTIFYs are not mirrored.
-      await mirrored.query('SELECT pg_notify($1, $2)', ['svcpay_wake', txnId])
+      await mirrored.notify(WAKE_CHANNEL, txnId)
       await new Promise((r) => setTimeout(r, 200))
       expect(calls).toBe(2)
     },

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 
 import type { Db, Queryable } from '../db/db.js'
-import { TXN_CHANNEL } from './outbox.js'
+import { TXN_CHANNEL } from './channels.js'
 
 /** The Redis channel that mirrors {@link TXN_CHANNEL} when `REDIS_URL` is set. */
 export const REDIS_TXN_CHANNEL = 'svcpay:txn'
@@ -203,7 +203,7 @@ export function createNotifier(deps: NotifierDeps): Notifier {
 }
 
 /**
- * Wraps a Db so that every outbox NOTIFY on {@link TXN_CHANNEL} is also published over Redis once
+ * Wraps a Db so that every notification on {@link TXN_CHANNEL} is also published over Redis once
  * its database transaction has committed (and never when it rolls back). PostgreSQL's own NOTIFY
  * is commit-bound already; Redis is told afterwards by the committing process. Everything else
  * passes straight through.
@@ -211,11 +211,10 @@ export function createNotifier(deps: NotifierDeps): Notifier {
 export function mirrorTxnNotifies(db: Db, publish: (txnId: string) => void): Db {
   return {
     engine: db.engine,
-    async query(sql, params) {
-      const result = await db.query(sql, params)
-      const txnId = notifiedTxnId(sql, params)
-      if (txnId !== undefined) publish(txnId)
-      return result
+    query: (sql, params) => db.query(sql, params),
+    async notify(channel, payload = '') {
+      await db.notify(channel, payload)
+      if (channel === TXN_CHANNEL) publish(payload)
     },
     async tx(fn) {
       let notified: string[] = []
@@ -223,11 +222,10 @@ export function mirrorTxnNotifies(db: Db, publish: (txnId: string) => void): Db 
         // The inner tx may run `fn` again after a serialization failure; only the last run commits.
         notified = []
         const watched: Queryable = {
-          async query(sql, params) {
-            const r = await q.query(sql, params)
-            const txnId = notifiedTxnId(sql, params)
-            if (txnId !== undefined) notified.push(txnId)
-            return r
+          query: (sql, params) => q.query(sql, params),
+          async notify(channel, payload = '') {
+            await q.notify(channel, payload)
+            if (channel === TXN_CHANNEL) notified.push(payload)
           },
         }
         return fn(watched)
@@ -238,10 +236,4 @@ export function mirrorTxnNotifies(db: Db, publish: (txnId: string) => void): Db 
     listen: (channel, onPayload) => db.listen(channel, onPayload),
     close: () => db.close(),
   }
-}
-
-/** The transaction id of an outbox NOTIFY (`SELECT pg_notify($1, $2)` with `$1` = `svcpay_txn`). */
-function notifiedTxnId(sql: string, params: unknown[] | undefined): string | undefined {
-  if (params === undefined || params[0] !== TXN_CHANNEL || typeof params[1] !== 'string') return undefined
-  return /pg_notify/i.test(sql) ? params[1] : undefined
 }

@@ -1,15 +1,6 @@
-import { NOTIFY_SQL, type Queryable } from '../db/db.js'
+import type { Queryable } from '../db/db.js'
 import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
-
-/** The NOTIFY channel that carries a transaction id after each committed state change. */
-export const TXN_CHANNEL = 'svcpay_txn'
-
-/**
- * The NOTIFY channel that wakes the delivery workers: sent only by a commit that enqueued a webhook
- * delivery, so that a busy service without webhooks does not look for due deliveries after every
- * commit.
- */
-export const DELIVERY_CHANNEL = 'svcpay_deliveries'
+import { DELIVERY_CHANNEL, TXN_CHANNEL } from './channels.js'
 
 /** A select-list item for the statement holding outboxSql: how many deliveries it enqueued. */
 export const ENQUEUED_COLUMN = '(SELECT count(*) FROM delivery)::int AS enqueued'
@@ -50,8 +41,8 @@ export function outboxSql(first: number): string {
  * statement enqueued webhook deliveries, wakes the delivery workers.
  */
 export async function notifyChange(q: Queryable, txnId: string, enqueued = 0): Promise<void> {
-  await q.query(NOTIFY_SQL, [TXN_CHANNEL, txnId])
-  if (enqueued > 0) await q.query(NOTIFY_SQL, [DELIVERY_CHANNEL, ''])
+  await q.notify(TXN_CHANNEL, txnId)
+  if (enqueued > 0) await q.notify(DELIVERY_CHANNEL)
 }
 
 /** A row read back with ENQUEUED_COLUMN, without that column, and the count it held. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 
 import { adminAuth } from '../admin/routes.js'
@@ -14,12 +15,7 @@ import {
   WebhookUpdateBody,
   WebhookUpdatedOut,
 } from './schemas.js'
-import {
-  DELIVERY_PAGE_SIZE_MAX,
-  type DeliveryQuery,
-  type WebhookInput,
-  type WebhooksService,
-} from './service.js'
+import { DELIVERY_PAGE_SIZE_MAX, type WebhooksService } from './service.js'
 
 const TAGS = ['Webhooks']
 
@@ -39,9 +35,10 @@ const DeliveryParams = Type.Object({
 
 /** The webhook API of the spec (POST/GET/PUT/DELETE /api/v2/webhook) and the owner's delivery record. */
 export function webhookRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { auth: AuthService; webhooks: WebhooksService },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
   const { webhooks } = deps
 
@@ -59,7 +56,7 @@ export function webhookRoutes(
         response: { 200: WebhookOut, ...errors(400, 401, 413, 415, 429) },
       },
     },
-    async (request) => webhooks.create(principalOf(request).accountId, request.body as WebhookInput),
+    async (request) => webhooks.create(principalOf(request).accountId, request.body),
   )
 
   app.get(
@@ -92,9 +89,9 @@ export function webhookRoutes(
       },
     },
     async (request) => {
-      const { webhookId } = request.params as { webhookId: string }
+      const { webhookId } = request.params
       if (request.body === undefined) throw new ApiError('invalid_request', 'Send callback, secret or both')
-      return webhooks.update(principalOf(request).accountId, webhookId, request.body as Partial<WebhookInput>)
+      return webhooks.update(principalOf(request).accountId, webhookId, request.body)
     },
   )
 
@@ -112,9 +109,9 @@ export function webhookRoutes(
       },
     },
     async (request, reply) => {
-      const { webhookId } = request.params as { webhookId: string }
+      const { webhookId } = request.params
       await webhooks.remove(principalOf(request).accountId, webhookId)
-      return reply.code(204).send()
+      return reply.code(204).send(null)
     },
   )
 
@@ -133,9 +130,9 @@ export function webhookRoutes(
       },
     },
     async (request) => {
-      const { webhookId } = request.params as { webhookId: string }
+      const { webhookId } = request.params
       const accountId = principalOf(request).accountId
-      return webhooks.listDeliveries({ accountId, webhookId }, request.query as DeliveryQuery)
+      return webhooks.listDeliveries({ accountId, webhookId }, request.query)
     },
   )
 
@@ -153,7 +150,7 @@ export function webhookRoutes(
       },
     },
     async (request) => {
-      const { webhookId, deliveryId } = request.params as { webhookId: string; deliveryId: string }
+      const { webhookId, deliveryId } = request.params
       const accountId = principalOf(request).accountId
       return { data: await webhooks.redeliver({ accountId, webhookId }, deliveryId) }
     },
@@ -162,9 +159,10 @@ export function webhookRoutes(
 
 /** The operator's view of deliveries (`svcpay webhook deliveries|redeliver`), behind ADMIN_TOKEN. */
 export function webhookAdminRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { webhooks: WebhooksService; adminToken: string },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
 
@@ -181,7 +179,7 @@ export function webhookAdminRoutes(
       },
     },
     async (request) => {
-      const { accountId, ...query } = request.query as DeliveryQuery & { accountId: string }
+      const { accountId, ...query } = request.query
       return deps.webhooks.listDeliveries({ accountId }, query)
     },
   )
@@ -193,7 +191,7 @@ export function webhookAdminRoutes(
       schema: { ...schema, params: Type.Object({ deliveryId: Type.String({ maxLength: 32 }) }) },
     },
     async (request) => {
-      const { deliveryId } = request.params as { deliveryId: string }
+      const { deliveryId } = request.params
       return { data: await deps.webhooks.redeliver({}, deliveryId) }
     },
   )

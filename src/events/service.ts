@@ -8,7 +8,7 @@ import type { SecretBox } from '../shared/secret-box.js'
 import { checkCallbackUrl, classifyAddress, isClassAllowed } from './callback-url.js'
 import { eventIdOf } from './delivery-worker.js'
 import type { ResolveHost } from './http-deliver.js'
-import { DELIVERY_CHANNEL } from './outbox.js'
+import { DELIVERY_CHANNEL } from './channels.js'
 
 /** Webhook secrets: at least this long (contract section 7), and a bound on the other side. */
 export const SECRET_LENGTH_MIN = 16
@@ -93,9 +93,12 @@ export interface WebhooksService {
   ): Promise<WebhookView & { updatedAt: number }>
   /** Removes the webhook and cancels its pending deliveries. */
   remove(accountId: string, webhookId: string): Promise<void>
-  /** Deliveries newest first: of one live webhook of the account, or (operators) of all its webhooks. */
+  /**
+   * Deliveries newest first: of one live webhook of the account, or (operators) of all its webhooks;
+   * the console also asks for those of one transaction, or of every account (no accountId).
+   */
   listDeliveries(
-    filter: { accountId: string; webhookId?: string },
+    filter: { accountId?: string; webhookId?: string; txnId?: string },
     query: DeliveryQuery,
   ): Promise<DeliveryPage>
   /**
@@ -337,10 +340,19 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
     async listDeliveries(filter, query) {
       const limit = wholeNumber(query.limit, 'limit', DELIVERY_PAGE_SIZE_DEFAULT, DELIVERY_PAGE_SIZE_MAX)
       const page = wholeNumber(query.page, 'page', 1, PAGE_MAX)
-      if (filter.webhookId !== undefined) await liveWebhook(db, filter.accountId, filter.webhookId)
-      const where = ['w.account_id = $1']
-      const params: unknown[] = [filter.accountId]
+      const where: string[] = []
+      const params: unknown[] = []
+      if (filter.accountId !== undefined) {
+        params.push(filter.accountId)
+        where.push(`w.account_id = $${params.length}`)
+      }
+      if (filter.txnId !== undefined) {
+        params.push(filter.txnId)
+        where.push(`e.txn_id = $${params.length}`)
+      }
       if (filter.webhookId !== undefined) {
+        if (filter.accountId === undefined) throw new Error('a webhook filter needs its account')
+        await liveWebhook(db, filter.accountId, filter.webhookId)
         params.push(filter.webhookId)
         where.push(`d.webhook_id = $${params.length}`)
       }
@@ -356,7 +368,7 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
         where.push(`d.status = $${params.length}`)
       }
       const from = `FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-                    WHERE ${where.join(' AND ')}`
+                    WHERE ${where.length ? where.join(' AND ') : 'TRUE'}`
       const { rows: counted } = await db.query<{ total: bigint }>(`SELECT count(*) AS total ${from}`, params)
       const { rows } = await db.query<DeliveryRow>(
         `SELECT ${DELIVERY_COLUMNS} ${from} ORDER BY d.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
@@ -406,7 +418,7 @@ export function createWebhooksService(deps: WebhooksDeps): WebhooksService {
           [found.event_id, target.id, at],
         )
         // Wakes the delivery workers of every instance, as a new event would.
-        await q.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, ''])
+        await q.notify(DELIVERY_CHANNEL)
         return inserted[0]!.id
       })
       const { rows } = await db.query<DeliveryRow>(

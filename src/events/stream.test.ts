@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
+import net from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -218,6 +219,128 @@ describe('GET /api/v2/transaction/{txnId}/events over real HTTP', () => {
     })
     await replay.ended
     expect(statesOf(replay.messages)).toEqual(['quoted', 'usercanceled'])
+  })
+
+  it(
+    'a reconnect loop after the final state gets 204 each time, holds no stream and never reaches the cap',
+    { timeout: 90_000 },
+    async () => {
+      const q = await h.api('POST', '/api/v2/transaction', a.token, swap())
+      await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
+      const path = `/api/v2/transaction/${q.body.txnId}/events`
+      // What an EventSource does: open, read until the server closes, reconnect with the last id.
+      // A connection the server does not close within the wait is left open, as an EventSource
+      // would keep it, so a stream that never ends piles up against the per-account cap.
+      let lastEventId: string | undefined
+      const statuses: number[] = []
+      const held: SseClient[] = []
+      for (let i = 0; i < 25; i++) {
+        const s = await openSse(
+          base,
+          path,
+          a.token,
+          lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
+        )
+        statuses.push(s.status)
+        const ended = await Promise.race([
+          s.ended.then(() => true),
+          new Promise((r) => setTimeout(() => r(false), 1_500)),
+        ])
+        if (!ended) held.push(s)
+        lastEventId = s.messages.at(-1)?.id ?? lastEventId
+      }
+      for (const s of held) s.close()
+      expect(held).toHaveLength(0)
+      expect(statuses[0]).toBe(200)
+      expect(statuses.slice(1)).toEqual(Array(24).fill(204))
+      await expect.poll(() => h.c.notifier.listenerCount).toBe(0)
+      // An id beyond the transaction's events (another transaction's, or made up) ends it too.
+      const beyond = await openSse(base, path, a.token, { 'last-event-id': '999999999999' })
+      await beyond.ended
+      expect(beyond.status).toBe(204)
+      // The account may still open its streams.
+      const open = await h.api('POST', '/api/v2/transaction', a.token, swap())
+      const live = await openSse(base, `/api/v2/transaction/${open.body.txnId}/events`, a.token)
+      expect(live.status).toBe(200)
+      await live.waitFor(1)
+      await h.api('PUT', `/api/v2/transaction/${open.body.txnId}/cancel`, a.token)
+      await live.ended
+    },
+  )
+
+  it('a stream resumed with an id beyond its events still closes when the transaction ends', async () => {
+    const q = await h.api('POST', '/api/v2/transaction', a.token, swap())
+    const s = await openSse(base, `/api/v2/transaction/${q.body.txnId}/events`, a.token, {
+      'last-event-id': '999999999999',
+    })
+    expect(s.status).toBe(200)
+    await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)
+    const ended = await Promise.race([
+      s.ended.then(() => true),
+      new Promise((r) => setTimeout(() => r(false), 3_000)),
+    ])
+    s.close()
+    expect(ended).toBe(true)
+    await expect.poll(() => h.c.notifier.listenerCount).toBe(0)
+  })
+
+  it(
+    'holds no stream for a client that went away before its stream started',
+    { timeout: 60_000 },
+    async () => {
+      const q = await h.api('POST', '/api/v2/transaction', a.token, swap())
+      const { port } = new URL(base)
+      // Each client sends its request and hangs up at once, while the service is still checking it.
+      for (let i = 0; i < 30; i++) {
+        await new Promise<void>((resolve) => {
+          const socket = net.connect(Number(port), '127.0.0.1', () => {
+            socket.write(
+              `GET /api/v2/transaction/${q.body.txnId}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${a.token}\r\nAccept: text/event-stream\r\n\r\n`,
+            )
+            setTimeout(() => socket.destroy(), i % 3)
+          })
+          socket.on('close', () => resolve())
+          socket.on('error', () => resolve())
+        })
+      }
+      await expect.poll(() => h.c.notifier.listenerCount, { timeout: 5_000 }).toBe(0)
+      // The account still has all of its streams.
+      const streams: SseClient[] = []
+      for (let i = 0; i < 20; i++) {
+        const s = await openSse(base, `/api/v2/transaction/${q.body.txnId}/events`, a.token)
+        expect(s.status, `stream ${i + 1}`).toBe(200)
+        streams.push(s)
+      }
+      for (const s of streams) s.close()
+      await expect.poll(() => h.c.notifier.listenerCount).toBe(0)
+      await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)
+    },
+  )
+
+  it('answers HEAD with the headers and no stream', async () => {
+    const q = await h.api('POST', '/api/v2/transaction', a.token, swap())
+    const head = (txnId: string) =>
+      new Promise<http.IncomingMessage>((resolve, reject) => {
+        const req = http.request(`${base}/api/v2/transaction/${txnId}/events`, {
+          method: 'HEAD',
+          headers: { authorization: `Bearer ${a.token}` },
+          timeout: 3_000,
+        })
+        req.on('response', (res) => {
+          res.resume()
+          res.on('end', () => resolve(res))
+        })
+        req.on('timeout', () => req.destroy(new Error('HEAD did not finish')))
+        req.on('error', reject)
+        req.end()
+      })
+    const res = await head(q.body.txnId)
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8')
+    expect(res.headers['x-ratelimit-limit']).toBeDefined()
+    expect((await head('txn_0000000000000000000000000')).statusCode).toBe(404)
+    expect(h.c.notifier.listenerCount).toBe(0)
+    await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)
   })
 
   it('keeps the connection open with comment lines and cleans up when the client goes away', async () => {

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { Type } from 'typebox'
 
 import type { AuthService } from '../auth/service.js'
@@ -7,6 +6,7 @@ import type { Queryable } from '../db/db.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
+import { openSse, SSE_HEADERS, type SsePump } from '../http/sse.js'
 import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 import { eventBody, type EventRow } from './delivery-worker.js'
 import { NotifierFullError, type Notifier } from './notifier.js'
@@ -17,8 +17,7 @@ export const STREAMS_PER_ACCOUNT_MAX = 20
 /** Events read per query; a stream that is further behind reads again at once. */
 const EVENTS_BATCH_MAX = 100
 
-/** How long a client waits before reconnecting after the connection drops (the SSE `retry` field). */
-const RECONNECT_MS = 3_000
+const STREAM_HEADERS = { ...SSE_HEADERS, 'cache-control': 'no-cache, no-transform' } as const
 
 export interface StreamDeps {
   auth: AuthService
@@ -32,7 +31,11 @@ export interface StreamDeps {
  * `GET /api/v2/transaction/{txnId}/events`: a server-sent-event stream of one transaction's state
  * (contract section 7). It sends the current state at once, then every change as `event: status`
  * with the webhook body as `data` and the outbox event id as `id`, and closes after a final state.
- * A client that reconnects with `Last-Event-ID` gets every change after that event instead.
+ * A client that reconnects with `Last-Event-ID` gets every change after that event instead; when
+ * there is none and the transaction is final, it gets 204 No Content, which tells an EventSource to
+ * stop reconnecting (HTML standard, "server-sent events": any status but 200 fails the connection).
+ * Without that, every finished stream would come back as an open one sending only keep-alives, and
+ * the account would soon hold its whole quota of streams. `HEAD` answers the headers of `GET`.
  *
  * Changes come from the outbox (the `events` table), read whenever the notifier reports a commit
  * for the transaction on any instance, so no intermediate state is skipped however fast they follow
@@ -55,10 +58,14 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
         tags: ['Transactions'],
         summary: 'Stream the state of a transaction (server-sent events)',
         description:
-          '`text/event-stream`. The current state at once, then every change as `event: status` whose `data` is the webhook body `{ txnId, extRefId, txnState, msg, updatedAt }` and whose `id` is the event id; the stream ends after a final state. A comment line every 15 s keeps it open. Send `Last-Event-ID` to resume after an event.',
+          '`text/event-stream`. The current state at once, then every change as `event: status` whose `data` is the webhook body `{ txnId, extRefId, txnState, msg, updatedAt }` and whose `id` is the event id; the stream ends after a final state. A comment line every 15 s keeps it open. Send `Last-Event-ID` to resume after an event: the changes after it follow; when there are none and the transaction is final, the answer is 204 No Content, which stops an EventSource from reconnecting. `HEAD` answers with the headers only.',
         security: BEARER,
         params: Type.Object({ txnId: Type.String({ maxLength: 64 }) }),
         response: {
+          204: {
+            description: 'Resumed with the Last-Event-ID of the final state: nothing more will come',
+            type: 'null',
+          },
           200: {
             description: 'An event stream',
             content: {
@@ -83,6 +90,12 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
         [txnId, accountId],
       )
       if (!rows[0]) throw new ApiError('not_found', 'Transaction not found')
+      const lastEventId = lastEventIdOf(request.headers['last-event-id'])
+      if (lastEventId !== undefined && (await finishedBefore(deps.db, txnId, lastEventId))) {
+        return reply.code(204).send()
+      }
+      // A HEAD is answered like the other HEADs: the headers a GET would have, no body, no stream.
+      if (request.method === 'HEAD') return reply.code(200).headers(STREAM_HEADERS).send()
       if ((perAccount.get(accountId) ?? 0) >= STREAMS_PER_ACCOUNT_MAX) {
         throw new ApiError(
           'rate_limit_exceeded',
@@ -109,31 +122,29 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
         throw err
       }
 
-      const stream = sendStatusStream(reply, {
+      // The stream may end before it is returned (a client that already hung up).
+      let stream: StatusStream | undefined = undefined
+      const endThis = (): void => stream?.end()
+      stream = sendStatusStream(reply, {
         db: deps.db,
         txnId,
-        lastEventId: lastEventIdOf(request.headers['last-event-id']),
+        lastEventId,
         heartbeatMs: deps.heartbeatMs,
         onEnd: () => {
           unsubscribe()
           release()
-          open.delete(stream.end)
+          open.delete(endThis)
         },
       })
-      open.add(stream.end)
+      if (!stream.ended) open.add(endThis)
       wake = stream.pump
       stream.pump()
     },
   )
 }
 
-/** An open status stream. */
-export interface StatusStream {
-  /** Reads and sends what the outbox has beyond the last event sent; call it on every notification. */
-  pump(): void
-  /** Closes the stream (idempotent); `onEnd` runs once. */
-  end(): void
-}
+/** An open status stream: `pump()` reads and sends what the outbox has beyond the last event sent. */
+export type StatusStream = SsePump
 
 export interface StatusStreamOptions {
   db: Queryable
@@ -148,47 +159,21 @@ export interface StatusStreamOptions {
 /**
  * Takes over the reply and writes one transaction's status as server-sent events. The caller has
  * already authorised the request and subscribed to the notifier; it calls `pump()` on every
- * notification and once at the start. Kept apart from the route so that other streams (the hosted
- * invoice page's public one) write the same format.
+ * notification and once at the start.
  */
 export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions): StatusStream {
-  reply.hijack()
-  const res: ServerResponse = reply.raw
-  // Headers set by earlier hooks (the rate-limit headers) are sent too; hijacking bypasses Fastify's send.
-  const earlier: OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) earlier[name] = typeof value === 'number' ? String(value) : value
-  }
-  res.writeHead(200, {
-    ...earlier,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    // Proxies that buffer responses (nginx) would hold the events back.
-    'x-accel-buffering': 'no',
-  })
-  res.write(`retry: ${RECONNECT_MS}\n\n`)
-
   let cursor = opts.lastEventId
-  let ended = false
-  let running = false
-  let again = false
 
-  const end = (): void => {
-    if (ended) return
-    ended = true
-    clearInterval(heartbeat)
-    opts.onEnd()
-    res.end()
-  }
-
-  const send = (event: EventRow): boolean => {
-    res.write(`event: status\nid: ${event.id}\ndata: ${eventBody(event).toString('utf8')}\n\n`)
+  /** Sends one event; true when it announced a final state and the stream has ended. */
+  const send = (stream: SsePump, event: EventRow): boolean => {
+    stream.write(`event: status\nid: ${event.id}\ndata: ${eventBody(event).toString('utf8')}\n\n`)
     cursor = event.id
-    return FINAL_STATES.has(event.txn_state as TxnState)
+    if (!FINAL_STATES.has(event.txn_state as TxnState)) return false
+    stream.end()
+    return true
   }
 
-  const readOnce = async (): Promise<boolean> => {
+  const read = async (stream: SsePump): Promise<boolean> => {
     if (cursor === undefined) {
       // The current state: the latest event, which was written with the state it announces.
       const { rows } = await opts.db.query<EventRow>(
@@ -196,7 +181,7 @@ export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions)
         [opts.txnId],
       )
       if (rows[0]) {
-        if (send(rows[0])) end()
+        send(stream, rows[0])
         return false
       }
       cursor = 0n
@@ -206,48 +191,37 @@ export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions)
         WHERE txn_id = $1 AND id > $2 ORDER BY id LIMIT ${EVENTS_BATCH_MAX}`,
       [opts.txnId, String(cursor)],
     )
-    for (const row of rows) {
-      if (ended) return false
-      if (send(row)) {
-        end()
-        return false
-      }
+    for (const row of rows) if (stream.ended || send(stream, row)) return false
+    if (rows.length === 0 && cursor !== undefined && (await finishedBefore(opts.db, opts.txnId, cursor))) {
+      // The final state lies at or before the cursor (a Last-Event-ID from beyond this transaction's
+      // events): nothing will ever follow, so the stream must not stay open on keep-alives.
+      stream.end()
+      return false
     }
     return rows.length === EVENTS_BATCH_MAX
   }
 
-  // One read at a time; a notification during a read asks for one more read afterwards.
-  const pump = (): void => {
-    if (ended) return
-    if (running) {
-      again = true
-      return
-    }
-    running = true
-    void (async () => {
-      try {
-        do {
-          again = false
-          if (await readOnce()) again = true
-        } while (again && !ended)
-      } catch {
-        // A database hiccup ends the stream; the client reconnects with Last-Event-ID and resumes.
-        end()
-      } finally {
-        running = false
-      }
-    })()
-  }
+  return openSse(reply, {
+    headers: { ...STREAM_HEADERS, connection: 'keep-alive' },
+    heartbeatMs: opts.heartbeatMs,
+    read,
+    onEnd: opts.onEnd,
+  })
+}
 
-  const heartbeat = setInterval(() => {
-    if (ended) return
-    res.write(': keep-alive\n\n')
-    pump()
-  }, opts.heartbeatMs)
-  res.on('close', end)
-  res.on('error', end)
-
-  return { pump, end }
+/**
+ * Whether the transaction's last event is a final state at or before `eventId`: a stream resumed
+ * there has nothing left to send, now or later.
+ */
+async function finishedBefore(db: Queryable, txnId: string, eventId: bigint): Promise<boolean> {
+  const { rows } = await db.query<{ id: string | bigint; txn_state: string }>(
+    'SELECT id, txn_state FROM events WHERE txn_id = $1 ORDER BY id DESC LIMIT 1',
+    [txnId],
+  )
+  const latest = rows[0]
+  return (
+    latest !== undefined && FINAL_STATES.has(latest.txn_state as TxnState) && BigInt(latest.id) <= eventId
+  )
 }
 
 function lastEventIdOf(header: string | string[] | undefined): bigint | undefined {

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
@@ -8,7 +9,8 @@ import { sourceOfFundsCodes } from './source-of-funds.js'
 import { InstitutionSchema, SourceOfFundsCodesSchema } from './schemas.js'
 
 /** Reference data for fiat payouts: where money can go, and what a source-of-funds code means. */
-export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
+export function fiatRoutes(fastify: FastifyInstance, deps: { auth: AuthService }): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
 
   app.get(
@@ -28,7 +30,7 @@ export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
       },
     },
     async (request) => {
-      const { ccy } = request.query as { ccy: string }
+      const { ccy } = request.query
       return { data: listInstitutions(ccy).map(({ code, name, shortName }) => ({ code, name, shortName })) }
     },
   )
@@ -49,6 +51,9 @@ export function fiatRoutes(app: FastifyInstance, deps: { auth: AuthService }): v
         },
       },
     },
-    async () => ({ data: sourceOfFundsCodes() }),
+    async () => {
+      const { purpose, source, relationship } = sourceOfFundsCodes()
+      return { data: { purpose: [...purpose], source: [...source], relationship: [...relationship] } }
+    },
   )
 }

@@ -68,6 +68,19 @@ describe('checkSourceOfFunds', () => {
     expect(checkSourceOfFunds({ purpose: -1, source: 1, relationship: 1 }).ok).toBe(false)
   })
 
+  it('never echoes the submitted code in its issue', () => {
+    const result = checkSourceOfFunds({ purpose: 987654321, source: 1, relationship: 1 })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    expect(result.details).toEqual([
+      {
+        field: 'sourceOfFunds.purpose',
+        issue: 'is not a known code; see GET /api/v2/fiat/source-of-funds-codes',
+      },
+    ])
+    expect(JSON.stringify(result)).not.toContain('987654321')
+  })
+
   it('refuses a block that is not an object', () => {
     for (const input of [1, 'purpose', [1, 2, 3], true]) {
       const result = checkSourceOfFunds(input)

@@ -109,7 +109,7 @@ export function checkSourceOfFunds(input: unknown): SourceOfFundsCheck {
     } else if (typeof raw !== 'number' || !Number.isInteger(raw)) {
       details.push({ field, issue: 'must be an integer code' })
     } else if (!TABLES[name].some((entry) => entry.code === raw)) {
-      details.push({ field, issue: `unknown code ${raw}; see GET /api/v2/fiat/source-of-funds-codes` })
+      details.push({ field, issue: 'is not a known code; see GET /api/v2/fiat/source-of-funds-codes' })
     } else {
       value[name] = raw
     }

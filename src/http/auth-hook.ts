@@ -41,23 +41,39 @@ export function bearerAuth(auth: AuthService) {
   }
 }
 
-/** Token requests count against the key's account, or the client address for an unknown key. */
-export function tokenRequestLimit(auth: AuthService) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const apiKey = request.headers['x-api-key']
-    const owner = typeof apiKey === 'string' && apiKey ? await auth.accountOfKey(apiKey) : undefined
-    if (!owner) return limitAnonymous(request, reply)
-    enforce(
-      reply,
-      await request.server.rateLimiter.consume({
-        accountId: owner.accountId,
-        tier: owner.tier,
-        keyId: apiKey as string,
-        method: request.method,
-        route: request.routeOptions.url ?? request.url,
-      }),
-    )
-  }
+/**
+ * The onRequest guard of routes whose credentials could be guessed at (the token exchange, the
+ * operator routes): an address that has spent its budget of failed requests is refused before its
+ * credentials are checked, so a correct guess is no more visible than a wrong one until the window
+ * resets. Nothing is counted here; a failure is counted when it is answered (rate-limit-headers.ts).
+ */
+export async function refuseSpentAddress(request: FastifyRequest): Promise<void> {
+  const decision = await request.server.rateLimiter.peekAnonymous(request.ip)
+  // The headers of the refusal are written as it is sent, from the same window.
+  if (!decision.allowed) throw new ApiError('rate_limit_exceeded', rateLimitErrorBody(decision).message)
+}
+
+/**
+ * Counts a token request whose signature has been verified and claimed against the key's account.
+ * Only such a request may spend the account's windows: a wrong or replayed signature, an unknown key
+ * or a malformed body is counted against the client address instead, so an API key alone cannot lock
+ * its account out (contract section 8).
+ */
+export async function limitTokenRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  owner: { accountId: string; tier: 'standard' | 'premium'; keyId: string },
+): Promise<void> {
+  enforce(
+    reply,
+    await request.server.rateLimiter.consume({
+      accountId: owner.accountId,
+      tier: owner.tier,
+      keyId: owner.keyId,
+      method: request.method,
+      route: request.routeOptions.url ?? request.url,
+    }),
+  )
 }
 
 async function limitAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -18,7 +18,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`).toBody())
+    void reply.status(404).send(new ApiError('not_found', 'No route answers this method and path').toBody())
   })
 }
 
@@ -60,14 +60,20 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
 
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
-  const e = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: any }> }
+  const e = err as FastifyError & {
+    validation?: Array<{ instancePath: string; message?: string; params?: any }>
+  }
   if (e?.validation) {
     const context = (e as any).validationContext ?? 'body'
     const details: ErrorDetail[] = e.validation.slice(0, 20).map((v) => ({
       field: fieldName(context, v.instancePath, v.params),
       issue: v.message ?? 'is invalid',
     }))
-    return new ApiError('invalid_request', `Invalid request: ${details.map((d) => `${d.field} ${d.issue}`).join('; ')}`, details)
+    return new ApiError(
+      'invalid_request',
+      `Invalid request: ${details.map((d) => `${d.field} ${d.issue}`).join('; ')}`,
+      details,
+    )
   }
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -100,8 +106,23 @@ function fieldName(context: string, instancePath: string, params: any): string {
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
   if (params?.missingProperty) path.push(params.missingProperty)
   if (params?.additionalProperty) path.push(params.additionalProperty)
+  // A path may hold keys the client chose; error texts never echo input, so those are masked.
+  return maskedFieldName(context, path)
+}
+
+function maskedFieldName(context: string, path: string[]): string {
   const prefix = context === 'body' ? '' : context === 'querystring' ? 'query.' : `${context}.`
-  return prefix + (path.join('.') || (context === 'body' ? 'body' : context))
+  return prefix + (path.map(safeKey).join('.') || (context === 'body' ? 'body' : context))
+}
+
+const KEY_SHOWN = /^[A-Za-z0-9_-]{1,40}$/
+
+/**
+ * A key of a field path as it may appear in an error text: the schema's own names (and array
+ * indexes) pass; anything else a client could have chosen is shown as `*`, never echoed.
+ */
+export function safeKey(key: string): string {
+  return KEY_SHOWN.test(key) ? key : '*'
 }
 
 /** Log errors without anything a request may have carried in them. */

@@ -4,8 +4,10 @@ import { JsonInputError, parseJsonBody, stringify } from '../shared/json.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The exact body text, for signatures computed over the bytes the client sent. */
+    /** The body decoded as UTF-8 (invalid sequences become U+FFFD): for reading, not for signatures. */
     rawBody?: string
+    /** The body's bytes exactly as the client sent them, for signatures (contract section 4). */
+    rawBodyBytes?: Buffer
   }
 }
 
@@ -17,17 +19,33 @@ declare module 'fastify' {
  */
 export function installJson(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string
-    request.rawBody = text
-    if (text.trim() === '') return done(null, undefined)
-    try {
-      done(null, parseJsonBody(text))
-    } catch (err) {
-      const message = err instanceof JsonInputError ? `The body is not valid JSON: ${err.message}` : 'The body is not valid JSON'
-      done(new ApiError('invalid_json', message.slice(0, 200)), undefined)
-    }
-  })
+  app.addContentTypeParser(
+    /^application\/([\w.+-]+\+)?json(\s*;.*)?$/i,
+    { parseAs: 'buffer' },
+    (request, body, done) => {
+      const bytes = body as Buffer
+      const text = bytes.toString('utf8')
+      request.rawBodyBytes = bytes
+      request.rawBody = text
+      if (text.trim() === '') return done(null, undefined)
+      try {
+        done(null, parseJsonBody(text))
+      } catch (err) {
+        done(new ApiError('invalid_json', jsonErrorMessage(err)), undefined)
+      }
+    },
+  )
   app.setReplySerializer((payload) => stringify(payload))
   app.setSerializerCompiler(() => (data) => stringify(data))
+}
+
+/**
+ * The parser's reasons quote the character they stopped at; error texts never echo input, so only
+ * the position (or the nesting limit, which is ours) is kept.
+ */
+function jsonErrorMessage(err: unknown): string {
+  if (!(err instanceof JsonInputError)) return 'The body is not valid JSON'
+  if (err.message.startsWith('nesting deeper than')) return `The body is not valid JSON: ${err.message}`
+  const at = /at position (\d{1,9})/.exec(err.message)
+  return at ? `The body is not valid JSON (at character ${at[1]})` : 'The body is not valid JSON'
 }

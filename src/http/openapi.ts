@@ -5,6 +5,9 @@
  * described where they are sent. Route files keep declaring only what is particular to them.
  */
 
+import { describeOperations } from './openapi-operations.js'
+import { RATE_LIMIT_EXEMPT_PATHS } from './rate-limit-headers.js'
+
 type Json = Record<string, any>
 
 /** Shared schemas (`app.addSchema`) appear in components under their `$id` (`Transaction`), not `def-N`. */
@@ -19,17 +22,17 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   '400':
     'The request is invalid: `invalid_request` (schema; see details), `invalid_json`, `invalid_amount`, `amount_below_minimum`, `invalid_address`, `invalid_payment_request`, `unsupported_method`, `unsupported_currency_pair`, `method_not_available`, `kyc_required` or `invalid_institution`.',
   '401':
-    'Missing, malformed or expired token, unknown or revoked key (`unauthorized`), or a bad or reused token-request signature (`invalid_signature`, `signature_reused`).',
+    'Missing, malformed or expired token, unknown or revoked key (`unauthorized`), or a bad or reused token-request signature (`invalid_signature`, `signature_reused`). Counted against the client address, never in an account window.',
   '403': 'The token may not read that resource (`forbidden`).',
   '404': 'No such resource, or it belongs to another account (`not_found`).',
   '409': '`duplicate_ext_ref_id`, `invalid_state` or `quote_expired`.',
   '413': 'The body is larger than 64 KiB (`payload_too_large`).',
   '415': 'The body is not sent as application/json (`unsupported_media_type`).',
   '429':
-    'A rate limit is exceeded (`rate_limit_exceeded`); wait `Retry-After` seconds, or until `X-RateLimit-Reset`.',
+    'A rate limit is exceeded (`rate_limit_exceeded`): an account or endpoint window, or the client address window of requests that failed authentication; wait `Retry-After` seconds, or until `X-RateLimit-Reset`.',
   '500': 'An unexpected failure on the service side (`internal_error`); it is logged, never detailed.',
   '503':
-    'The database or the market rates are unavailable for the moment (`service_unavailable`, `rate_unavailable`); try again shortly.',
+    'The database or the market rates are unavailable for the moment (`service_unavailable`, `rate_unavailable`), or the operator has paused sends on this rail while its reserves are reconciled (`sends_paused`, see docs/reconciliation.md); try again shortly.',
 }
 
 /** One example error body per status. */
@@ -58,7 +61,8 @@ const ERROR_EXAMPLES: Record<string, Json> = {
 
 const RATE_LIMIT_HEADERS: Json = {
   'X-RateLimit-Limit': {
-    description: 'Requests allowed in the tightest window that applies',
+    description:
+      'Requests allowed in the tightest window that applies: an account or endpoint window once the credentials are verified, otherwise the client address window. Sent on every answer but those of /healthz, /readyz and /metrics.',
     schema: { type: 'integer' },
   },
   'X-RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
@@ -123,7 +127,7 @@ export function finishOpenapi(documentObject: { openapiObject: unknown } | { swa
   openapiObject.components ??= {}
   openapiObject.components.headers = { ...openapiObject.components.headers, ...RATE_LIMIT_HEADERS }
   for (const [path, item] of Object.entries(openapiObject.paths ?? {}) as [string, Json][]) {
-    const counted = path.startsWith('/api/') || path.startsWith('/sandbox/')
+    const counted = !RATE_LIMIT_EXEMPT_PATHS.has(path)
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       if (!HTTP_METHODS.has(method)) continue
       for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
@@ -149,5 +153,7 @@ export function finishOpenapi(documentObject: { openapiObject: unknown } | { swa
       }
     }
   }
+  // operationIds, public operations' empty security, the license (http/openapi-operations.ts).
+  describeOperations(openapiObject)
   return openapiObject
 }

@@ -367,6 +367,30 @@ describe('unauthenticated requests', () => {
     expect(ds[3]).toMatchObject({ limit: 3, scope: 'client-address', windowSec: 60 })
     expect((await l.consumeAnonymous('2001:db8::1')).allowed).toBe(true)
   })
+
+  it.each([
+    ['Redis', true],
+    ['memory', false],
+  ])('can be read without counting (%s)', async (_name, useRedis) => {
+    const l = limiter({
+      redis: useRedis ? await connected(redisClient()) : undefined,
+      config: config({ unauthenticatedPerMinute: 3 }),
+    })
+    const untouched = await l.peekAnonymous('203.0.113.6')
+    expect(untouched).toMatchObject({ allowed: true, limit: 3, remaining: 3, scope: 'client-address' })
+    expect((await l.peekAnonymous('203.0.113.6')).remaining).toBe(3)
+    await l.consumeAnonymous('203.0.113.6')
+    await l.consumeAnonymous('203.0.113.6')
+    expect(await l.peekAnonymous('203.0.113.6')).toMatchObject({ allowed: true, remaining: 1 })
+    await l.consumeAnonymous('203.0.113.6')
+    const spent = await l.peekAnonymous('203.0.113.6')
+    expect(spent).toMatchObject({ allowed: false, remaining: 0 })
+    expect(spent.retryAfterSec).toBeGreaterThanOrEqual(1)
+    // Reading does not count: the window stays where the three failures left it.
+    await l.consumeAnonymous('203.0.113.6')
+    expect((await l.peekAnonymous('203.0.113.6')).remaining).toBe(0)
+    expect((await l.peekAnonymous('203.0.113.99')).remaining).toBe(3)
+  })
 })
 
 describe('switched off', () => {

@@ -97,6 +97,12 @@ export interface RateLimiter {
   consume(input: ConsumeInput): Promise<Decision>
   /** Counts one request that failed authentication against its client address. */
   consumeAnonymous(ip: string): Promise<Decision>
+  /**
+   * Reads the client address window without counting: `allowed` is false once the address has no
+   * failures left in it. Used to report the headers on answers nothing counted, and to refuse
+   * credentials from a spent address before checking them.
+   */
+  peekAnonymous(ip: string): Promise<Decision>
   /** Where counting happens now: shared in Redis, or per instance in memory. */
   backend(): RateLimitBackend
   /** Detaches from the Redis client (which stays open: its owner closes it). */
@@ -247,6 +253,15 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     async consumeAnonymous(ip) {
       if (!config.enabled) return openDecision(anonymous, now())
       return decide([[anonymous, ip]])
+    },
+
+    async peekAnonymous(ip) {
+      if (!config.enabled) return openDecision(anonymous, now())
+      const res = await anonymous.limiter.get(ip)
+      if (!res || res.msBeforeNext <= 0) return openDecision(anonymous, now())
+      const remaining = Math.max(0, anonymous.points - res.consumedPoints)
+      const seen = new RateLimiterRes(remaining, res.msBeforeNext, res.consumedPoints)
+      return toDecision({ window: anonymous, key: ip, allowed: remaining > 0, res: seen }, now())
     },
 
     backend() {

@@ -6,7 +6,9 @@ export const ErrorBodySchema = Type.Object(
     error: Type.String({ description: 'A stable machine-readable code' }),
     message: Type.String({ description: 'A sentence for a person' }),
     details: Type.Optional(
-      Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }), { description: 'Per-field problems' }),
+      Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }), {
+        description: 'Per-field problems',
+      }),
     ),
   },
   { $id: 'ErrorBody', title: 'Error' },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../shared/errors.js'
+import { safeKey } from './errors.js'
 
 /** Nesting deeper than this is refused by the JSON parser already; the walk below stops there too. */
 const WALK_DEPTH_MAX = 64
@@ -25,7 +26,7 @@ function nulIn(value: unknown, path: string, depth: number): string | undefined 
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
   if (value === null || typeof value !== 'object' || depth > WALK_DEPTH_MAX) return undefined
   for (const [key, child] of Object.entries(value)) {
-    const at = path === 'body' ? key : `${path}.${key}`
+    const at = path === 'body' ? safeKey(key) : `${path}.${safeKey(key)}`
     if (key.includes('\u0000')) return path
     const found = nulIn(child, at, depth + 1)
     if (found !== undefined) return found

@@ -9,7 +9,16 @@ import { assert } from '../shared/assert.js'
  * their postings, which keeps them from becoming hot rows every transaction would queue on.
  */
 
-export type SystemPurpose = 'fees' | 'fx' | 'lightning' | 'onchain' | 'tron' | 'bank' | 'sandbox-funding'
+export type SystemPurpose =
+  | 'fees'
+  | 'fx'
+  | 'lightning'
+  | 'onchain'
+  | 'tron'
+  | 'bank'
+  | 'sandbox-funding'
+  /** Equity: what the operator put on the rails of its own money, less what it took off (issue 18). */
+  | 'capital'
 
 export const systemAccountId = (purpose: SystemPurpose, ccy: string) => `sys:${purpose}:${ccy}`
 
@@ -21,7 +30,16 @@ export interface Posting {
 }
 
 export async function ensureSystemAccounts(db: Db, currencies: string[]): Promise<void> {
-  const purposes: SystemPurpose[] = ['fees', 'fx', 'lightning', 'onchain', 'tron', 'bank', 'sandbox-funding']
+  const purposes: SystemPurpose[] = [
+    'fees',
+    'fx',
+    'lightning',
+    'onchain',
+    'tron',
+    'bank',
+    'sandbox-funding',
+    'capital',
+  ]
   const now = Date.now()
   for (const ccy of currencies) {
     for (const purpose of purposes) {
@@ -84,15 +102,6 @@ export function holdCtes(
      hold_row AS (
        INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
        SELECT ${p(input.txnId)}, hold_wallet.id, ${amount}, 'pending', ${now}, ${now} FROM hold_wallet)`
-}
-
-/** The transaction's open hold amount on a wallet (0 when none). */
-export async function pendingHoldAmount(q: Queryable, txnId: string): Promise<bigint> {
-  const { rows } = await q.query<{ total: bigint | null }>(
-    `SELECT SUM(amount)::int8 AS total FROM holds WHERE txn_id = $1 AND status = 'pending'`,
-    [txnId],
-  )
-  return rows[0]?.total ?? 0n
 }
 
 /** Release every open hold of a transaction: the funds become available again. */
@@ -196,7 +205,7 @@ export function entryCtes(
     `targets AS (
        SELECT id, SUM(posted)::int8 AS posted FROM (
          ${deltas.length ? `SELECT * FROM (VALUES ${deltas.join(', ')}) AS d(id, posted) WHERE true${gate} UNION ALL ` : ''}
-         SELECT ledger_account_id, 0::int8 FROM released) t
+         SELECT ledger_account_id AS id, 0::int8 AS posted FROM released) t
        GROUP BY id)`,
     `wallets_locked AS (
        SELECT la.id FROM ledger_accounts la JOIN targets t ON t.id = la.id

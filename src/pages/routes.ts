@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 import type { Config } from '../config/config.js'
@@ -8,6 +7,7 @@ import { NotifierFullError, type Notifier } from '../events/notifier.js'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
 import type { RatesService } from '../rates/service.js'
 import { ApiError } from '../shared/errors.js'
+import { openSse, type SsePump } from '../http/sse.js'
 import {
   PAGE_CONTENT_TYPE,
   PAGE_CSS_CONTENT_TYPE,
@@ -53,8 +53,6 @@ export interface InvoicePageDeps {
   >
 }
 
-/** How long a client waits before reconnecting after the stream drops (the SSE `retry` field). */
-const RECONNECT_MS = 3_000
 /**
  * While a payment waits for confirmations the stream re-reads the count this often: the deposit
  * watcher updates it without a state change, so no notification announces it.
@@ -161,7 +159,14 @@ export function invoicePageRoutes(app: FastifyInstance, deps: InvoicePageDeps): 
       const first = pageStatusOf(record, need)
       if (isFinalPageState(first.state)) {
         // Nothing will change any more: say so and close, without holding a subscription.
-        takeOver(reply).end(pageStatusEvent(first))
+        const stream = openSse(reply, {
+          headers: PAGE_STREAM_HEADERS,
+          heartbeatMs: deps.config.streamHeartbeatMs,
+          read: async () => {},
+          onEnd: () => {},
+        })
+        stream.write(pageStatusEvent(first))
+        stream.end()
         return
       }
 
@@ -193,17 +198,20 @@ export function invoicePageRoutes(app: FastifyInstance, deps: InvoicePageDeps): 
         throw err
       }
 
-      const stream = sendPageStream(reply, {
+      // The stream may end before it is returned (a browser that already hung up).
+      let stream: SsePump | undefined = undefined
+      const endThis = (): void => stream?.end()
+      stream = sendPageStream(reply, {
         read,
         heartbeatMs: deps.config.streamHeartbeatMs,
         confirmationsPollMs: Math.min(CONFIRMATIONS_POLL_MS, deps.config.streamHeartbeatMs),
         onEnd: () => {
           unsubscribe()
           release()
-          open.delete(stream.end)
+          open.delete(endThis)
         },
       })
-      open.add(stream.end)
+      if (!stream.ended) open.add(endThis)
       wake = stream.pump
       stream.pump()
     },
@@ -214,33 +222,8 @@ function langOf(request: FastifyRequest): Lang {
   return pickLanguage(request.headers['accept-language'])
 }
 
-/** Takes over the reply for an event stream: status 200, the stream headers, and the reconnect delay. */
-function takeOver(reply: FastifyReply): ServerResponse {
-  reply.hijack()
-  const res = reply.raw
-  // Headers set by earlier hooks (the rate-limit headers) are sent too; hijacking bypasses Fastify's send.
-  const earlier: OutgoingHttpHeaders = {}
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) earlier[name] = typeof value === 'number' ? String(value) : value
-  }
-  res.writeHead(200, {
-    ...earlier,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store, no-transform',
-    'x-content-type-options': 'nosniff',
-    // Proxies that buffer responses (nginx) would hold the events back.
-    'x-accel-buffering': 'no',
-  })
-  res.write(`retry: ${RECONNECT_MS}\n\n`)
-  return res
-}
-
-interface PageStream {
-  /** Re-reads the page's status and sends it if it changed; call it on every notification. */
-  pump(): void
-  /** Closes the stream (idempotent); `onEnd` runs once. */
-  end(): void
-}
+/** The page stream's headers: never cached, never sniffed. */
+const PAGE_STREAM_HEADERS = { 'cache-control': 'no-store, no-transform', 'x-content-type-options': 'nosniff' }
 
 interface PageStreamOptions {
   read: () => Promise<PageSnapshot | undefined>
@@ -261,77 +244,39 @@ interface PageStreamOptions {
  * already shown it expired by its own clock, and the receive may still be paid by a payment that
  * was on its way (the node's grace period). Its real end, paid or expired, follows.
  */
-function sendPageStream(reply: FastifyReply, opts: PageStreamOptions): PageStream {
-  const res = takeOver(reply)
+function sendPageStream(reply: FastifyReply, opts: PageStreamOptions): SsePump {
   const now = opts.now ?? Date.now
   let lastSent: string | undefined
-  let ended = false
-  let running = false
-  let again = false
   let confirmationsPoll: ReturnType<typeof setInterval> | undefined
 
-  const end = (): void => {
-    if (ended) return
-    ended = true
-    clearInterval(heartbeat)
-    clearInterval(confirmationsPoll)
-    opts.onEnd()
-    res.end()
-  }
-
-  const send = (status: PageStatus): void => {
+  const send = (stream: SsePump, status: PageStatus): void => {
     const event = pageStatusEvent(publicPageStatus(status))
     if (event === lastSent) return
     lastSent = event
-    res.write(event)
+    stream.write(event)
     // Confirmations change without a notification; poll for them only while they matter.
-    if (status.state === 'seen') confirmationsPoll ??= setInterval(pump, opts.confirmationsPollMs)
+    if (status.state === 'seen') confirmationsPoll ??= setInterval(stream.pump, opts.confirmationsPollMs)
     else if (confirmationsPoll) {
       clearInterval(confirmationsPoll)
       confirmationsPoll = undefined
     }
-    if (isFinalPageState(status.state)) end()
+    if (isFinalPageState(status.state)) stream.end()
   }
 
-  const readOnce = async (): Promise<void> => {
-    const snapshot = await opts.read()
-    if (ended) return
-    if (!snapshot) return end()
-    const { status, expiresAtMs } = snapshot
-    if (status.state === 'awaiting_payment' && now() >= expiresAtMs) return
-    send(status)
-  }
-
-  // One read at a time; a notification during a read asks for one more read afterwards.
-  function pump(): void {
-    if (ended) return
-    if (running) {
-      again = true
-      return
-    }
-    running = true
-    void (async () => {
-      try {
-        do {
-          again = false
-          await readOnce()
-        } while (again && !ended)
-      } catch {
-        // A database hiccup ends the stream; the browser reconnects and reads the status afresh.
-        end()
-      } finally {
-        running = false
-      }
-    })()
-  }
-
-  const heartbeat = setInterval(() => {
-    if (ended) return
-    res.write(': keep-alive\n\n')
-    pump()
-  }, opts.heartbeatMs)
-  res.on('close', end)
-  res.on('error', end)
-
-  return { pump, end }
+  return openSse(reply, {
+    headers: PAGE_STREAM_HEADERS,
+    heartbeatMs: opts.heartbeatMs,
+    async read(stream) {
+      const snapshot = await opts.read()
+      if (stream.ended) return
+      if (!snapshot) return stream.end()
+      const { status, expiresAtMs } = snapshot
+      if (status.state === 'awaiting_payment' && now() >= expiresAtMs) return
+      send(stream, status)
+    },
+    onEnd: () => {
+      clearInterval(confirmationsPoll)
+      opts.onEnd()
+    },
+  })
 }

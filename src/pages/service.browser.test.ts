@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { startWorkers, type Workers } from '../worker.js'
+import { WAKE_CHANNEL } from '../events/channels.js'
 
 /**
  * The hosted invoice page end to end: the real service listening on 127.0.0.1 with its workers
@@ -218,7 +219,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         t.txnId,
         Date.now() - 1,
       ])
-      await h.c.db.query(`SELECT pg_notify('svcpay_wake', '')`)
+      await h.c.db.notify(WAKE_CHANNEL)
       await expect.poll(() => state(page), { timeout: 5_000, interval: 50 }).toBe('expired')
       expect(await page.getByRole('status').textContent()).toBe(
         'This payment request has expired. Do not pay it.',

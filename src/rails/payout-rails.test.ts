@@ -48,6 +48,25 @@ describe('payout rails', () => {
     ).toThrow(/TRON_FEE_LIMIT_SUN/)
   })
 
+  it('reads TRON_NETWORK, and asks for the USDT contract off mainnet', () => {
+    const tron = { TRON: 'trongrid', TRON_HOT_WALLET_PRIVATE_KEY: HOT_WALLET_KEY }
+    expect(() => createPayoutRails(loadConfig({ ...tron, TRON_NETWORK: 'testnet' }), db)).toThrow(
+      /TRON_NETWORK: expected mainnet, nile or shasta/,
+    )
+    expect(() => createPayoutRails(loadConfig({ ...tron, TRON_NETWORK: 'nile' }), db)).toThrow(
+      /TRON_USDT_CONTRACT is required with TRON_NETWORK=nile/,
+    )
+    const nile = createPayoutRails(
+      loadConfig({
+        ...tron,
+        TRON_NETWORK: 'nile',
+        TRON_USDT_CONTRACT: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+      }),
+      db,
+    )
+    expect(nile.tron.name).toBe('trongrid')
+  })
+
   it('chooses the bank partner with VND=bank-http and refuses to start without its URL and key', () => {
     const env = {
       VND: 'bank-http',

@@ -32,9 +32,10 @@ export interface PayoutRails {
  * Build the payout rails. The real adapters read their settings from the environment:
  * - TronGrid: `TRONGRID_URL` (default `https://api.trongrid.io`), `TRONGRID_API_KEY`,
  *   `TRON_HOT_WALLET_PRIVATE_KEY` (64 hex), `TRON_USDT_CONTRACT` (default the mainnet contract),
- *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19).
+ *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19), `TRON_NETWORK`
+ *   (`mainnet`, `nile` or `shasta`; default mainnet, which `svcpay rails check` holds the node to).
  * - Bank partner (docs/payouts.md): `BANK_PAYOUT_URL`, `BANK_PAYOUT_API_KEY`, optionally
- *   `BANK_PAYOUT_WEBHOOK_SECRET`.
+ *   `BANK_PAYOUT_WEBHOOK_SECRET` and `BANK_PAYOUT_SIGNING_SECRET` (signs our requests).
  */
 export function createPayoutRails(config: Config, db: Db): PayoutRails {
   const delayMs = config.sandboxPayoutDelayMs
@@ -73,6 +74,11 @@ function tronGrid(config: Config, db: Db): TronRail {
   if (!/^\d{1,3}$/.test(confirmations) || Number(confirmations) < 1) {
     throw new ConfigError(`TRON_CONFIRMATIONS: expected a whole number from 1, got ${confirmations}`)
   }
+  const network = env.TRON_NETWORK || 'mainnet'
+  if (network !== 'mainnet' && network !== 'nile' && network !== 'shasta')
+    throw new ConfigError(`TRON_NETWORK: expected mainnet, nile or shasta, got ${network}`)
+  if (network !== 'mainnet' && !env.TRON_USDT_CONTRACT)
+    throw new ConfigError(`TRON_USDT_CONTRACT is required with TRON_NETWORK=${network}`)
   const privateKeyHex = env.TRON_HOT_WALLET_PRIVATE_KEY
   if (!privateKeyHex) throw new ConfigError('TRON_HOT_WALLET_PRIVATE_KEY is required by TRON=trongrid')
   try {
@@ -83,6 +89,7 @@ function tronGrid(config: Config, db: Db): TronRail {
       usdtContract: env.TRON_USDT_CONTRACT || USDT_MAINNET_CONTRACT,
       feeLimitSun: BigInt(feeLimit),
       confirmationsNeeded: Number(confirmations),
+      network,
       store: tronSendStore(db),
     })
   } catch (err) {
@@ -101,6 +108,7 @@ function bankHttp(config: Config): BankHttpRail {
       url: env.BANK_PAYOUT_URL!,
       apiKey: env.BANK_PAYOUT_API_KEY!,
       ...(env.BANK_PAYOUT_WEBHOOK_SECRET ? { webhookSecret: env.BANK_PAYOUT_WEBHOOK_SECRET } : {}),
+      ...(env.BANK_PAYOUT_SIGNING_SECRET ? { signingSecret: env.BANK_PAYOUT_SIGNING_SECRET } : {}),
     })
   } catch (err) {
     throw new ConfigError(`VND=bank-http: ${(err as Error).message}`)

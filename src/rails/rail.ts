@@ -72,7 +72,7 @@ export type LightningPaymentState =
   /** The node knows no payment with that hash (never started). */
   | { status: 'unknown' }
 
-export interface LightningRail extends CheckableRail {
+export interface LightningRail extends CheckableRail, ReservesRail, PaymentsRail {
   readonly name: string
   readonly network: Network
   /** Issue an invoice. `amountMsat` 0 is not used by the service: every receive has an amount. */
@@ -85,12 +85,15 @@ export interface LightningRail extends CheckableRail {
   /**
    * Cancel an open invoice so that no outside payer can pay it any more. Used after an invoice was
    * settled inside the service, where the node never saw the payment. Cancelling an invoice that is
-   * already cancelled succeeds.
+   * already cancelled succeeds. An invoice already settled on the node cannot be cancelled: that
+   * fails with the final `invoice_already_settled` (its payer's money has arrived).
    */
   cancelInvoice(paymentHash: string): Promise<void>
   /**
    * Start paying an invoice with a routing-fee limit. Idempotent by the invoice's payment hash: a
    * second call for a hash already in flight or paid reports that payment's state, never pays twice.
+   * A node may start a payment again whose last attempt failed (LND does), so callers ask
+   * `lookupPayment` first and send only for a hash the node does not know.
    */
   sendPayment(input: {
     paymentRequest: string
@@ -106,13 +109,38 @@ export interface OnchainOutput {
   amountSats: bigint
   /** 0 while in the mempool. */
   confirmations: number
+  /** The block that confirmed it, where the node says (a reorganisation changes or removes it). */
+  blockHash?: string
 }
 
-export interface OnchainRail extends CheckableRail {
+/** What the node says of a transaction the service sent. */
+export interface OnchainTxState {
+  /** 0 while in the mempool (or, with `inMempool: false`, nowhere the node relays from). */
+  confirmations: number
+  /** False when the node holds it but its mempool does not (refused, evicted): it is not being relayed. */
+  inMempool?: boolean
+  /** A replacement of ours (a fee bump) that took its place: follow that txid instead. */
+  replacedBy?: string
+  /**
+   * Conflicts with a transaction in the best chain and can never confirm, with the depth of that
+   * conflict (Bitcoin Core's negative confirmations, as a positive number).
+   */
+  conflictedDepth?: number
+}
+
+export interface OnchainRail extends CheckableRail, ReservesRail, PaymentsRail {
   readonly name: string
   readonly network: Network
-  /** Make the node watch an address we derived (import it); a no-op where not needed. */
-  watchAddress(address: string): Promise<void>
+  /**
+   * Sending again with the same request id hands the network the very same signed transaction
+   * (never a new one), even when the node has forgotten it: safe to call for a lost transaction.
+   */
+  readonly resendsSameTransaction?: boolean
+  /**
+   * Make the node watch an address we derived (import it); a no-op where not needed. `index` is the
+   * address's BIP84 receive index, where the rail imports the account's ranged descriptor.
+   */
+  watchAddress(address: string, index?: number): Promise<void>
   /** Every output paying `address`, confirmed or in the mempool. */
   listOutputs(address: string): Promise<OnchainOutput[]>
   /** Fee rate in sat/vB for confirmation within `targetBlocks`. */
@@ -128,7 +156,12 @@ export interface OnchainRail extends CheckableRail {
     requestId: string
   }): Promise<{ txid: string }>
   /** Confirmations of a transaction the service sent, or null when the node does not know it. */
-  getTransaction(txid: string): Promise<{ confirmations: number } | null>
+  getTransaction(txid: string): Promise<OnchainTxState | null>
+  /**
+   * Replace a stuck unconfirmed send of ours with one paying `feeRateSatPerVb` (BIP 125), where the
+   * rail has a wallet that can; returns the replacement's txid. Absent where it cannot.
+   */
+  bumpFee?(txid: string, feeRateSatPerVb: bigint): Promise<{ txid: string; feeSats?: bigint }>
 }
 
 export type PayoutState =
@@ -136,15 +169,43 @@ export type PayoutState =
   | { status: 'completed' }
   | { status: 'failed'; reason: string }
   | { status: 'rejected'; reason: string }
+  /**
+   * The money came back after the network or bank had paid it out (a bank transfer the beneficiary's
+   * bank returned). Only the bank rail reports it; the payout flow returns the money to the wallet.
+   */
+  | { status: 'reversed'; reason: string }
 
-export interface TronRail extends CheckableRail {
+/**
+ * What the chain charged the hot wallet for one TRON transaction, as its receipt says: TRX in sun
+ * (1 TRX = 1,000,000 sun) burned for energy and bandwidth, and the resources it used. Paid by the
+ * service in TRX, not by the customer: information, never posted to the ledger.
+ */
+export interface TronFee {
+  /** `fee`: everything burned (energy_fee + net_fee, and any other fee the chain adds). */
+  totalSun: bigint
+  energyFeeSun: bigint
+  netFeeSun: bigint
+  /** `receipt.energy_usage_total` (staked energy plus energy bought with burned TRX). */
+  energyUsed: bigint
+  /** `receipt.net_usage`: bandwidth bytes taken from staked or free bandwidth (0 when burned). */
+  bandwidthUsed: bigint
+}
+
+/** A TRON transfer's state; final states of a transfer the chain executed carry its fee. */
+export type TronTransferState = PayoutState & { fee?: TronFee }
+
+export interface TronRail extends CheckableRail, ReservesRail, PaymentsRail {
   readonly name: string
   /**
    * Transfer USDT (TRC-20, 6 decimals) from the service's hot wallet to `to`. Idempotent by
    * `requestId`.
    */
   sendUsdt(input: { to: string; amountMinor: bigint; requestId: string }): Promise<{ txHash: string }>
-  getTransfer(txHash: string): Promise<PayoutState>
+  /**
+   * The transfer's state. `expected` (the payout's recipient and amount) is checked against what the
+   * chain executed, where the rail can read it.
+   */
+  getTransfer(txHash: string, expected?: { to: string; amountMinor: bigint }): Promise<TronTransferState>
 }
 
 export interface BankBeneficiary {
@@ -153,7 +214,7 @@ export interface BankBeneficiary {
   countryCode: string
 }
 
-export interface BankPayoutRail extends CheckableRail {
+export interface BankPayoutRail extends CheckableRail, ReservesRail, PaymentsRail {
   readonly name: string
   /** Submit a VND transfer to a bank account. Idempotent by `requestId`. */
   submitPayout(input: {
@@ -168,9 +229,34 @@ export interface BankPayoutRail extends CheckableRail {
   getPayout(bankRef: string): Promise<PayoutState>
 }
 
-export interface Rails {
-  lightning: LightningRail
-  onchain: OnchainRail
-  tron: TronRail
-  bank: BankPayoutRail
+/**
+ * What a rail says it holds (reconciliation, issue 18), in minor units of each currency: the
+ * node's or partner's own figures, never the ledger's. `balances` is everything the rail holds now,
+ * net of sends it has committed to; `incoming` is the part of it that has arrived but is not final
+ * yet (an unconfirmed on-chain receive), which the ledger has not credited. A currency the rail
+ * cannot read is left out: the reconciliation reports it `unknown`, never zero.
+ */
+export interface RailReserves {
+  balances: Record<string, bigint>
+  incoming: Record<string, bigint>
+}
+
+/** A rail that can say what it holds. Optional while adapters gain it. */
+export interface ReservesRail {
+  reserves?(): Promise<RailReserves>
+}
+
+/** One payment a rail made or received, as the rail knows it (item matching, issue 18). */
+export interface RailPayment {
+  /** The reference the service keeps as the transaction's `rail_ref`: payment hash, txid, bank reference. */
+  ref: string
+  direction: 'in' | 'out'
+  /** Minor units of the rail's currency, fees included for an outgoing payment. */
+  amountMinor: bigint
+  at: number
+}
+
+/** A rail that can list the payments it made or received since a time. Optional while adapters gain it. */
+export interface PaymentsRail {
+  payments?(sinceMs: number): Promise<RailPayment[]>
 }

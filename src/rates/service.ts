@@ -27,7 +27,8 @@ export function staticRateProvider(file: string): RateProvider {
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { rates?: Record<string, string> }
   const rates = parsed.rates ?? {}
   for (const code of RATE_CODES) {
-    if (typeof rates[code] !== 'string') throw new Error(`${file}: rate for ${code} missing (decimal text expected)`)
+    if (typeof rates[code] !== 'string')
+      throw new Error(`${file}: rate for ${code} missing (decimal text expected)`)
     parseRate(rates[code]!)
   }
   return { name: 'static', fetch: async () => rates }
@@ -52,10 +53,9 @@ export function liveRateProvider(opts: { url: string; timeoutMs?: number; apiKey
         signal: AbortSignal.timeout(opts.timeoutMs ?? 5_000),
       })
       if (!res.ok) throw new Error(`rate source answered ${res.status}`)
-      const body = losslessParse(await res.text(), (_k, v) => (isLosslessNumber(v) ? v.toString() : v)) as Record<
-        string,
-        Record<string, string>
-      >
+      const body = losslessParse(await res.text(), (_k, v) =>
+        isLosslessNumber(v) ? v.toString() : v,
+      ) as Record<string, Record<string, string>>
       const out: Record<string, string> = {}
       for (const code of fiat) {
         const v = body.bitcoin?.[code.toLowerCase()]
@@ -78,8 +78,8 @@ function invertDecimal(text: string): string {
   if (r.num === 0n) throw new Error('zero rate')
   const digits = 12
   let scale = 0
-  while ((10n ** BigInt(r.scale + scale)) / r.num < 10n ** BigInt(digits - 1)) scale++
-  const value = (10n ** BigInt(r.scale + scale)) / r.num
+  while (10n ** BigInt(r.scale + scale) / r.num < 10n ** BigInt(digits - 1)) scale++
+  const value = 10n ** BigInt(r.scale + scale) / r.num
   const s = value.toString().padStart(scale + 1, '0')
   return scale ? `${s.slice(0, -scale)}.${s.slice(-scale)}`.replace(/\.?0+$/, '') : s
 }
@@ -121,13 +121,16 @@ export function createRatesService(deps: {
         if (!snapshot || now() - snapshot.fetchedAt >= deps.maxAgeMs) await inflight
       }
       if (!snapshot || now() - snapshot.fetchedAt >= deps.maxAgeMs) {
-        throw new ApiError('rate_unavailable', 'Exchange rates are unavailable right now; quotes are refused until they return')
+        throw new ApiError(
+          'rate_unavailable',
+          'Exchange rates are unavailable right now; quotes are refused until they return',
+        )
       }
       return snapshot
     },
     perBtc(s, ccy) {
       const r = s.rates.get(ccy)
-      if (!r) throw new ApiError('unsupported_currency_pair', `No exchange rate for ${ccy}`)
+      if (!r) throw new ApiError('unsupported_currency_pair', 'No exchange rate for this currency')
       return r
     },
   }

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import bolt11 from 'bolt11'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
-import { startWorkers, WAKE_CHANNEL, type Workers } from '../worker.js'
+import { startWorkers, type Workers } from '../worker.js'
 import { run } from '../cli/main.js'
-import { WAKE_CHANNEL as WAKE_CHANNEL_SPELLED } from '../transactions/bitcoin-common.js'
 
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
 
@@ -37,10 +36,6 @@ describe('sandbox Bitcoin endpoints with the running worker', () => {
   afterAll(async () => {
     await workers?.stop()
     await h?.close()
-  })
-
-  it('spells the wake channel as the worker listens for it', () => {
-    expect(WAKE_CHANNEL_SPELLED).toBe(WAKE_CHANNEL)
   })
 
   it('completes a paid Lightning receive within 2 s of /sandbox/lightning/pay, without a hand-driven worker', async () => {

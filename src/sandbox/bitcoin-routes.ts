@@ -11,6 +11,10 @@ import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../transactions/bitcoin-common.js'
 import type { TxnRow } from '../transactions/repository.js'
 import { completeLnReceive } from '../transactions/lightning.js'
+import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
+
+// No real Bitcoin payment can be larger than the money supply; the sandbox networks refuse it too.
+const MORE_THAN_MAX_MONEY = 'is more than all the bitcoin there will ever be (21000000 BTC)'
 
 /**
  * The sandbox Bitcoin networks' controls (contract section 9): an outside payer paying our
@@ -127,6 +131,8 @@ export function sandboxBitcoinRoutes(
         if (body.amount !== undefined) {
           const parsed = parseAmount(body.amount, 'BTC')
           if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+          if (parsed.minor > BTC_MAX_MONEY_SATS)
+            throw fieldError('invalid_amount', 'amount', MORE_THAN_MAX_MONEY)
           amountMsat = parsed.minor * 1_000n
         }
         const issued = await lightning.createOutsideInvoice({
@@ -148,11 +154,13 @@ export function sandboxBitcoinRoutes(
         { examples: [{ txid: '9c2e4f1a7b3d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7' }] },
       ),
       async (body: { address: string; amount: unknown }) => {
-        const address = body.address.trim()
-        const check = validateAddress(address, config.network)
+        const check = validateAddress(body.address.trim(), config.network)
         if (!check.ok) throw fieldError('invalid_address', 'address', check.issue)
+        const address = check.address
         const parsed = parseAmount(body.amount, 'BTC')
         if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+        if (parsed.minor > BTC_MAX_MONEY_SATS)
+          throw fieldError('invalid_amount', 'amount', MORE_THAN_MAX_MONEY)
         // The sandbox chain wakes the deposit watcher for addresses we watch.
         return onchain.sendFromOutside({ address, amountSats: parsed.minor })
       },

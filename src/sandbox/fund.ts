@@ -1,10 +1,11 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AccountsService } from '../accounts/service.js'
 import type { AuthService } from '../auth/service.js'
 import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import { parseAmount } from '../shared/amount.js'
+import { MAX_MINOR, formatMinor, parseAmount } from '../shared/amount.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { AmountIn, BEARER, errors } from '../http/schemas.js'
@@ -18,9 +19,22 @@ export async function fundWallet(
   const ccy = String(input.ccy).toUpperCase()
   const wallet = await deps.db.tx(async (q) => {
     const w = await deps.accounts.walletFor(q, input.accountId, ccy)
-    if (!w) throw fieldError('invalid_request', 'ccy', `the account has no ${ccy} wallet`)
+    if (!w) throw fieldError('invalid_request', 'ccy', 'the account has no wallet in this currency')
     const parsed = parseAmount(input.amount, ccy)
     if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+    // Test money stops at the per-side cap, so repeated funding can never push a balance past what
+    // PostgreSQL's bigint holds. The row lock keeps two fundings from passing the check together.
+    const { rows } = await q.query<{ posted: string }>(
+      `SELECT posted::text AS posted FROM ledger_accounts WHERE id = $1 FOR UPDATE`,
+      [w.id],
+    )
+    if (BigInt(rows[0]!.posted) + parsed.minor > MAX_MINOR) {
+      throw fieldError(
+        'invalid_amount',
+        'amount',
+        `would take the wallet above ${formatMinor(MAX_MINOR, ccy)} ${ccy}, the most the sandbox funds`,
+      )
+    }
     await postEntry(q, {
       txnId: null,
       kind: 'sandbox_fund',
@@ -36,9 +50,10 @@ export async function fundWallet(
 }
 
 export function sandboxFundRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { db: Db; accounts: AccountsService; auth: AuthService; adminPreHandler: (r: any) => Promise<void> },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const body = Type.Object({ ccy: Type.String({ maxLength: 8 }), amount: AmountIn('Amount to credit') })
   app.post(
     '/sandbox/fund',
@@ -47,13 +62,15 @@ export function sandboxFundRoutes(
       schema: {
         tags: ['Sandbox'],
         summary: "Credit the caller's wallet with test money (sandbox only)",
+        description:
+          'A funding that would take the wallet past 10^17 minor units (1,000,000,000 BTC) is 400 invalid_amount, so repeated funding can never overflow a balance.',
         security: BEARER,
         body,
         response: { 200: Type.Object({ data: Type.Ref('Wallet') }), ...errors(400, 401, 429) },
       },
     },
     async (request) => {
-      const b = request.body as { ccy: string; amount: unknown }
+      const b = request.body
       return { data: await fundWallet(deps, { accountId: principalOf(request).accountId, ...b }) }
     },
   )
@@ -71,7 +88,7 @@ export function sandboxFundRoutes(
       },
     },
     async (request) => {
-      const b = request.body as { accountId: string; ccy: string; amount: unknown }
+      const b = request.body
       if (!(await deps.accounts.get(b.accountId))) throw new ApiError('not_found', 'Account not found')
       return { data: await fundWallet(deps, b) }
     },

@@ -33,8 +33,34 @@ export const PRECISION: Readonly<Record<string, number>> = {
 
 /** The 28 codes of the spec's rate endpoint, in the order the spec lists them. */
 export const RATE_CODES = [
-  'USD', 'EUR', 'GBP', 'VND', 'THB', 'JPY', 'SGD', 'AUD', 'CAD', 'NGN', 'INR', 'PHP', 'KRW', 'MYR',
-  'IDR', 'CNY', 'MXN', 'TWD', 'KES', 'KHR', 'RWF', 'GHS', 'XAF', 'XOF', 'USDT', 'USDC', 'ETH', 'TRX',
+  'USD',
+  'EUR',
+  'GBP',
+  'VND',
+  'THB',
+  'JPY',
+  'SGD',
+  'AUD',
+  'CAD',
+  'NGN',
+  'INR',
+  'PHP',
+  'KRW',
+  'MYR',
+  'IDR',
+  'CNY',
+  'MXN',
+  'TWD',
+  'KES',
+  'KHR',
+  'RWF',
+  'GHS',
+  'XAF',
+  'XOF',
+  'USDT',
+  'USDC',
+  'ETH',
+  'TRX',
 ] as const
 
 export function isCurrency(code: string): boolean {

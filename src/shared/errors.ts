@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'internal_error'
   | 'service_unavailable'
   | 'rate_unavailable'
+  | 'sends_paused'
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -56,6 +57,8 @@ const STATUS: Record<ErrorCode, number> = {
   service_unavailable: 503,
   // Quotes are refused rather than priced on stale market data.
   rate_unavailable: 503,
+  // Reconciliation found a lasting deficit on the rail (RECONCILE_HALT_SENDS, docs/reconciliation.md).
+  sends_paused: 503,
 }
 
 export interface ErrorDetail {

@@ -1,9 +1,5 @@
 import { randomBytes } from 'node:crypto'
 
-export type AccountId = string & { readonly __brand: 'AccountId' }
-export type WalletId = string & { readonly __brand: 'WalletId' }
-export type TxnId = string & { readonly __brand: 'TxnId' }
-
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 
 /** A prefixed random id: 128 bits of randomness in base36 (25 characters). */
@@ -18,6 +14,3 @@ export function newId(prefix: string): string {
   }
   return `${prefix}_${out.padStart(25, '0')}`
 }
-
-/** Ids in paths are checked for shape before they reach a query. */
-export const ID_PATTERN = /^[a-z]{2,5}_[0-9a-z]{25}$/

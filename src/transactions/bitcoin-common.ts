@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Config, FeeRule } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
+import { WAKE_CHANNEL } from '../events/channels.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { BitcoinRails } from '../rails/index.js'
 import type { BitcoinKeys } from '../rails/keys.js'
@@ -9,7 +10,7 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from './flow.js'
-import type { TxnRow } from './repository.js'
+import { scheduleCheck, type TxnRow } from './repository.js'
 import type { TransactionsService } from './service.js'
 import { feeFor, requestedAmount } from './money.js'
 
@@ -26,12 +27,9 @@ export interface BitcoinDeps {
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }
 
-/** The worker's NOTIFY channel (`WAKE_CHANNEL` in src/worker.ts), spelled here to keep imports one-way. */
-export const WAKE_CHANNEL = 'svcpay_wake'
-
 /** Wake every worker once the caller's database transaction commits (NOTIFY is sent on commit). */
 export async function wakeWorkers(q: Queryable): Promise<void> {
-  await q.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, ''])
+  await q.notify(WAKE_CHANNEL)
 }
 
 /**
@@ -43,10 +41,7 @@ export async function checkAgainAt(
   txn: Pick<TxnRow, 'id' | 'state'>,
   at: number,
 ): Promise<void> {
-  await q.query(
-    `UPDATE transactions SET next_check_at = LEAST(COALESCE(next_check_at, $2), $2) WHERE id = $1 AND state = $3`,
-    [txn.id, at, txn.state],
-  )
+  await scheduleCheck(q, txn.id, at, 'earliest', { state: txn.state })
 }
 
 /** A hosted-page id: 128 random bits, URL-safe. It is the page's only secret. */

@@ -4,9 +4,10 @@ import { recordEvent } from '../events/outbox.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { OnchainOutput } from '../rails/rail.js'
 import { RailFailure } from '../rails/rail.js'
+import { backoffDelayMs } from '../rails/attempts.js'
 import { assert } from '../shared/assert.js'
 import { newId } from '../shared/ids.js'
-import { getTxn, insertTxn, transition, type TxnRow } from './repository.js'
+import { getTxn, insertTxn, scheduleCheck, transition, type TxnRow } from './repository.js'
 import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
 
 /**
@@ -30,12 +31,16 @@ export const ADDRESS_POLL = {
   oldMs: 60 * 60_000,
 }
 const OLD_AFTER_MS = 30 * 86_400_000
+/** How long a credited deposit is watched for its block leaving the best chain. */
+export const REORG_WATCH_MS = 7 * 86_400_000
 /** How long a claimed address is left to one sweeper before another may take it. */
 const CLAIM_LEASE_MS = 60_000
 const BATCH_MAX = 50
 
 export interface AddressRow {
   address: string
+  /** Failed looks in a row (migration 018); 0 once the node answers. */
+  rail_failures?: number
   account_id: string
   txn_id: string | null
   kind: 'static' | 'txn'
@@ -62,7 +67,7 @@ export async function nextDerivationIndex(q: Queryable): Promise<number> {
 export async function newWatchedAddress(deps: BitcoinDeps): Promise<{ address: string; index: number }> {
   const index = await nextDerivationIndex(deps.db)
   const address = deps.keys.receiveAddress(index)
-  await nodeCall('Bitcoin node', () => deps.rails.onchain.watchAddress(address))
+  await nodeCall('Bitcoin node', () => deps.rails.onchain.watchAddress(address, index))
   return { address, index }
 }
 
@@ -98,11 +103,13 @@ export async function staticAddress(deps: BitcoinDeps, accountId: string): Promi
  */
 export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<number> {
   const outputs = await deps.rails.onchain.listOutputs(address)
-  if (outputs.length === 0) return 0
-  const { rows: known } = await deps.db.query<{ txid: string; vout: number }>(
-    'SELECT txid, vout FROM onchain_deposits WHERE address = $1',
+  const { rows: known } = await deps.db.query<KnownDeposit>(
+    `SELECT txid, vout, txn_id, amount_sats, credited_at, credited_confirmations, block_hash, reorged_at
+       FROM onchain_deposits WHERE address = $1`,
     [address],
   )
+  await watchCredited(deps, address, known, outputs)
+  if (outputs.length === 0) return 0
   const seen = new Set(known.map((k) => `${k.txid}:${k.vout}`))
   let recorded = 0
   for (const output of outputs) {
@@ -110,6 +117,117 @@ export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<
     if (await recordOutput(deps, address, output)) recorded++
   }
   return recorded
+}
+
+interface KnownDeposit {
+  txid: string
+  vout: number
+  txn_id: string
+  amount_sats: bigint
+  credited_at: bigint | null
+  credited_confirmations: number | null
+  block_hash: string | null
+  reorged_at: bigint | null
+}
+
+/**
+ * Reorganisations: a credited deposit whose transaction the node no longer shows confirmed (back
+ * in the mempool after its block left the best chain, double-spent, or gone) is marked
+ * `reorged_at` and logged as an error, once; one that is confirmed again is marked
+ * `reconfirmed_at`. The credit itself is not undone here: the books stay as they are (balanced),
+ * and a person decides, seeing GET /admin/onchain/reorgs. Confirmations only grow while a block
+ * stays in the chain, so fewer than at crediting, or a different block, is a reorganisation.
+ */
+async function watchCredited(
+  deps: BitcoinDeps,
+  address: string,
+  known: KnownDeposit[],
+  outputs: OnchainOutput[],
+): Promise<void> {
+  const now = (deps.now ?? Date.now)()
+  for (const d of known) {
+    // Reorganisations deeper than a week do not happen; older credits are no longer watched (an
+    // address with a long history may also list only its newest transactions).
+    if (d.credited_at === null || (d.reorged_at === null && now - Number(d.credited_at) > REORG_WATCH_MS))
+      continue
+    const output = outputs.find((o) => o.txid === d.txid && o.vout === d.vout)
+    const confirmations = output?.confirmations ?? 0
+    const movedBlock = Boolean(output?.blockHash && d.block_hash && output.blockHash !== d.block_hash)
+    const left = confirmations < 1 || confirmations < (d.credited_confirmations ?? 0) || movedBlock
+    if (d.reorged_at === null) {
+      if (!left) continue
+      const { rowCount } = await deps.db.query(
+        `UPDATE onchain_deposits SET reorged_at = $3, reconfirmed_at = NULL
+          WHERE txid = $1 AND vout = $2 AND reorged_at IS NULL`,
+        [d.txid, d.vout, now],
+      )
+      if (rowCount > 0)
+        deps.log?.error(
+          {
+            txnId: d.txn_id,
+            address,
+            txid: d.txid,
+            vout: d.vout,
+            amountSats: d.amount_sats.toString(),
+            confirmations,
+            creditedConfirmations: d.credited_confirmations,
+            blockHash: output?.blockHash ?? null,
+            creditedBlockHash: d.block_hash,
+          },
+          'a credited on-chain deposit left the best chain (reorganisation): see GET /admin/onchain/reorgs',
+        )
+    } else if (d.reorged_at !== null && confirmations >= deps.config.onchainConfirmations) {
+      // Back in a block, deep enough to be credited again: the alarm is over, the record stays.
+      await deps.db.query(
+        `UPDATE onchain_deposits SET reconfirmed_at = $3, block_hash = $4, credited_confirmations = $5, reorged_at = NULL
+          WHERE txid = $1 AND vout = $2 AND reorged_at IS NOT NULL`,
+        [d.txid, d.vout, now, output?.blockHash ?? null, confirmations],
+      )
+      deps.log?.warn(
+        { txnId: d.txn_id, txid: d.txid, vout: d.vout },
+        'a reorganised deposit is confirmed again',
+      )
+    }
+  }
+}
+
+/** Credited deposits whose block left the best chain, for the operator (newest first). */
+export async function reorgedDeposits(
+  q: Queryable,
+  limit = 100,
+): Promise<
+  {
+    txid: string
+    vout: number
+    address: string
+    amountSats: string
+    txnId: string
+    creditedAt: number
+    reorgedAt: number
+  }[]
+> {
+  const { rows } = await q.query<{
+    txid: string
+    vout: number
+    address: string
+    amount_sats: bigint
+    txn_id: string
+    credited_at: bigint
+    reorged_at: bigint
+  }>(
+    `SELECT txid, vout, address, amount_sats, txn_id, credited_at, reorged_at FROM onchain_deposits
+      WHERE reorged_at IS NOT NULL ORDER BY reorged_at DESC LIMIT $1`,
+    [limit],
+  )
+  return rows.map((r) => ({
+    txid: r.txid,
+    vout: r.vout,
+    address: r.address,
+    amountSats: r.amount_sats.toString(),
+    txnId: r.txn_id,
+    creditedAt: Number(r.credited_at),
+    reorgedAt: Number(r.reorged_at),
+  }))
 }
 
 async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainOutput): Promise<boolean> {
@@ -271,6 +389,12 @@ export async function advanceDeposit(
     })
     // The fee was quoted on the amount asked for; it is charged on what arrived.
     if (fee !== t.src_fee) await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [t.id, fee])
+    // How it was credited, so that the sweep can tell if its block later leaves the chain.
+    await q.query(
+      `UPDATE onchain_deposits SET credited_at = $3, credited_confirmations = $4, block_hash = $5
+        WHERE txid = $1 AND vout = $2`,
+      [deposit.txid, deposit.vout, at, confirmations, output?.blockHash ?? null],
+    )
     await transition(
       q,
       t,
@@ -286,10 +410,7 @@ export async function advanceDeposit(
 }
 
 async function scheduleTxn(deps: BitcoinDeps, txn: TxnRow, at: number) {
-  await deps.db.query(
-    `UPDATE transactions SET next_check_at = LEAST(COALESCE(next_check_at, $2), $2) WHERE id = $1 AND state = $3`,
-    [txn.id, at, txn.state],
-  )
+  await scheduleCheck(deps.db, txn.id, at, 'earliest', { state: txn.state })
 }
 
 /**
@@ -318,10 +439,34 @@ export async function runDueAddresses(
           WHERE address = $1`,
         [addr.address, nextAddressCheck(addr, (deps.now ?? Date.now)()), lease],
       )
+      if (addr.rail_failures) await resetAddressFailures(deps, addr.address)
     } catch (err) {
       // The lease brings it back later; one unreachable answer must not stop the others.
       deps.log.error({ address: addr.address, error: (err as Error).message }, 'sweeping an address failed')
+      if (err instanceof RailFailure && err.retryable) await backOffAddress(deps, addr.address, lease)
     }
   }
   return rows.length === BATCH_MAX
+}
+
+/**
+ * A look at an address failed because the node did not answer: count it, and put the next look off
+ * by the on-chain rail's backoff (src/rails/attempts.ts) when that is later than the lease, so that
+ * a node that is down is not asked about every address every minute.
+ */
+async function backOffAddress(deps: BitcoinDeps, address: string, lease: number): Promise<void> {
+  const { rows } = await deps.db.query<{ rail_failures: number }>(
+    'UPDATE onchain_addresses SET rail_failures = rail_failures + 1 WHERE address = $1 RETURNING rail_failures',
+    [address],
+  )
+  const failures = Number(rows[0]?.rail_failures ?? 1)
+  const at = (deps.now ?? Date.now)() + backoffDelayMs(deps.config.railOps.onchain, failures)
+  await deps.db.query(
+    `UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1 AND next_check_at = $3 AND $2 > $3`,
+    [address, at, lease],
+  )
+}
+
+async function resetAddressFailures(deps: BitcoinDeps, address: string): Promise<void> {
+  await deps.db.query('UPDATE onchain_addresses SET rail_failures = 0 WHERE address = $1', [address])
 }

@@ -1,27 +1,19 @@
+import type { Static } from 'typebox'
 import type { Queryable } from '../db/db.js'
 import type { EntryInput } from '../ledger/ledger.js'
 import type { Rate } from '../shared/amount.js'
 import type { RateSnapshot } from '../rates/service.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import type { TxnPatch, TxnRow } from './repository.js'
+import type { CreateBodySchema } from './schemas.js'
 
-/** One side of a create request after schema validation (amounts still as given). */
-export interface SideInput {
-  ccy: string
-  method: string
-  amtRequested?: number | string
-  reqDetails?: Record<string, unknown>
-  kyc?: unknown
-}
+/** The create request's body as its schema admits it (amounts still as given). */
+export type CreateBody = Static<typeof CreateBodySchema>
 
-export interface CreateInput {
+/** A create request: the body, with the account it is made for and its defaults filled in. */
+export interface CreateInput extends Omit<CreateBody, 'deductNetworkFeesFromDest'> {
   accountId: string
-  extRefId?: string
-  note?: string
   deductNetworkFeesFromDest: boolean
-  sourceReq: SideInput
-  destReq: SideInput
-  sourceOfFunds?: unknown
 }
 
 /** What a flow's quote decides; the service stores it as a `quoted` transaction. */

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import type { Queryable } from '../db/db.js'
+import { newId } from '../shared/ids.js'
 import { decodeInvoice, type DecodedInvoice } from '../rails/lightning/bolt11.js'
 import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
@@ -7,7 +9,7 @@ import { assert } from '../shared/assert.js'
 import { fieldError } from '../shared/errors.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Flow } from './flow.js'
-import { transition, type TxnRow } from './repository.js'
+import { insertTxn, scheduleCheck, transition, type TxnRow } from './repository.js'
 import { requestedAmount, walletAmounts, walletDebit } from './money.js'
 import {
   checkAgainAt,
@@ -16,6 +18,7 @@ import {
   nodeCall,
   pollDelayMs,
   receivePostings,
+  receiveFee,
   receiveQuote,
   wakeWorkers,
   type BitcoinDeps,
@@ -112,6 +115,88 @@ export async function completeLnReceive(
 }
 
 /**
+ * An invoice of ours that was paid twice: settled inside the service by another account's send, and
+ * also on the node by an outside payer before the node's copy could be cancelled. The node holds the
+ * outside payer's money, so it is credited to the invoice's owner as a `deposit` of its own (method
+ * lightning, `rail_ref` the payment hash; at most one per hash), completed at once, with the
+ * Lightning receive fee. Nothing is dropped, and nothing is credited twice.
+ */
+export async function creditSecondPayment(
+  deps: BitcoinDeps,
+  paymentHash: string,
+): Promise<TxnRow | undefined> {
+  const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
+  if (invoice.state !== 'settled') return undefined
+  const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
+  if (paidSats <= 0n) return undefined
+  const now = (deps.now ?? Date.now)()
+  return deps.db.tx(async (q) => {
+    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
+    const receive = await receiveFor(q, paymentHash, true)
+    if (!receive) return undefined
+    const { rows: done } = await q.query<TxnRow>(
+      `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
+      [paymentHash],
+    )
+    if (done[0]) return done[0]
+    const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+    assert(wallet, 'the receiving account has a BTC wallet')
+    const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
+    const at = BigInt(now)
+    const row = await insertTxn(
+      q,
+      {
+        id: newId('txn'),
+        account_id: receive.account_id,
+        ext_ref_id: null,
+        request_hash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
+        kind: 'deposit',
+        state: 'srccreated',
+        note: null,
+        deduct_fees_from_dest: false,
+        src_ccy: 'BTC',
+        src_method: 'lightning',
+        src_amount: paidSats,
+        src_fee: fee,
+        src_network_fee: 0n,
+        src_details: { paymentHash, forTxnId: receive.id, secondPayment: true },
+        src_created_at: at,
+        src_updated_at: at,
+        dest_ccy: 'BTC',
+        dest_method: 'svcpay',
+        dest_amount: paidSats - fee,
+        dest_details: {},
+        dest_created_at: at,
+        dest_updated_at: at,
+        fx_rate: '1',
+        expires_at: at,
+        kyc: null,
+        source_of_funds: null,
+        next_check_at: null,
+        created_at: at,
+        updated_at: at,
+      },
+      { event: { webhookVariant: deps.config.webhookVariant } },
+    )
+    assert(row, 'a deposit transaction has no extRefId to collide on')
+    await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [row.id, paymentHash])
+    await postEntry(q, {
+      txnId: row.id,
+      kind: 'deposit',
+      now,
+      postings: receivePostings('lightning', wallet.id, paidSats, fee),
+    })
+    return transition(
+      q,
+      { ...row, rail_ref: paymentHash },
+      'completed',
+      { src_settled: paidSats, dest_settled: paidSats - fee },
+      { now, webhookVariant: deps.config.webhookVariant },
+    )
+  })
+}
+
+/**
  * Lightning receive: confirm issues a BOLT11 invoice (srccreated); the worker asks the node about it
  * until it is settled (completed, the wallet credited with what was paid less the receive fee) or
  * expired. An invoice paid by another account of this service is settled at that account's confirm.
@@ -122,6 +207,23 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   const rule = config.fees.lightning_receive!
   const complete = (q: Queryable, txn: TxnRow, paidSats: bigint, at: number) =>
     completeLnReceive(deps, q, txn, paidSats, at)
+
+  /**
+   * A receive settled inside the service whose invoice the send's follow-up could not cancel on the
+   * node (it only then gets a next check): cancel it now, or credit the outside payment that beat
+   * the cancel. Retried while the node cannot answer.
+   */
+  async function cancelOnNode(txn: TxnRow, paymentHash: string): Promise<void> {
+    try {
+      await rails.lightning.cancelInvoice(paymentHash)
+    } catch (err) {
+      if (!(err instanceof RailFailure)) throw err
+      if (err.code === 'invoice_already_settled') await creditSecondPayment(deps, paymentHash)
+      else if (err.retryable) return checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+      // Any other refusal (the node no longer has the invoice) leaves nothing that can be paid.
+    }
+    await scheduleCheck(deps.db, txn.id, null, 'exact', { state: 'completed' })
+  }
 
   return {
     kind: 'ln_receive',
@@ -164,6 +266,7 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
     },
 
     async advance(txn) {
+      if (txn.state === 'completed' && txn.rail_ref) return cancelOnNode(txn, txn.rail_ref)
       if (txn.state !== 'srccreated' || !txn.rail_ref) return
       const at = now()
       let invoice
@@ -227,6 +330,16 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
     const raw = input.destReq.reqDetails?.paymentRequest
     if (typeof raw !== 'string' || raw.trim() === '') {
       throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'is required: a BOLT11 invoice')
+    }
+    // BOLT11 is bech32: all lower or all upper case (QR codes use upper), never mixed. The check runs
+    // before the text is lower-cased for storage, which would hide it.
+    const written = raw.trim().replace(/^lightning:/i, '')
+    if (written !== written.toLowerCase() && written !== written.toUpperCase()) {
+      throw fieldError(
+        'invalid_payment_request',
+        PAYMENT_REQUEST_FIELD,
+        'mixed case: a BOLT11 invoice is written all in lower case or all in upper case',
+      )
     }
     const text = canonicalInvoice(raw)
     const decoded = decodeInvoice(text)
@@ -366,12 +479,14 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       if (await willSettleInside(txn, receive)) {
         // Keep the receive's own check off the node for a while, so that it does not take the
         // cancel for an expiry before this settlement commits.
-        await deps.db.query(
-          `UPDATE transactions SET next_check_at = GREATEST(next_check_at, $2)
-            WHERE id = $1 AND state = 'srccreated'`,
-          [receive.id, now() + SETTLE_INSIDE_MS],
-        )
-        await rails.lightning.cancelInvoice(paymentHash).catch(() => undefined)
+        await scheduleCheck(deps.db, receive.id, now() + SETTLE_INSIDE_MS, 'latest', { state: 'srccreated' })
+        try {
+          await rails.lightning.cancelInvoice(paymentHash)
+        } catch (err) {
+          // LND refuses to cancel a settled invoice: an outside payer was first.
+          if (err instanceof RailFailure && err.code === 'invoice_already_settled')
+            return { nodeSettled: true }
+        }
       }
       const onNode = await rails.lightning.lookupInvoice(paymentHash).catch(() => undefined)
       return { nodeSettled: onNode?.state === 'settled' }
@@ -446,7 +561,26 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       // An invoice of ours paid inside the service is still open on the node: cancel it there, so
       // that an outside payer cannot pay it a second time with nobody credited.
       if (txn.state === 'completed' && txn.dest_details.internal === true && txn.rail_ref) {
-        await rails.lightning.cancelInvoice(txn.rail_ref)
+        const hash = txn.rail_ref
+        try {
+          await rails.lightning.cancelInvoice(hash)
+        } catch (err) {
+          // The node could not be told, or says the invoice is paid there: the receive's own check
+          // keeps at it until the invoice is cancelled on the node or its payment there credited.
+          await deps.db.query(
+            `UPDATE transactions SET next_check_at = $2 WHERE kind = 'ln_receive' AND rail_ref = $1 AND state = 'completed'`,
+            [hash, now() + RAIL_RETRY_MS],
+          )
+          if (!(err instanceof RailFailure) || err.code !== 'invoice_already_settled') throw err
+          // An outside payer paid the invoice on the node before it could be cancelled: that money
+          // has arrived and belongs to the invoice's owner, already paid by this send. Credit it
+          // now; the receive's check is then left with nothing to do.
+          await creditSecondPayment(deps, hash)
+          await deps.db.query(
+            `UPDATE transactions SET next_check_at = NULL WHERE kind = 'ln_receive' AND rail_ref = $1 AND state = 'completed'`,
+            [hash],
+          )
+        }
       }
     },
 
@@ -454,11 +588,30 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       if (txn.state !== 'srccreated') return
       let result: LightningPaymentState
       try {
-        result = await rails.lightning.sendPayment({
-          paymentRequest: String(txn.dest_details.paymentRequest),
-          amountMsat: txn.dest_amount * MSAT_PER_SAT,
-          feeLimitMsat: txn.src_network_fee * MSAT_PER_SAT,
-        })
+        // The node's record of the hash first: a payment it has (in flight, paid, failed) is
+        // followed, never sent again. Sending again would be refused once the invoice expired
+        // (LND checks the expiry before it looks for the payment) and would restart a failed one.
+        result = await rails.lightning.lookupPayment(String(txn.dest_details.paymentHash))
+      } catch (err) {
+        if (!(err instanceof RailFailure)) throw err
+        // Without the node's record nothing can be decided, whatever the failure (even a refused
+        // macaroon): a payment may be in flight, so the hold stays and the node is asked again.
+        if (!err.retryable)
+          deps.log?.error(
+            { txnId: txn.id, code: err.code },
+            'the Lightning node refuses to say where a payment stands',
+          )
+        await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+        return
+      }
+      try {
+        if (result.status === 'unknown') {
+          result = await rails.lightning.sendPayment({
+            paymentRequest: String(txn.dest_details.paymentRequest),
+            amountMsat: txn.dest_amount * MSAT_PER_SAT,
+            feeLimitMsat: txn.src_network_fee * MSAT_PER_SAT,
+          })
+        }
       } catch (err) {
         if (!(err instanceof RailFailure)) throw err
         if (err.retryable) await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)

@@ -1,7 +1,9 @@
+import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import type { TxnRow } from './repository.js'
-import type { TxnState } from './state-machine.js'
+import { TXN_STATES } from './state-machine.js'
+import type { ListQuerySchema } from './schemas.js'
 
 export const PAGE_SIZE_DEFAULT = 20
 export const PAGE_SIZE_MAX = 100
@@ -17,34 +19,23 @@ const WINDOWS: Record<string, number> = {
   '6m': 182 * DAY_MS,
   '1y': 365 * DAY_MS,
 }
-const STATES: TxnState[] = [
-  'quoted',
-  'srcintent',
-  'srccreated',
-  'destsent',
-  'completed',
-  'expired',
-  'failed',
-  'usercanceled',
-  'rejected',
-  'error',
-]
-const METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']
+/** The methods the list's method filters take. */
+export const LIST_METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']
 
-export interface ListQuery {
-  time?: string
-  startTime?: string
-  endTime?: string
-  txnStatuses?: string
-  srcMethods?: string
-  destMethods?: string
-  excludedSrcMethods?: string
-  excludedDestMethods?: string
-  limit?: string
-  page?: string
+/** The list's filters as the query string's schema admits them. */
+export type ListQuery = Static<typeof ListQuerySchema>
+
+/** The list's page info: `hasMore` says whether more matches lie beyond this page, in its direction. */
+export interface ListPagination {
+  page: number
+  limit: number
+  total: number
+  hasMore: boolean
 }
 
-function listOf(q: ListQuery, name: keyof ListQuery, allowed: string[]): string[] | undefined {
+const TXN_ID_RE = /^txn_[0-9a-z]{1,40}$/
+
+function listOf(q: ListQuery, name: keyof ListQuery, allowed: readonly string[]): string[] | undefined {
   const text = q[name]
   if (text === undefined || text === '') return undefined
   const values = text
@@ -82,16 +73,56 @@ function isoTime(q: ListQuery, name: 'startTime' | 'endTime'): number | undefine
   return t
 }
 
-/** The transaction list: newest first, filtered, with the total count of matches. */
-export async function listTransactions(db: Db, accountId: string, query: ListQuery, now: number) {
+/**
+ * Where a cursor puts the page: after (older than) or before (newer than) one transaction of the
+ * account, by its (created_at, id), the list's own order. A seek, unlike an offset, does not move when
+ * transactions are created meanwhile, so paging with it neither repeats nor skips a row.
+ */
+async function cursorOf(
+  db: Db,
+  accountId: string | null,
+  query: ListQuery,
+): Promise<{ dir: 'after' | 'before'; createdAt: bigint; id: string } | undefined> {
+  const after = query.startingAfter || undefined
+  const before = query.endingBefore || undefined
+  if (after === undefined && before === undefined) return undefined
+  if (after !== undefined && before !== undefined) {
+    throw new ApiError('invalid_request', 'Use startingAfter or endingBefore, not both', [
+      { field: 'query.endingBefore', issue: 'must be left out when startingAfter is set' },
+    ])
+  }
+  if (query.page !== undefined && query.page !== '' && query.page !== '1') {
+    throw fieldError('invalid_request', 'query.page', 'cannot be combined with startingAfter or endingBefore')
+  }
+  const field = after !== undefined ? 'query.startingAfter' : 'query.endingBefore'
+  const txnId = (after ?? before)!
+  if (!TXN_ID_RE.test(txnId)) throw fieldError('invalid_request', field, 'must be a txnId from this list')
+  const { rows } = await db.query<{ created_at: bigint; id: string }>(
+    `SELECT created_at, id FROM transactions WHERE id = $1${accountId === null ? '' : ' AND account_id = $2'}`,
+    accountId === null ? [txnId] : [txnId, accountId],
+  )
+  // Another account's transaction is as unknown as one that does not exist.
+  if (!rows[0]) throw fieldError('invalid_request', field, 'no transaction of this account has this txnId')
+  return {
+    dir: after !== undefined ? 'after' : 'before',
+    createdAt: BigInt(rows[0].created_at),
+    id: rows[0].id,
+  }
+}
+
+/**
+ * The transaction list: newest first, filtered, with the total count of matches. The API lists one
+ * account's; the operator console may pass null for every account's.
+ */
+export async function listTransactions(db: Db, accountId: string | null, query: ListQuery, now: number) {
   const time = query.time ?? '30d'
   if (time !== 'other' && !(time in WINDOWS)) {
     throw fieldError('invalid_request', 'query.time', 'must be one of 1d, 7d, 30d, 3m, 6m, 1y, other')
   }
   const limit = wholeNumber(query, 'limit', PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
   const page = wholeNumber(query, 'page', 1, PAGE_MAX)
-  const where = ['account_id = $1']
-  const params: unknown[] = [accountId]
+  const where = accountId === null ? ['TRUE'] : ['account_id = $1']
+  const params: unknown[] = accountId === null ? [] : [accountId]
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value)
     where.push(sql(`$${params.length}`))
@@ -109,7 +140,7 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
   } else {
     start = now - WINDOWS[time]!
   }
-  const statuses = listOf(query, 'txnStatuses', STATES)
+  const statuses = listOf(query, 'txnStatuses', TXN_STATES)
   if (statuses) add((p) => `state = ANY(${p}::text[])`, statuses)
   const filters: Array<[keyof ListQuery, string, boolean]> = [
     ['srcMethods', 'src_method', true],
@@ -118,7 +149,7 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
     ['excludedDestMethods', 'dest_method', false],
   ]
   for (const [name, column, include] of filters) {
-    const values = listOf(query, name, METHODS)
+    const values = listOf(query, name, LIST_METHODS)
     if (values)
       add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
   }
@@ -127,15 +158,32 @@ export async function listTransactions(db: Db, accountId: string, query: ListQue
   const countSql = countQuery(filterSql, params, start, end, !statuses || statuses.includes('quoted'))
   if (start !== undefined) add((p) => `created_at >= ${p}`, start)
   if (end !== undefined) add((p) => `created_at <= ${p}`, end)
+  const cursor = await cursorOf(db, accountId, query)
+  if (cursor) {
+    params.push(cursor.createdAt, cursor.id)
+    const at = `($${params.length - 1}::int8, $${params.length}::text)`
+    where.push(cursor.dir === 'after' ? `(created_at, id) < ${at}` : `(created_at, id) > ${at}`)
+  }
   const whereSql = where.join(' AND ')
-  const [rows, count] = await Promise.all([
-    db.query<TxnRow>(
-      `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
-      params,
-    ),
+  // One row more than the page says whether there are more. Before a cursor, the rows nearest to it
+  // are the oldest of the newer ones: read upwards, then put back in the list's order.
+  const sql = cursor
+    ? `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${cursor.dir === 'after' ? 'DESC' : 'ASC'}, id ${cursor.dir === 'after' ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`
+    : `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1} OFFSET ${(page - 1) * limit}`
+  const [found, count] = await Promise.all([
+    db.query<TxnRow>(sql, params),
     db.query<{ total: bigint }>(countSql.sql, countSql.params),
   ])
-  return { rows: rows.rows, pagination: { page, limit, total: Number(count.rows[0]!.total) } }
+  const hasMore = found.rows.length > limit
+  const rows = found.rows.slice(0, limit)
+  if (cursor?.dir === 'before') rows.reverse()
+  const pagination: ListPagination = {
+    page: cursor ? 1 : page,
+    limit,
+    total: Number(count.rows[0]!.total),
+    hasMore,
+  }
+  return { rows, pagination }
 }
 
 /**

@@ -15,7 +15,10 @@ export function feeFor(rule: FeeRule, amountMinor: bigint): bigint {
 export type Requested = { side: 'src' | 'dest'; minor: bigint }
 
 /** The one side carrying `amtRequested`, parsed exactly. Both or neither -> 400. */
-export function requestedAmount(input: CreateInput, opts: { optional?: boolean } = {}): Requested | undefined {
+export function requestedAmount(
+  input: CreateInput,
+  opts: { optional?: boolean } = {},
+): Requested | undefined {
   const src = input.sourceReq.amtRequested
   const dest = input.destReq.amtRequested
   if (src !== undefined && dest !== undefined) {
@@ -25,12 +28,21 @@ export function requestedAmount(input: CreateInput, opts: { optional?: boolean }
   }
   if (src === undefined && dest === undefined) {
     if (opts.optional) return undefined
-    throw fieldError('invalid_request', 'destReq.amtRequested', 'set amtRequested on the source or the destination side')
+    throw fieldError(
+      'invalid_request',
+      'destReq.amtRequested',
+      'set amtRequested on the source or the destination side',
+    )
   }
   const side = src !== undefined ? 'src' : 'dest'
   const ccy = side === 'src' ? input.sourceReq.ccy : input.destReq.ccy
   const parsed = parseAmount(side === 'src' ? src : dest, ccy)
-  if (!parsed.ok) throw fieldError('invalid_amount', `${side === 'src' ? 'sourceReq' : 'destReq'}.amtRequested`, parsed.issue)
+  if (!parsed.ok)
+    throw fieldError(
+      'invalid_amount',
+      `${side === 'src' ? 'sourceReq' : 'destReq'}.amtRequested`,
+      parsed.issue,
+    )
   return { side, minor: parsed.minor }
 }
 
@@ -69,7 +81,9 @@ export function walletAmounts(opts: {
 }
 
 /** What a wallet-funded transaction takes from the wallet in all. */
-export function walletDebit(txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>) {
+export function walletDebit(
+  txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>,
+) {
   return txn.deduct_fees_from_dest ? txn.src_amount : txn.src_amount + txn.src_fee + txn.src_network_fee
 }
 
@@ -84,7 +98,8 @@ export function walletOutPostings(
   outbound: { system: SystemPurpose } | { wallet: string },
 ): Posting[] {
   const debit = walletDebit(txn)
-  const out = (ccy: string) => ('wallet' in outbound ? outbound.wallet : systemAccountId(outbound.system, ccy))
+  const out = (ccy: string) =>
+    'wallet' in outbound ? outbound.wallet : systemAccountId(outbound.system, ccy)
   const postings: Posting[] = [
     { accountId: walletId, ccy: txn.src_ccy, amount: -debit },
     { accountId: systemAccountId('fees', txn.src_ccy), ccy: txn.src_ccy, amount: txn.src_fee },
@@ -92,8 +107,16 @@ export function walletOutPostings(
   if (txn.src_ccy === txn.dest_ccy) {
     postings.push({ accountId: out(txn.src_ccy), ccy: txn.src_ccy, amount: debit - txn.src_fee })
   } else {
-    postings.push({ accountId: systemAccountId('fx', txn.src_ccy), ccy: txn.src_ccy, amount: debit - txn.src_fee })
-    postings.push({ accountId: systemAccountId('fx', txn.dest_ccy), ccy: txn.dest_ccy, amount: -txn.dest_amount })
+    postings.push({
+      accountId: systemAccountId('fx', txn.src_ccy),
+      ccy: txn.src_ccy,
+      amount: debit - txn.src_fee,
+    })
+    postings.push({
+      accountId: systemAccountId('fx', txn.dest_ccy),
+      ccy: txn.dest_ccy,
+      amount: -txn.dest_amount,
+    })
     postings.push({ accountId: out(txn.dest_ccy), ccy: txn.dest_ccy, amount: txn.dest_amount })
   }
   return postings

@@ -304,7 +304,9 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     expect(sent.destReq.reqStatus).toBe('1')
     const txid = sent.destReq.reqDetails.txid
     expect(txid).toMatch(/^[0-9a-f]{64}$/)
-    expect((await btc(bob)).amount).toBeCloseTo(before.amount - total, 8)
+    // Broadcast, not yet confirmed: the funds stay held (as for payouts) until the chain confirms.
+    expect((await btc(bob)).amount).toBe(before.amount)
+    expect((await btc(bob)).availableBalance).toBeCloseTo(before.availableBalance - total, 8)
     // The send is on the chain, to that address, for that amount.
     const outs = await h.c.bitcoin.rails.onchain.listOutputs(ADDRESSES.p2tr)
     expect(outs.find((o) => o.txid === txid)).toMatchObject({ amountSats: 200_000n, confirmations: 0 })
@@ -316,6 +318,8 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     expect(done.txnState).toBe('completed')
     expect(done.destReq.amtSettled).toBe(0.002)
     expect(done.destReq.reqDetails.txid).toBe(txid)
+    expect((await btc(bob)).amount).toBeCloseTo(before.amount - total, 8)
+    expect((await btc(bob)).availableBalance).toBeCloseTo(before.availableBalance - total, 8)
     expect(await events(q.body.txnId)).toEqual(['quoted', 'srccreated', 'destsent', 'completed'])
     await h.expectBooksBalanced()
   })
@@ -360,7 +364,7 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     const sent = await get(bob, q.body.txnId)
     const outs = await h.c.bitcoin.rails.onchain.listOutputs(ADDRESSES.p2wpkh)
     expect(outs.find((o) => o.txid === sent.destReq.reqDetails.txid)?.amountSats).toBe(98_208n)
-    expect((await btc(bob)).amount).toBeCloseTo(before.amount - 0.001, 8)
+    expect((await btc(bob)).availableBalance).toBeCloseTo(before.availableBalance - 0.001, 8)
     const tooSmall = await h.api(
       'POST',
       '/api/v2/transaction',
@@ -389,6 +393,33 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     expect(fresh).toHaveLength(1)
     expect((await get(alice, fresh[0]!)).txnState).toBe('completed')
     expect((await btc(alice)).amount).toBeCloseTo(aliceBefore + 0.0004, 8)
+    await h.expectBooksBalanced()
+  })
+
+  it('send: an operator fee bump replaces the sandbox transaction; the send completes on the replacement', async () => {
+    const before = await btc(bob)
+    const q = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(ADDRESSES.p2wpkh, '0.0005'))
+    await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, bob.token)
+    await work()
+    const first = (await get(bob, q.body.txnId)).destReq.reqDetails.txid
+    const bump = await h.app.inject({
+      method: 'POST',
+      url: `/admin/onchain/sends/${q.body.txnId}/bumpfee`,
+      headers: { authorization: `Bearer ${h.adminToken}`, 'content-type': 'application/json' },
+      payload: { feeRate: 30 },
+    })
+    expect(bump.statusCode, bump.body).toBe(200)
+    const replacement = bump.json().txid
+    expect(replacement).not.toBe(first)
+    const outs = await h.c.bitcoin.rails.onchain.listOutputs(ADDRESSES.p2wpkh)
+    expect(outs.some((o) => o.txid === first)).toBe(false)
+    expect(outs.find((o) => o.txid === replacement)?.amountSats).toBe(50_000n)
+    await mine()
+    await work()
+    const done = await get(bob, q.body.txnId)
+    expect([done.txnState, done.destReq.reqDetails.txid]).toEqual(['completed', replacement])
+    const total = 0.0005 + 0.0000005 + (RATE * VSIZE.p2wpkh) / 1e8
+    expect((await btc(bob)).amount).toBeCloseTo(before.amount - total, 8)
     await h.expectBooksBalanced()
   })
 })

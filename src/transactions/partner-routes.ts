@@ -34,7 +34,11 @@ export function bankNotificationRoutes(
     },
     async (request) => {
       const signature = request.headers['x-partner-signature']
-      const notice = deps.verify(request.rawBody ?? '', typeof signature === 'string' ? signature : undefined)
+      // Over the bytes as received, not the text decoded from them (invalid UTF-8 would change).
+      const notice = deps.verify(
+        request.rawBodyBytes ?? Buffer.alloc(0),
+        typeof signature === 'string' ? signature : undefined,
+      )
       if (!notice) throw new ApiError('unauthorized', 'The notification is not signed by the payout partner')
       // A reference we do not hold in flight (settled, or never ours) is acknowledged all the same:
       // the partner has nothing to retry.

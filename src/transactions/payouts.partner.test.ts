@@ -190,8 +190,8 @@ describe('VND payouts through the bank partner adapter', () => {
     expect((await get(txnId)).txnState).toBe('destsent')
 
     const body = JSON.stringify({ id: p.id, status: 'completed', amount: p.amount, currency: 'VND' })
-    const sign = (text: string) => createHmac('sha256', NOTIFY_SECRET).update(text).digest('hex')
-    const notify = (text: string, signature?: string) =>
+    const sign = (text: string | Buffer) => createHmac('sha256', NOTIFY_SECRET).update(text).digest('hex')
+    const notify = (text: string | Buffer, signature?: string) =>
       h.app.inject({
         method: 'POST',
         url: '/partners/bank/notifications',
@@ -215,6 +215,15 @@ describe('VND payouts through the bank partner adapter', () => {
     // A payout we do not know is acknowledged, so the partner does not retry it forever.
     const stranger = JSON.stringify({ id: 'P-unknown', status: 'completed', amount: '1', currency: 'VND' })
     expect((await notify(stranger, sign(stranger))).json()).toEqual({ received: true })
+    // The signature is checked over the bytes as received: invalid UTF-8 in the body signed over
+    // its bytes passes, the same body signed over its U+FFFD-replaced text does not.
+    const oddBytes = Buffer.concat([
+      Buffer.from('{"id":"P-unknown","note":"'),
+      Buffer.from([0xc3, 0x28, 0x80]),
+      Buffer.from('","status":"completed","amount":"1","currency":"VND"}'),
+    ])
+    expect((await notify(oddBytes, sign(oddBytes))).statusCode).toBe(200)
+    expect((await notify(oddBytes, sign(oddBytes.toString('utf8')))).statusCode).toBe(401)
 
     const ok = await notify(body, sign(body))
     expect([ok.statusCode, ok.json()]).toEqual([200, { received: true }])

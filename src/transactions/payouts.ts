@@ -10,25 +10,45 @@
  * confirm stays open until that outcome: `completed` posts it (wallet out, fee to revenue, the rest
  * to the network's system account, through FX liquidity when the currencies differ), `failed` and
  * `rejected` void it. Nothing is posted at `destsent`, so an outcome never has to be reversed.
+ *
+ * A bank transfer can still come back after the partner reported it `completed` (the beneficiary's
+ * bank returns it: account closed, name mismatch found late). Told by a partner notification, the
+ * worker reads the payout again; `returned` then creates a `payout_return` transaction, completed,
+ * whose entry is the payout's entry reversed: the wallet gets back all it paid, fee included. The
+ * payout itself stays `completed` (a final state stays final) and names its return in
+ * destReq.reqDetails.returnTxnId. One return per payout, however often the partner says so. A
+ * payout reported returned before we saw it completed simply fails, its hold released.
  */
 import type { Db, Queryable } from '../db/db.js'
 import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import { allInRate, ONE } from '../rates/fx.js'
-import { postEntry, voidHolds, type SystemPurpose } from '../ledger/ledger.js'
-import { RailFailure, type BankPayoutRail, type PayoutState, type TronRail } from '../rails/rail.js'
+import { createHash } from 'node:crypto'
+import { postEntry, systemAccountId, voidHolds, type Posting, type SystemPurpose } from '../ledger/ledger.js'
+import { recordEvent } from '../events/outbox.js'
+import { newId } from '../shared/ids.js'
+import { getTxn, insertTxn, scheduleCheck } from './repository.js'
+import {
+  RailFailure,
+  type BankPayoutRail,
+  type PayoutState,
+  type TronFee,
+  type TronRail,
+} from '../rails/rail.js'
+import { formatScaled } from '../shared/amount.js'
+import { decimalDetail } from './present.js'
 import { validateTronAddress } from '../rails/tron/address.js'
 import { checkBankAccount, checkKyc, type Kyc } from '../fiat/kyc.js'
 import { checkSourceOfFunds, type SourceOfFunds } from '../fiat/source-of-funds.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
-import { WAKE_CHANNEL } from '../worker.js'
+import { WAKE_CHANNEL } from '../events/channels.js'
 import type { Flow, Quote, QuoteContext } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import type { TxnRow } from './repository.js'
 import type { TransactionsService } from './service.js'
-import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
+import { requestedAmount, walletAmounts, walletDebit, walletOutPostings } from './money.js'
 
 /** Logging of rail trouble. Only codes and the transaction id are logged, never a payout's personal data. */
 export interface PayoutLog {
@@ -74,7 +94,23 @@ interface PayoutNetwork {
   quote(ctx: QuoteContext): Promise<Quote>
   /** Hand the payout to the rail; idempotent by the transaction id. */
   submit(txn: TxnRow): Promise<string>
-  check(ref: string): Promise<PayoutState>
+  /** The payout's state, and details to record with a final one (what the network charged). */
+  check(ref: string, txn: TxnRow): Promise<PayoutState & { details?: Record<string, unknown> }>
+}
+
+/**
+ * What the chain charged the hot wallet for a TRON transfer, kept in destReq.reqDetails as
+ * information: the service pays it in TRX, the customer pays the quoted `networkFees` in USDT, so
+ * nothing of it is posted to the ledger. Amounts are exact decimal TRX.
+ */
+export function tronFeeDetails(fee: TronFee): Record<string, unknown> {
+  return {
+    chainFeeTrx: decimalDetail(formatScaled(fee.totalSun, 6)),
+    chainEnergyFeeTrx: decimalDetail(formatScaled(fee.energyFeeSun, 6)),
+    chainBandwidthFeeTrx: decimalDetail(formatScaled(fee.netFeeSun, 6)),
+    chainEnergyUsed: Number(fee.energyUsed),
+    chainBandwidthUsed: Number(fee.bandwidthUsed),
+  }
 }
 
 /** USDT over TRON: address checked at quote; service fee and a fixed network fee, both in USDT. */
@@ -117,7 +153,13 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
       assert(typeof to === 'string', 'a TRON payout stores its address')
       return (await deps.tron.sendUsdt({ to, amountMinor: txn.dest_amount, requestId: txn.id })).txHash
     },
-    check: (ref) => deps.tron.getTransfer(ref),
+    async check(ref, txn) {
+      const to = txn.dest_details.address
+      assert(typeof to === 'string', 'a TRON payout stores its address')
+      const state = await deps.tron.getTransfer(ref, { to, amountMinor: txn.dest_amount })
+      const { fee, ...rest } = state
+      return fee ? { ...rest, details: tronFeeDetails(fee) } : rest
+    },
   })
 }
 
@@ -205,19 +247,24 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     state: TxnRow['state'],
     at: number,
   ): Promise<void> {
-    await q.query('UPDATE transactions SET next_check_at = $3 WHERE id = $1 AND state = $2', [
-      txnId,
-      state,
-      at,
-    ])
+    await scheduleCheck(q, txnId, at, 'exact', { state })
   }
 
   /** Release the funds and end the payout as failed or rejected. */
-  function endWithoutPaying(txnId: string, from: TxnRow['state'], to: 'failed' | 'rejected', reason: string) {
+  function endWithoutPaying(
+    txnId: string,
+    from: TxnRow['state'],
+    to: 'failed' | 'rejected',
+    reason: string,
+    details?: Record<string, unknown>,
+  ) {
     return deps.transactions().apply(txnId, async (q, txn, move) => {
       if (txn.state !== from) return
       await voidHolds(q, txn.id, now())
-      await move(to, { msg: reason })
+      await move(to, {
+        msg: reason,
+        ...(details ? { dest_details: { ...txn.dest_details, ...details } } : {}),
+      })
     })
   }
 
@@ -252,9 +299,9 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
 
   async function check(txn: TxnRow): Promise<void> {
     assert(txn.rail_ref, 'a payout at destsent has its rail reference')
-    let state: PayoutState
+    let state: PayoutState & { details?: Record<string, unknown> }
     try {
-      state = await net.check(txn.rail_ref)
+      state = await net.check(txn.rail_ref, txn)
     } catch (err) {
       if (!(err instanceof RailFailure)) throw err
       if (!err.retryable) {
@@ -274,7 +321,12 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
         return
       case 'failed':
       case 'rejected':
-        await endWithoutPaying(txn.id, 'destsent', state.status, state.reason)
+        await endWithoutPaying(txn.id, 'destsent', state.status, state.reason, state.details)
+        return
+      case 'reversed':
+        // Sent back before we saw it completed: nothing was posted, so releasing the hold returns
+        // the money, and the payout has failed.
+        await endWithoutPaying(txn.id, 'destsent', 'failed', state.reason)
         return
       case 'completed':
         await deps.transactions().apply(txn.id, async (q, locked, move) => {
@@ -286,12 +338,45 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
             kind: net.kind,
             now: now(),
             settleHolds: true,
-            postings: walletOutPostings(locked, wallet.id, { system: net.system }),
+            postings: payoutPostings(locked, wallet.id, net.system),
           })
-          await move('completed', { src_settled: locked.src_amount, dest_settled: locked.dest_amount })
+          await move('completed', {
+            src_settled: locked.src_amount,
+            dest_settled: locked.dest_amount,
+            ...(state.details ? { dest_details: { ...locked.dest_details, ...state.details } } : {}),
+          })
         })
         return
     }
+  }
+
+  /**
+   * A completed payout the partner says changed (checkPayoutNow): read it, and when it came back,
+   * return the money. A partner that cannot answer now is asked again later (the worker's lease
+   * and the rail's backoff); any answer ends the look.
+   */
+  async function lookForReturn(txn: TxnRow): Promise<void> {
+    if (!txn.rail_ref || typeof txn.dest_details.returnTxnId === 'string') return stopLooking(txn.id)
+    let state: PayoutState
+    try {
+      state = await net.check(txn.rail_ref, txn)
+    } catch (err) {
+      if (!(err instanceof RailFailure)) throw err
+      if (err.retryable) {
+        deps.log.warn(
+          { txnId: txn.id, kind: net.kind, code: err.code },
+          'payout return check will be retried',
+        )
+        return
+      }
+      return stopLooking(txn.id)
+    }
+    if (state.status === 'reversed') await recordReturn(deps, net, txn.id, state.reason, now())
+    await stopLooking(txn.id)
+  }
+
+  async function stopLooking(txnId: string): Promise<void> {
+    await scheduleCheck(deps.db, txnId, null, 'exact', { state: 'completed' })
   }
 
   return {
@@ -300,20 +385,132 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     async confirm(q, _txn, ctx) {
       // The service has placed the hold; the worker submits the payout at once.
       const row = await ctx.transition('srccreated', { next_check_at: ctx.now })
-      await q.query(`SELECT pg_notify('${WAKE_CHANNEL}', '')`)
+      await q.notify(WAKE_CHANNEL)
       return row
     },
     async advance(txn) {
       if (txn.state === 'srccreated') await submit(txn)
       else if (txn.state === 'destsent') await check(txn)
+      else if (txn.state === 'completed' && net.kind === 'vnd_payout') await lookForReturn(txn)
     },
   }
 }
 
 /**
+ * The entry of a completed payout. Exactly the destination amount leaves by the network's account,
+ * because that is what the network moves: a TRON payout's network fee is burned in TRX, so the USDT
+ * the customer paid for it stays in the hot wallet and goes to revenue with the service fee, and
+ * reconciliation finds the hot wallet's USDT equal to the books (docs/reconciliation.md).
+ */
+export function payoutPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+  const postings = walletOutPostings(payout, walletId, { system })
+  if (payout.src_ccy !== payout.dest_ccy) return postings
+  const out = systemAccountId(system, payout.dest_ccy)
+  const leaving = postings.find((p) => p.accountId === out)
+  const fees = postings.find((p) => p.accountId === systemAccountId('fees', payout.src_ccy))
+  assert(leaving !== undefined && fees !== undefined, 'a payout posts to its network and to revenue')
+  const kept = leaving.amount - payout.dest_amount
+  assert(kept >= 0n, 'a payout never sends more than the wallet paid for it')
+  return postings.map((p) =>
+    p === leaving ? { ...p, amount: payout.dest_amount } : p === fees ? { ...p, amount: p.amount + kept } : p,
+  )
+}
+
+/**
+ * The entry of a returned payout: its completion entry with every posting's sign turned, so the
+ * wallet gets back its whole debit and the network, FX and fee accounts give back what they got.
+ */
+export function returnPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+  return payoutPostings(payout, walletId, system).map((posting) => ({
+    ...posting,
+    amount: -posting.amount,
+  }))
+}
+
+/**
+ * Return a completed payout's money to its wallet, once: the payout is locked, a payout that has a
+ * return already is left alone, and the unique index on a return's rail_ref (migration 018) stands
+ * behind that. The return is a transaction of its own, created completed with its event (webhook),
+ * its entry in the same database transaction.
+ */
+async function recordReturn(
+  deps: PayoutFlowDeps,
+  net: PayoutNetwork,
+  payoutId: string,
+  reason: string,
+  at: number,
+): Promise<void> {
+  await deps.db.tx(async (q) => {
+    const payout = await getTxn(q, payoutId, { lock: true })
+    if (!payout || payout.state !== 'completed' || typeof payout.dest_details.returnTxnId === 'string') return
+    const wallet = await deps.accounts.walletFor(q, payout.account_id, payout.src_ccy)
+    assert(wallet, 'a payout is funded from a wallet of its account')
+    const stamp = BigInt(at)
+    const refund = walletDebit(payout)
+    const inserted = await insertTxn(q, {
+      id: newId('txn'),
+      account_id: payout.account_id,
+      ext_ref_id: null,
+      request_hash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
+      kind: 'payout_return',
+      state: 'completed',
+      note: null,
+      deduct_fees_from_dest: false,
+      src_ccy: payout.dest_ccy,
+      src_method: payout.dest_method,
+      src_amount: payout.dest_amount,
+      src_fee: 0n,
+      src_network_fee: 0n,
+      src_details: { payoutTxnId: payout.id, [net.refField]: payout.rail_ref, reason },
+      src_created_at: stamp,
+      src_updated_at: stamp,
+      dest_ccy: payout.src_ccy,
+      dest_method: 'svcpay',
+      dest_amount: refund,
+      dest_details: {},
+      dest_created_at: stamp,
+      dest_updated_at: stamp,
+      fx_rate: payout.fx_rate,
+      expires_at: stamp,
+      kyc: null,
+      source_of_funds: null,
+      next_check_at: null,
+      created_at: stamp,
+      updated_at: stamp,
+    })
+    assert(inserted, 'a payout return has no extRefId to collide on')
+    const { rows } = await q.query<TxnRow>(
+      `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
+        WHERE id = $1 RETURNING *`,
+      [inserted.id, payout.id, reason, payout.dest_amount, refund],
+    )
+    const ret = rows[0]
+    assert(ret, 'the payout return was just inserted')
+    await postEntry(q, {
+      txnId: ret.id,
+      kind: 'payout_return',
+      now: at,
+      postings: returnPostings(payout, wallet.id, net.system),
+    })
+    await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
+      payout.id,
+      JSON.stringify({ ...payout.dest_details, returnTxnId: ret.id, returnReason: reason }),
+      'payout_returned',
+      at,
+    ])
+    await recordEvent(q, ret, deps.config.webhookVariant)
+    deps.log.warn(
+      { txnId: payout.id, returnTxnId: ret.id, kind: net.kind, reason },
+      'a completed payout came back',
+    )
+  })
+}
+
+/**
  * Makes the payout the rail knows as `ref` due now and wakes the worker, which then reads it from
- * the rail: a partner's notification is a hint to look, never a state by itself. False when no
- * payout of that kind is in flight with that reference (settled already, or not ours).
+ * the rail: a partner's notification is a hint to look, never a state by itself. A completed bank
+ * payout without a return is made due too: the notification may be its return. False when no such
+ * payout of that kind has that reference (settled already, or not ours).
  */
 export async function checkPayoutNow(
   db: Queryable,
@@ -322,10 +519,13 @@ export async function checkPayoutNow(
   now: number,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE transactions SET next_check_at = $3 WHERE rail_ref = $1 AND kind = $2 AND state = 'destsent'`,
+    `UPDATE transactions SET next_check_at = $3
+      WHERE rail_ref = $1 AND kind = $2
+        AND (state = 'destsent'
+             OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`,
     [ref, kind, now],
   )
   if (!rowCount) return false
-  await db.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, ''])
+  await db.notify(WAKE_CHANNEL)
   return true
 }

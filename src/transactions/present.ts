@@ -48,7 +48,8 @@ export function txnJson(txn: TxnRow, accountDisplayName: string) {
 function presentDetails(details: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(details)) {
-    out[k] = v && typeof v === 'object' && '$dec' in (v as object) ? new DecimalText(String((v as any).$dec)) : v
+    out[k] =
+      v && typeof v === 'object' && '$dec' in (v as object) ? new DecimalText(String((v as any).$dec)) : v
   }
   return out
 }

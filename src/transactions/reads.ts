@@ -21,7 +21,7 @@ export interface TxnReader {
  * (after the current turn, without a timer). Nothing is cached: every read sees what was committed
  * before it was asked for, and the account is matched by the database as in a single read.
  */
-export function createTxnReader(db: Queryable): TxnReader {
+export function createTxnReader(db: Pick<Queryable, 'query'>): TxnReader {
   let queued = new Map<string, { id: string; accountId: string; waiting: Waiting[] }>()
 
   const flush = () => {

@@ -267,13 +267,44 @@ export async function settleQuoted(
   return row
 }
 
-/** Update a transaction's details without a state change (no event: the state did not change). */
-export async function patchTxn(q: Queryable, id: string, patch: TxnPatch, now: number): Promise<void> {
-  const sets = ['updated_at = $2']
-  const values: unknown[] = [id, now]
-  for (const [column, value] of Object.entries(patch)) {
-    values.push(param(column, value))
-    sets.push(`${column} = $${values.length}`)
+/**
+ * How `scheduleCheck` treats the check already set:
+ * - 'earliest': keep whichever is sooner (an earlier check already planned still happens);
+ * - 'exact': replace it (`null` clears it: nothing left to look at);
+ * - 'latest': not earlier than `atMs`, to hold the worker off a row for a while (another
+ *   statement is about to move it); an unset check becomes `atMs` (GREATEST skips NULL).
+ */
+export type CheckMode = 'earliest' | 'exact' | 'latest'
+
+const CHECK_SET: Record<CheckMode, string> = {
+  earliest: 'LEAST(COALESCE(next_check_at, $2), $2)',
+  exact: '$2',
+  latest: 'GREATEST(next_check_at, $2)',
+}
+
+/**
+ * The one way to set a transaction's `next_check_at` outside a transition's patch. `only.state`
+ * skips the row if it has moved on since it was read; `only.scheduled` skips a row with no
+ * check set (it is waiting for nothing). Returns whether the row was changed.
+ */
+export async function scheduleCheck(
+  q: Queryable,
+  id: string,
+  atMs: number | bigint | null,
+  mode: CheckMode,
+  only: { state?: TxnState; scheduled?: boolean } = {},
+): Promise<boolean> {
+  assert(atMs !== null || mode === 'exact', 'only an exact check can be cleared')
+  const values: unknown[] = [id, atMs]
+  let where = 'id = $1'
+  if (only.state !== undefined) {
+    values.push(only.state)
+    where += ' AND state = $3'
   }
-  await q.query(`UPDATE transactions SET ${sets.join(', ')} WHERE id = $1`, values)
+  if (only.scheduled) where += ' AND next_check_at IS NOT NULL'
+  const { rowCount } = await q.query(
+    `UPDATE transactions SET next_check_at = ${CHECK_SET[mode]} WHERE ${where}`,
+    values,
+  )
+  return Boolean(rowCount)
 }

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
@@ -5,15 +6,15 @@ import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
-import { CreateBodySchema, ListQuerySchema, TxnParams } from './schemas.js'
+import { CreateBodySchema, ListPaginationSchema, ListQuerySchema, TxnParams } from './schemas.js'
 import { txnJson } from './present.js'
-import { listTransactions, type ListQuery } from './list.js'
-import type { CreateInput } from './flow.js'
+import { listTransactions } from './list.js'
 
 export function transactionRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { auth: AuthService; transactions: TransactionsService; db: Db },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
   const { transactions } = deps
   const one = { 200: Type.Ref('Transaction') }
@@ -26,7 +27,7 @@ export function transactionRoutes(
         tags: ['Transactions'],
         summary: 'Create a transaction (a quote)',
         description:
-          'Every transaction starts `quoted`, with fees and fxRate computed; confirm it to execute. Set amtRequested on one side only. The same extRefId with the same body returns the original transaction.',
+          'Every transaction starts `quoted`, with fees and fxRate computed; confirm it to execute. Set amtRequested on one side only. Every amount, given or computed (both sides after conversion, fees, the wallet total), is at most 10^17 minor units; receives at most RECEIVE_MAX_BTC; Bitcoin sends at most 21,000,000 BTC: else 400 invalid_amount naming the field. A bech32 address may be written all in lower or all in upper case and is stored, returned and compared in lower case; mixed case is 400 invalid_address; base58 addresses (Bitcoin and TRON) are case-sensitive and kept as given. The same extRefId with the same request (amounts compared by value: 0.001 and "0.0010" are one amount) returns the original transaction; with a different request, 409 duplicate_ext_ref_id.',
         security: BEARER,
         body: CreateBodySchema,
         response: { ...one, ...errors(400, 401, 409, 413, 415, 429, 503) },
@@ -34,11 +35,13 @@ export function transactionRoutes(
     },
     async (request) => {
       const p = principalOf(request)
-      const body = request.body as Omit<CreateInput, 'accountId' | 'deductNetworkFeesFromDest'> & {
-        deductNetworkFeesFromDest?: boolean
-      }
+      const body = request.body
       const txn = await transactions.create(
-        { ...body, accountId: p.accountId, deductNetworkFeesFromDest: body.deductNetworkFeesFromDest ?? false },
+        {
+          ...body,
+          accountId: p.accountId,
+          deductNetworkFeesFromDest: body.deductNetworkFeesFromDest ?? false,
+        },
         request.body,
       )
       return txnJson(txn, p.displayName)
@@ -55,12 +58,12 @@ export function transactionRoutes(
         description: 'Confirming a transaction already past quoted returns it unchanged.',
         security: BEARER,
         params: TxnParams,
-        response: { ...one, ...errors(401, 404, 409, 429) },
+        response: { ...one, ...errors(401, 404, 409, 429, 503) },
       },
     },
     async (request) => {
       const p = principalOf(request)
-      const { txnId } = request.params as { txnId: string }
+      const { txnId } = request.params
       return txnJson(await transactions.confirm(p.accountId, txnId), p.displayName)
     },
   )
@@ -72,6 +75,8 @@ export function transactionRoutes(
       schema: {
         tags: ['Transactions'],
         summary: 'Cancel a quoted transaction',
+        description:
+          'Only a quoted transaction can be cancelled (else 409 invalid_state). Past expiresAt the quote is expired instead and cancel answers 409 quote_expired, as confirm does.',
         security: BEARER,
         params: TxnParams,
         response: { ...one, ...errors(401, 404, 409, 429) },
@@ -79,7 +84,7 @@ export function transactionRoutes(
     },
     async (request) => {
       const p = principalOf(request)
-      const { txnId } = request.params as { txnId: string }
+      const { txnId } = request.params
       return txnJson(await transactions.cancel(p.accountId, txnId), p.displayName)
     },
   )
@@ -98,7 +103,7 @@ export function transactionRoutes(
     },
     async (request) => {
       const p = principalOf(request)
-      const { txnId } = request.params as { txnId: string }
+      const { txnId } = request.params
       return txnJson(await transactions.get(p.accountId, txnId), p.displayName)
     },
   )
@@ -110,13 +115,14 @@ export function transactionRoutes(
       schema: {
         tags: ['Transactions'],
         summary: 'List transactions, newest first',
-        description: 'Filter values are comma-separated lists. Defaults: time=30d, page=1, limit=20 (at most 100).',
+        description:
+          'Filter values are comma-separated lists. Defaults: time=30d, page=1, limit=20 (at most 100). Pages by number (page) or, stable while transactions are created, by cursor: startingAfter=<last txnId of a page> for the next (older) page, endingBefore=<first txnId> for the previous one; pagination.hasMore says whether more lie that way.',
         security: BEARER,
         querystring: ListQuerySchema,
         response: {
           200: Type.Object({
             data: Type.Array(Type.Ref('Transaction')),
-            pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+            pagination: ListPaginationSchema,
           }),
           ...errors(400, 401, 429),
         },
@@ -124,7 +130,7 @@ export function transactionRoutes(
     },
     async (request) => {
       const p = principalOf(request)
-      const { rows, pagination } = await listTransactions(deps.db, p.accountId, request.query as ListQuery, Date.now())
+      const { rows, pagination } = await listTransactions(deps.db, p.accountId, request.query, Date.now())
       return { data: rows.map((r) => txnJson(r, p.displayName)), pagination }
     },
   )

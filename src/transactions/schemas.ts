@@ -6,9 +6,15 @@ const TEXT = '^[^\\u0000-\\u001f\\u007f]*$'
 
 const SideIn = Type.Object({
   ccy: Type.String({ pattern: '^[A-Z]{3,5}$', description: 'Currency code: BTC, USDT, VND, USD, CAD, ...' }),
-  method: Type.String({ minLength: 1, maxLength: 32, description: 'svcpay, lightning, on-chain, tron, eth, vnd-instant' }),
+  method: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description: 'svcpay, lightning, on-chain, tron, eth, vnd-instant',
+  }),
   amtRequested: Type.Optional(AmountIn('Amount in the currency unit (BTC for BTC); on one side only')),
-  reqDetails: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Method-specific details' })),
+  reqDetails: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { description: 'Method-specific details' }),
+  ),
   // The fields inside kyc and sourceOfFunds are optional to the schema so that the payout flow can
   // answer a missing one with the contract's kyc_required, naming the field (src/fiat/kyc.ts).
   kyc: Type.Optional(
@@ -67,7 +73,9 @@ const SideOut = Type.Object({
   amtSettled: Type.Union([AmountOut('Amount actually settled'), Type.Null()]),
   svcpayFees: AmountOut('Service fee (source side)'),
   networkFees: AmountOut('Network fee (source side)'),
-  reqStatus: Type.String({ description: "'0' pending, '1' in progress, '2' completed, '3' failed/expired/cancelled" }),
+  reqStatus: Type.String({
+    description: "'0' pending, '1' in progress, '2' completed, '3' failed/expired/cancelled",
+  }),
   expiresAt: Type.Integer(),
   createAt: Type.Integer(),
   updatedAt: Type.Integer(),
@@ -93,7 +101,8 @@ export const TransactionSchema = Type.Object(
     accountDisplayName: Type.String(),
     extRefId: Type.Optional(Type.String()),
     txnState: Type.String({
-      description: 'quoted, srcintent, srccreated, destsent, completed, expired, failed, usercanceled, rejected, error',
+      description:
+        "quoted, srcintent, srccreated, processing (awaiting an operator's approval), destsent, completed, expired, failed, usercanceled, rejected, error",
     }),
     msg: Type.String({ description: "'' or the reason once failed, rejected, expired or in error" }),
     note: Type.Optional(Type.String()),
@@ -171,4 +180,28 @@ export const ListQuerySchema = Type.Object({
   excludedDestMethods: Type.Optional(Type.String()),
   limit: Type.Optional(Type.String({ description: 'Page size, 1-100 (default 20)' })),
   page: Type.Optional(Type.String({ description: 'Page number from 1' })),
+  startingAfter: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'Cursor: the page of transactions that follow this txnId in the list (older ones), stable while new transactions arrive. Pass the last txnId of the page you have. Not with endingBefore or a page other than 1.',
+    }),
+  ),
+  endingBefore: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'Cursor: the page of transactions that come before this txnId in the list (newer ones). Pass the first txnId of the page you have. Not with startingAfter or a page other than 1.',
+    }),
+  ),
+})
+
+export const ListPaginationSchema = Type.Object({
+  page: Type.Integer({ description: 'The page number (1 when a cursor is used)' }),
+  limit: Type.Integer(),
+  total: Type.Integer({ description: 'Every match of the filters, whatever the page or cursor' }),
+  hasMore: Type.Boolean({
+    description:
+      'More matches lie beyond this page in its direction: older ones for page and startingAfter, newer ones for endingBefore',
+  }),
 })

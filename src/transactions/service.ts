@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { Db, Queryable } from '../db/db.js'
 import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
@@ -11,7 +10,6 @@ import { isCurrency } from '../shared/currency.js'
 import { placeHold, postEntry, voidHolds } from '../ledger/ledger.js'
 import type { CreateInput, Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
-import { FINAL_STATES } from './state-machine.js'
 import {
   getByExtRef,
   getTxn,
@@ -25,7 +23,11 @@ import {
   type TxnRow,
 } from './repository.js'
 import { walletDebit } from './money.js'
+import { checkQuoteAmounts } from './amount-limits.js'
 import { createTxnReader } from './reads.js'
+import { approvalReasons } from '../approvals/policy.js'
+import { insertApproval } from '../approvals/repository.js'
+import { legacyRequestHash, requestHash } from './request-hash.js'
 
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
@@ -57,7 +59,7 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
       )
     }
     if (!isCurrency(side.ccy))
-      throw fieldError('unsupported_currency_pair', `${field}.ccy`, `unknown currency ${side.ccy}`)
+      throw fieldError('unsupported_currency_pair', `${field}.ccy`, 'is not a known currency')
   }
   const pair = `${s.method}:${s.ccy}>${d.method}:${d.ccy}`
   switch (pair) {
@@ -92,15 +94,15 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
       [d.ccy, 'destReq.ccy'],
     ] as const) {
       if (!walletCurrencies.includes(ccy))
-        throw fieldError('unsupported_currency_pair', field, `there are no ${ccy} wallets`)
+        throw fieldError('unsupported_currency_pair', field, 'has no wallets on this service')
     }
     return 'swap'
   }
   const known = ['svcpay', 'lightning', 'on-chain', 'tron', 'vnd-instant']
   if (!known.includes(s.method))
-    throw fieldError('unsupported_method', 'sourceReq.method', `unknown method ${s.method}`)
+    throw fieldError('unsupported_method', 'sourceReq.method', `is not a known method (${known.join(', ')})`)
   if (!known.includes(d.method))
-    throw fieldError('unsupported_method', 'destReq.method', `unknown method ${d.method}`)
+    throw fieldError('unsupported_method', 'destReq.method', `is not a known method (${known.join(', ')})`)
   const methodsFit = [
     'lightning>svcpay',
     'on-chain>svcpay',
@@ -111,31 +113,11 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
   if (methodsFit)
     throw new ApiError(
       'unsupported_currency_pair',
-      `${s.method} to ${d.method} does not carry ${s.ccy} to ${d.ccy}`,
+      `${s.method} to ${d.method} does not carry this pair of currencies`,
     )
   throw new ApiError('unsupported_method', `Moving from ${s.method} to ${d.method} is not supported`, [
     { field: 'destReq.method', issue: `not supported with sourceReq.method ${s.method}` },
   ])
-}
-
-/** A stable hash of a create request, to tell a retry from a different request with the same extRefId. */
-export function requestHash(body: unknown): string {
-  return createHash('sha256').update(canonical(body)).digest('hex')
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']'
-  if (v && typeof v === 'object') {
-    return (
-      '{' +
-      Object.keys(v)
-        .sort()
-        .map((k) => JSON.stringify(k) + ':' + canonical((v as any)[k]))
-        .join(',') +
-      '}'
-    )
-  }
-  return JSON.stringify(v) ?? 'null'
 }
 
 const RECENT_QUOTES_MAX = 5_000
@@ -165,8 +147,8 @@ export function createTransactionsService(deps: {
     return flow
   }
 
-  async function sameRequestOr409(existing: TxnRow, hash: string): Promise<TxnRow> {
-    if (existing.request_hash !== hash) {
+  async function sameRequestOr409(existing: TxnRow, hash: string, rawBody: unknown): Promise<TxnRow> {
+    if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(rawBody)) {
       throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
         { field: 'extRefId', issue: 'already used with a different request body' },
       ])
@@ -250,6 +232,14 @@ export function createTransactionsService(deps: {
         return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
       }
       const stepOpts = { now: at, webhookVariant: config.webhookVariant }
+      // Above its approval threshold, a send waits here, funds held, for a second operator
+      // (src/approvals/): approval later runs the flow's confirm from `processing`.
+      const reasons = approvalReasons(txn, config.approvalThresholds)
+      if (reasons.length > 0) {
+        const deadline = at + config.approvalTtlS * 1000
+        await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
+        return transition(q, txn, 'processing', { next_check_at: deadline }, stepOpts)
+      }
       if (confirming.settlement) {
         const settlement = await confirming.settlement(q, txn, at)
         await postEntry(q, settlement.entry)
@@ -286,10 +276,11 @@ export function createTransactionsService(deps: {
       const hash = requestHash(rawBody)
       if (input.extRefId) {
         const existing = await getByExtRef(db, input.accountId, input.extRefId)
-        if (existing) return sameRequestOr409(existing, hash)
+        if (existing) return sameRequestOr409(existing, hash, rawBody)
       }
       const at = now()
       const quote = await flow.quote({ input, rates: await deps.rates.current(), now: at })
+      checkQuoteAmounts(kind, input, quote, { receiveMaxSats: config.receiveMaxSats })
       const expiresAt = at + config.quoteTtlS * 1000
       const id = newId('txn')
       // One statement, so no transaction around it: the quote, its outbox event and, for a
@@ -341,7 +332,7 @@ export function createTransactionsService(deps: {
         return result
       }
       const existing = await getByExtRef(db, input.accountId, input.extRefId!)
-      return sameRequestOr409(existing!, hash)
+      return sameRequestOr409(existing!, hash, rawBody)
     },
 
     async confirm(accountId, txnId) {
@@ -354,18 +345,32 @@ export function createTransactionsService(deps: {
     },
 
     async cancel(accountId, txnId) {
-      return db.tx(async (q) => {
+      // Cancel sees the deadline as confirm does, under the same row lock: a quote past expiresAt
+      // is expired (its hold released, its event sent) and the caller told so, whether or not the
+      // expiry worker reached it yet. The expiry commits before the 409 is thrown.
+      let expired = false
+      const row = await db.tx(async (q) => {
         const txn = await getTxn(q, txnId, { accountId, lock: true })
         if (!txn) throw new ApiError('not_found', 'Transaction not found')
+        if (txn.state === 'expired' && txn.msg === 'quote_expired') {
+          throw new ApiError('quote_expired', 'The quote expired before it was cancelled')
+        }
         if (txn.state !== 'quoted') {
           throw new ApiError(
             'invalid_state',
             `Only a quoted transaction can be cancelled; this one is ${txn.state}`,
           )
         }
-        await voidHolds(q, txn.id, now())
+        const at = now()
+        if (BigInt(at) >= txn.expires_at) {
+          expired = true
+          return expireInTx(q, txn, at)
+        }
+        await voidHolds(q, txn.id, at)
         return transition(q, txn, 'usercanceled', { msg: 'user_canceled' }, opts())
       })
+      if (expired) throw new ApiError('quote_expired', 'The quote expired before it was cancelled')
+      return row
     },
 
     async get(accountId, txnId) {
@@ -408,5 +413,3 @@ export function createTransactionsService(deps: {
 
   return service
 }
-
-export const isFinal = (txn: TxnRow) => FINAL_STATES.has(txn.state)

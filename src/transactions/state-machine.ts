@@ -6,6 +6,12 @@ export type TxnState =
   | 'quoted'
   | 'srcintent'
   | 'srccreated'
+  /**
+   * A payout or on-chain send above its approval threshold, confirmed with its funds held, waiting
+   * for a second operator (src/approvals/). Approval moves it on to srccreated as a confirm would;
+   * rejection or expiry ends it rejected with the hold released (contract section 10).
+   */
+  | 'processing'
   | 'destsent'
   | 'completed'
   | 'expired'
@@ -13,6 +19,21 @@ export type TxnState =
   | 'usercanceled'
   | 'rejected'
   | 'error'
+
+/** Every state, in the order of the lifecycle (the list filter's `txnStatuses` values). */
+export const TXN_STATES: readonly TxnState[] = [
+  'quoted',
+  'srcintent',
+  'srccreated',
+  'processing',
+  'destsent',
+  'completed',
+  'expired',
+  'failed',
+  'usercanceled',
+  'rejected',
+  'error',
+]
 
 export type TxnKind =
   | 'swap'
@@ -24,6 +45,11 @@ export type TxnKind =
   | 'vnd_payout'
   /** A deposit to an account's static address, created by the watcher when the money is seen. */
   | 'deposit'
+  /**
+   * Money of a completed bank payout that the beneficiary's bank sent back, returned to the wallet
+   * it came from; created completed, once per payout (src/transactions/payouts.ts).
+   */
+  | 'payout_return'
 
 export const FINAL_STATES: ReadonlySet<TxnState> = new Set([
   'completed',
@@ -38,6 +64,8 @@ type Table = Partial<Record<TxnState, readonly TxnState[]>>
 
 // Every quote can be confirmed, cancelled, expire, or fail at confirm for want of funds.
 const QUOTE_EXITS = ['expired', 'usercanceled', 'failed'] as const
+// A send or payout over its approval threshold waits at confirm for a second operator.
+const AWAITS_APPROVAL = { processing: ['srccreated', 'rejected'] } as const
 
 export const TRANSITIONS: Record<TxnKind, Table> = {
   swap: { quoted: ['completed', ...QUOTE_EXITS] },
@@ -48,22 +76,31 @@ export const TRANSITIONS: Record<TxnKind, Table> = {
     srccreated: ['completed'],
   },
   deposit: { srccreated: ['completed'] },
-  ln_send: { quoted: ['srccreated', 'completed', ...QUOTE_EXITS], srccreated: ['completed', 'failed', 'error'] },
+  ln_send: {
+    quoted: ['srccreated', 'completed', ...QUOTE_EXITS],
+    srccreated: ['completed', 'failed', 'error'],
+  },
   onchain_send: {
-    quoted: ['srccreated', ...QUOTE_EXITS],
+    quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
+    ...AWAITS_APPROVAL,
     srccreated: ['destsent', 'failed', 'error'],
-    destsent: ['completed', 'error'],
+    // failed: the transaction was refused on rebroadcast or conflicted; the hold, still open, is released.
+    destsent: ['completed', 'failed', 'error'],
   },
   tron_payout: {
-    quoted: ['srccreated', ...QUOTE_EXITS],
+    quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
+    ...AWAITS_APPROVAL,
     srccreated: ['destsent', 'failed', 'rejected', 'error'],
     destsent: ['completed', 'failed', 'rejected', 'error'],
   },
   vnd_payout: {
-    quoted: ['srccreated', ...QUOTE_EXITS],
+    quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
+    ...AWAITS_APPROVAL,
     srccreated: ['destsent', 'failed', 'rejected', 'error'],
     destsent: ['completed', 'failed', 'rejected', 'error'],
   },
+  // Created completed: it has no transitions.
+  payout_return: {},
 }
 
 export function canTransition(kind: TxnKind, from: TxnState, to: TxnState): boolean {
@@ -77,6 +114,7 @@ export function reqStatuses(state: TxnState): { src: string; dest: string } {
     case 'srcintent':
       return { src: '0', dest: '0' }
     case 'srccreated':
+    case 'processing':
       return { src: '1', dest: '0' }
     case 'destsent':
       return { src: '2', dest: '1' }

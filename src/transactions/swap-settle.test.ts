@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NOTIFY_SQL } from '../db/db.js'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { getTxn, settleQuoted } from './repository.js'
@@ -71,7 +70,7 @@ describe('swap confirm in one statement', () => {
     const tx = db.tx.bind(db)
     const seen = { statements: 0, transactions: 0 }
     db.query = (async (sql: string, params?: unknown[]) => {
-      if (sql !== NOTIFY_SQL) seen.statements++
+      seen.statements++
       return query(sql, params)
     }) as typeof db.query
     db.tx = (async (fn: any) => {

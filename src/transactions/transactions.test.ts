@@ -19,7 +19,9 @@ describe('transactions: quotes, holds, swaps', () => {
   afterAll(async () => h?.close())
 
   const wallet = async (ccy: string) =>
-    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find((w: any) => w.ccy === ccy)
+    (await h.api('GET', `/api/v2/account/${a.accountId}/wallet/`, a.token)).body.data.find(
+      (w: any) => w.ccy === ccy,
+    )
 
   it('quotes a BTC -> VND swap, holds the funds, and settles both wallets on confirm', async () => {
     const q = await h.api('POST', '/api/v2/transaction', a.token, swap(0.001))
@@ -65,7 +67,7 @@ describe('transactions: quotes, holds, swaps', () => {
     expect(q.status).toBe(200)
     expect(q.body.destReq.amtRequested).toBe(10)
     // 10 USD at 94,525 USD/BTC = 0.000105792... BTC, rounded up to whole sats.
-    expect(q.body.sourceReq.amtRequested).toBe(0.00010580)
+    expect(q.body.sourceReq.amtRequested).toBe(0.0001058)
     await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)
   })
 
@@ -76,14 +78,21 @@ describe('transactions: quotes, holds, swaps', () => {
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)
     expect(c.body.txnState).toBe('usercanceled')
     expect((await wallet('BTC')).availableBalance).toBe(before.availableBalance)
-    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)).body.error).toBe('invalid_state')
-    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)).body.error).toBe('invalid_state')
+    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/cancel`, a.token)).body.error).toBe(
+      'invalid_state',
+    )
+    expect((await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)).body.error).toBe(
+      'invalid_state',
+    )
     await h.expectBooksBalanced()
   })
 
   it('expires quotes: confirm after expiresAt is refused even before the worker runs', async () => {
     const q = await h.api('POST', '/api/v2/transaction', a.token, swap('0.001'))
-    await h.c.db.query('UPDATE transactions SET expires_at = $2 WHERE id = $1', [q.body.txnId, Date.now() - 1])
+    await h.c.db.query('UPDATE transactions SET expires_at = $2 WHERE id = $1', [
+      q.body.txnId,
+      Date.now() - 1,
+    ])
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
     expect(c.status).toBe(409)
     expect(c.body.error).toBe('quote_expired')
@@ -93,9 +102,14 @@ describe('transactions: quotes, holds, swaps', () => {
 
     const q2 = await h.api('POST', '/api/v2/transaction', a.token, swap('0.001'))
     const available = (await wallet('BTC')).availableBalance
-    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [q2.body.txnId, Date.now() - 1])
+    await h.c.db.query('UPDATE transactions SET expires_at = $2, next_check_at = $2 WHERE id = $1', [
+      q2.body.txnId,
+      Date.now() - 1,
+    ])
     await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
-    expect((await h.api('GET', `/api/v2/transaction/${q2.body.txnId}`, a.token)).body.txnState).toBe('expired')
+    expect((await h.api('GET', `/api/v2/transaction/${q2.body.txnId}`, a.token)).body.txnState).toBe(
+      'expired',
+    )
     expect((await wallet('BTC')).availableBalance).toBeCloseTo(available + 0.001005, 8)
     await h.expectBooksBalanced()
   })
@@ -106,14 +120,23 @@ describe('transactions: quotes, holds, swaps', () => {
     const second = await h.api('POST', '/api/v2/transaction', a.token, body)
     expect(second.status).toBe(200)
     expect(second.body.txnId).toBe(first.body.txnId)
-    const other = await h.api('POST', '/api/v2/transaction', a.token, swap('0.0002', { extRefId: 'order-42' }))
+    const other = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      a.token,
+      swap('0.0002', { extRefId: 'order-42' }),
+    )
     expect(other.status).toBe(409)
     expect(other.body.error).toBe('duplicate_ext_ref_id')
     const parallel = await Promise.all(
-      Array.from({ length: 8 }, () => h.api('POST', '/api/v2/transaction', a.token, swap('0.0001', { extRefId: 'order-43' }))),
+      Array.from({ length: 8 }, () =>
+        h.api('POST', '/api/v2/transaction', a.token, swap('0.0001', { extRefId: 'order-43' })),
+      ),
     )
     expect(new Set(parallel.map((r) => r.body.txnId)).size).toBe(1)
-    const { rows } = await h.c.db.query(`SELECT count(*)::int AS n FROM transactions WHERE ext_ref_id = 'order-43'`)
+    const { rows } = await h.c.db.query(
+      `SELECT count(*)::int AS n FROM transactions WHERE ext_ref_id = 'order-43'`,
+    )
     expect(rows[0].n).toBe(1)
   })
 
@@ -127,9 +150,17 @@ describe('transactions: quotes, holds, swaps', () => {
       [swap('0.000000001'), 400, 'invalid_amount'],
       [swap(-1), 400, 'invalid_amount'],
       [swap('NaN'), 400, 'invalid_amount'],
-      [{ ...swap('0.1'), destReq: { ccy: 'VND', method: 'svcpay', amtRequested: 5 } }, 400, 'invalid_request'],
+      [
+        { ...swap('0.1'), destReq: { ccy: 'VND', method: 'svcpay', amtRequested: 5 } },
+        400,
+        'invalid_request',
+      ],
       [{ ...swap('0.1'), destReq: { ccy: 'BTC', method: 'svcpay' } }, 400, 'unsupported_currency_pair'],
-      [{ ...swap('0.1'), destReq: { ccy: 'USDT', method: 'eth', reqDetails: {} } }, 400, 'method_not_available'],
+      [
+        { ...swap('0.1'), destReq: { ccy: 'USDT', method: 'eth', reqDetails: {} } },
+        400,
+        'method_not_available',
+      ],
       [{ ...swap('0.1'), destReq: { ccy: 'VND', method: 'paypal' } }, 400, 'unsupported_method'],
       [{ sourceReq: { ccy: 'BTC', method: 'svcpay' } }, 400, 'invalid_request'],
     ]
@@ -138,7 +169,12 @@ describe('transactions: quotes, holds, swaps', () => {
       expect([r.status, r.body.error], JSON.stringify(body)).toEqual([status, code])
       expect(typeof r.body.message).toBe('string')
     }
-    const exact = await h.api('POST', '/api/v2/transaction/', a.token, '{"sourceReq":{"ccy":"BTC","method":"svcpay","amtRequested":0.100000000000000000001},"destReq":{"ccy":"USD","method":"svcpay"}}')
+    const exact = await h.api(
+      'POST',
+      '/api/v2/transaction/',
+      a.token,
+      '{"sourceReq":{"ccy":"BTC","method":"svcpay","amtRequested":0.100000000000000000001},"destReq":{"ccy":"USD","method":"svcpay"}}',
+    )
     expect(exact.body.error).toBe('invalid_amount')
     expect(exact.body.details[0].field).toBe('sourceReq.amtRequested')
   })
@@ -155,18 +191,26 @@ describe('transactions: quotes, holds, swaps', () => {
       })
       quotes.push(q.body)
     }
-    await h.c.db.query(`UPDATE holds SET status = 'voided' WHERE txn_id = ANY($1::text[])`, [quotes.map((q) => q.txnId)])
+    await h.c.db.query(`UPDATE holds SET status = 'voided' WHERE txn_id = ANY($1::text[])`, [
+      quotes.map((q) => q.txnId),
+    ])
     await h.c.db.query(`UPDATE ledger_accounts SET pending = 0 WHERE account_id = $1`, [b.accountId])
-    const results = await Promise.all(quotes.map((q) => h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, b.token)))
+    const results = await Promise.all(
+      quotes.map((q) => h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, b.token)),
+    )
     const completed = results.filter((r) => r.body.txnState === 'completed').length
     const failed = results.filter((r) => r.body.txnState === 'failed')
     // Each takes 20 USD + 0.10 fee: four fit in 100 USD.
     expect(completed).toBe(4)
     expect(failed.length).toBe(8)
     expect(failed.every((r) => r.body.msg === 'insufficient_funds')).toBe(true)
-    const usd = (await h.api('GET', `/api/v2/account/${b.accountId}/wallet/`, b.token)).body.data.find((w: any) => w.ccy === 'USD')
+    const usd = (await h.api('GET', `/api/v2/account/${b.accountId}/wallet/`, b.token)).body.data.find(
+      (w: any) => w.ccy === 'USD',
+    )
     expect(usd.amount).toBe(19.6)
-    const twice = await Promise.all([0, 1].map(() => h.api('PUT', `/api/v2/transaction/${quotes[0].txnId}/confirm`, b.token)))
+    const twice = await Promise.all(
+      [0, 1].map(() => h.api('PUT', `/api/v2/transaction/${quotes[0].txnId}/confirm`, b.token)),
+    )
     expect(twice.every((r) => r.status === 200)).toBe(true)
     await h.expectBooksBalanced()
   })

@@ -1,6 +1,8 @@
 import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
 import { getTxn } from './repository.js'
+import { expireApprovalIfDue } from '../approvals/service.js'
+import { recordAttempts, withAttemptLog, type AttemptLog, type RailOpsConfig } from '../rails/attempts.js'
 
 /** How long a claimed transaction is left to one worker before another may look at it. */
 export const CLAIM_LEASE_MS = 30_000
@@ -16,6 +18,11 @@ export async function runDueTransactions(deps: {
   transactions: TransactionsService
   now?: () => number
   log: { error(obj: object, msg: string): void }
+  /**
+   * With it, what the rails answered is kept per transaction and a retryable failure puts the next
+   * look off by the rail's backoff (src/rails/attempts.ts). The service always passes it.
+   */
+  railOps?: RailOpsConfig
 }): Promise<boolean> {
   const now = (deps.now ?? Date.now)()
   const { rows } = await deps.db.query<{ id: string }>(
@@ -33,7 +40,23 @@ export async function runDueTransactions(deps: {
         await deps.transactions.expireQuote(id)
         continue
       }
-      await deps.transactions.flows.get(txn.kind)?.advance?.(txn)
+      if (txn.state === 'processing') {
+        // Waiting for a second operator: only its deadline is the worker's business.
+        await expireApprovalIfDue(deps.transactions, id, (deps.now ?? Date.now)())
+        continue
+      }
+      const flow = deps.transactions.flows.get(txn.kind)
+      if (!flow?.advance) continue
+      if (!deps.railOps) {
+        await flow.advance(txn)
+        continue
+      }
+      const log: AttemptLog = { calls: [] }
+      try {
+        await withAttemptLog(log, () => flow.advance!(txn))
+      } finally {
+        await recordAttempts(deps.db, txn, log, deps.railOps, (deps.now ?? Date.now)())
+      }
     } catch (err) {
       // The lease brings it back later; one bad transaction must not stop the others.
       deps.log.error({ txnId: id, error: (err as Error).message }, 'advancing a transaction failed')

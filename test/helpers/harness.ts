@@ -30,11 +30,20 @@ export interface Harness {
   app: FastifyInstance
   dataDir: string
   adminToken: string
-  createAccount(opts?: { name?: string; parentId?: string; tier?: 'standard' | 'premium' }): Promise<TestAccount>
+  createAccount(opts?: {
+    name?: string
+    parentId?: string
+    tier?: 'standard' | 'premium'
+  }): Promise<TestAccount>
   tokenFor(apiKey: string, apiSecret: string): Promise<string>
   fund(accountId: string, ccy: string, amount: string): Promise<void>
   /** Inject a request with a bearer token; returns status and parsed JSON. */
-  api(method: string, url: string, token: string | undefined, body?: unknown): Promise<{ status: number; body: any; headers: Record<string, any> }>
+  api(
+    method: string,
+    url: string,
+    token: string | undefined,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; headers: Record<string, any> }>
   expectBooksBalanced(): Promise<void>
   close(): Promise<void>
 }
@@ -143,14 +152,24 @@ export async function createHarness(
         ...(opts.parentId ? { parentId: opts.parentId } : {}),
         ...(opts.tier ? { tier: opts.tier } : {}),
       })
-      return { accountId: r.accountId, apiKey: r.apiKey, apiSecret: r.apiSecret, token: await tokenFor(r.apiKey, r.apiSecret) }
+      return {
+        accountId: r.accountId,
+        apiKey: r.apiKey,
+        apiSecret: r.apiSecret,
+        token: await tokenFor(r.apiKey, r.apiSecret),
+      }
     },
     async fund(accountId, ccy, amount) {
       await adminCall('POST', '/admin/sandbox/fund', { accountId, ccy, amount })
     },
     async expectBooksBalanced() {
       const report = await checkBooks(c.db)
-      expect(report, JSON.stringify(report)).toMatchObject({ ok: true, unbalancedEntries: 0, walletMismatches: 0, holdMismatches: 0 })
+      expect(report, JSON.stringify(report)).toMatchObject({
+        ok: true,
+        unbalancedEntries: 0,
+        walletMismatches: 0,
+        holdMismatches: 0,
+      })
     },
     async close() {
       await app.close()

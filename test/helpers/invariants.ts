@@ -19,6 +19,7 @@ import { CLAIM_LEASE_MS } from '../../src/transactions/worker.js'
 
 /** The state each kind of transaction is created in (and its first event announces). */
 export function initialState(kind: TxnKind): TxnState {
+  if (kind === 'payout_return') return 'completed'
   return kind === 'deposit' ? 'srccreated' : 'quoted'
 }
 
@@ -83,7 +84,8 @@ export async function moneyProblems(db: Queryable): Promise<string[]> {
   const problems: string[] = []
   for (const t of rows) {
     if (t.entries > 1n) problems.push(`${t.id} (${t.kind}, ${t.state}) has ${t.entries} journal entries`)
-    const executed = t.state === 'completed' || (t.kind === 'onchain_send' && t.state === 'destsent')
+    // An on-chain send keeps its hold at destsent and is posted once confirmed, like the payouts.
+    const executed = t.state === 'completed'
     if (executed && t.entries === 0n)
       problems.push(`${t.id} (${t.kind}) is ${t.state} without a journal entry`)
     if (!executed && t.entries > 0n && t.state !== 'error') {

@@ -96,11 +96,17 @@ export interface ServiceProcess {
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  opts: { port?: number; role?: 'all' | 'api' | 'worker'; workerSettleMs?: number } = {},
+  opts: {
+    port?: number
+    role?: 'all' | 'api' | 'worker'
+    workerSettleMs?: number
+    /** Node's arguments; `--import tsx src/server.ts` (as `npm start`) unless given. */
+    nodeArgs?: string[]
+  } = {},
 ): Promise<ServiceProcess> {
   const role = opts.role ?? 'all'
   const port = role === 'worker' ? undefined : (opts.port ?? (await freePort()))
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const proc = spawn(process.execPath, opts.nodeArgs ?? ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import fc from 'fast-check'
 import { SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadJwtKey } from '../../src/auth/jwt-key.js'
@@ -296,4 +297,202 @@ describe('access across accounts', () => {
       detail: `${Object.keys(bad).length} kinds of token`,
     })
   })
+})
+
+/**
+ * Authentication failures of every kind (issue 16, defect 1), in random mixes from one address at a
+ * time: each is counted against the client address (its answers report that window, limit 30),
+ * and none spends the account's windows, which an account call after each mix shows to hold exactly
+ * what the account itself used. The account's limits are set high so that only its own calls move
+ * its counter; the address limit is the default, so mixes longer than 30 are refused with 429 too.
+ */
+describe('authentication failures never touch an account window (property-based)', () => {
+  let h: AppHarness
+  let owner: TestAccount
+  const ACCOUNT_LIMIT = 1000
+  const ADDRESS_LIMIT = 30
+  beforeAll(async () => {
+    h = await createAppHarness({
+      env: {
+        RATE_LIMITS_ENABLED: 'true',
+        RATE_LIMIT_STANDARD_PER_MINUTE: String(ACCOUNT_LIMIT),
+        RATE_LIMIT_STANDARD_PER_SECOND: String(ACCOUNT_LIMIT),
+        RATE_LIMIT_REDIS_PREFIX: `svcpay:rl:test:${randomBytes(6).toString('hex')}`,
+        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      },
+    })
+    owner = await h.createAccount({ name: 'Target' })
+  })
+  afterAll(async () => h?.close())
+
+  it(
+    'for any mix of failed token requests, bearer tokens and admin tokens',
+    { timeout: 180_000 },
+    async () => {
+      let ops = 0
+      const sign = (apiKey: string, secret: string, body: Buffer | string) =>
+        createHmac('sha256', secret)
+          .update(Buffer.from(`${apiKey}&payload=`))
+          .update(typeof body === 'string' ? Buffer.from(body) : body)
+          .digest('hex')
+      const fresh = () => JSON.stringify({ nonce: randomBytes(8).toString('hex') })
+      // What the attacker may hold: the API key, a signature seen once, tokens of every bad kind.
+      const usedBody = fresh()
+      const usedSignature = sign(owner.apiKey, owner.apiSecret, usedBody)
+      const jwtKey = await loadJwtKey(h.c.db, h.c.box, undefined)
+      const past = createAuthService({
+        db: h.c.db,
+        box: h.c.box,
+        jwtKey,
+        tokenTtlS: 60,
+        now: () => Date.now() - 3_600_000,
+      })
+      const expired = (
+        await past.exchange({
+          apiKey: owner.apiKey,
+          signature: sign(owner.apiKey, owner.apiSecret, usedBody),
+          rawBody: usedBody,
+        })
+      ).accessToken
+      const revoked = await h.admin('POST', '/admin/keys', { accountId: owner.accountId })
+      const revokedToken = await h.tokenFor(revoked.apiKey, revoked.apiSecret)
+      await h.admin('POST', `/admin/keys/${revoked.apiKey}/revoke`)
+      const [header, payload, signature] = owner.token.split('.') as [string, string, string]
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+      const tampered = [header, b64url({ ...claims, exp: claims.exp + 3600 }), signature].join('.')
+      const algNone = [b64url({ alg: 'none', typ: 'JWT' }), payload, ''].join('.')
+      const otherKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(randomBytes(32))
+      const badUtf8 = Buffer.concat([Buffer.from('{"n":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+
+      type Attempt = {
+        method: string
+        url: string
+        headers: Record<string, string>
+        payload?: Buffer | string
+      }
+      const token = (apiKey: string, sig: string, body: Buffer | string): Attempt => ({
+        method: 'POST',
+        url: '/api/v2/authentication/token-signature',
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey, 'x-api-signature': sig },
+        payload: body,
+      })
+      const bearerRoutes = [
+        ['GET', `/api/v2/account/${owner.accountId}/wallet/`],
+        ['GET', '/api/v2/transaction'],
+        ['POST', '/api/v2/transaction'],
+        ['GET', '/api/v2/rate'],
+        ['POST', '/api/v2/webhook'],
+      ] as const
+      const bearer = (value: string | undefined, route: number): Attempt => {
+        const [method, url] = bearerRoutes[route % bearerRoutes.length]!
+        return {
+          method,
+          url,
+          headers: {
+            ...(value === undefined ? {} : { authorization: value }),
+            ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(method === 'POST' ? { payload: '{}' } : {}),
+        }
+      }
+      const kinds: Record<string, (route: number) => Attempt> = {
+        wrongSignature: () => token(owner.apiKey, randomBytes(32).toString('hex'), fresh()),
+        replayedSignature: () => token(owner.apiKey, usedSignature, usedBody),
+        unknownKey: () =>
+          token(`key_${randomBytes(8).toString('hex')}`, randomBytes(32).toString('hex'), fresh()),
+        revokedKey: () => {
+          const body = fresh()
+          return token(revoked.apiKey, sign(revoked.apiKey, revoked.apiSecret, body), body)
+        },
+        malformedSignature: () => token(owner.apiKey, 'not-hex', fresh()),
+        missingHeaders: () => ({
+          ...token(owner.apiKey, '', fresh()),
+          headers: { 'content-type': 'application/json' },
+        }),
+        invalidJson: () => token(owner.apiKey, sign(owner.apiKey, owner.apiSecret, '{"a":'), '{"a":'),
+        notAnObject: () => token(owner.apiKey, sign(owner.apiKey, owner.apiSecret, '[1]'), '[1]'),
+        signedOverReplacedText: () =>
+          token(owner.apiKey, sign(owner.apiKey, owner.apiSecret, badUtf8.toString('utf8')), badUtf8),
+        noToken: (r) => bearer(undefined, r),
+        garbageToken: (r) => bearer('Bearer not-a-token', r),
+        tamperedToken: (r) => bearer(`Bearer ${tampered}`, r),
+        algNoneToken: (r) => bearer(`Bearer ${algNone}`, r),
+        otherKeyToken: (r) => bearer(`Bearer ${otherKey}`, r),
+        expiredToken: (r) => bearer(`Bearer ${expired}`, r),
+        revokedKeyToken: (r) => bearer(`Bearer ${revokedToken}`, r),
+        adminTokenAsBearer: (r) => bearer(`Bearer ${h.adminToken}`, r),
+        wrongAdminToken: () => ({
+          method: 'GET',
+          url: '/admin/accounts',
+          headers: { authorization: `Bearer adm_${randomBytes(8).toString('hex')}` },
+        }),
+        accountTokenOnAdmin: () => ({
+          method: 'GET',
+          url: '/admin/accounts',
+          headers: { authorization: `Bearer ${owner.token}` },
+        }),
+      }
+
+      // The account's own calls, from its own address, with the token it already holds.
+      let lastRemaining: number | undefined
+      let lastReset: number | undefined
+      const accountCall = async () => {
+        ops++
+        const res = await h.app.inject({
+          method: 'GET',
+          url: `/api/v2/account/${owner.accountId}/wallet/`,
+          remoteAddress: '198.51.100.200',
+          headers: { authorization: `Bearer ${owner.token}` },
+        })
+        expect(res.statusCode).toBe(200)
+        expect(Number(res.headers['x-ratelimit-limit'])).toBe(ACCOUNT_LIMIT)
+        const remaining = Number(res.headers['x-ratelimit-remaining'])
+        const reset = Number(res.headers['x-ratelimit-reset'])
+        // One point per own call; a new window starts full.
+        if (lastRemaining !== undefined && reset === lastReset) expect(remaining).toBe(lastRemaining - 1)
+        else if (lastRemaining !== undefined) expect(remaining).toBe(ACCOUNT_LIMIT - 1)
+        lastRemaining = remaining
+        lastReset = reset
+      }
+      await accountCall()
+
+      let run = 0
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.constantFrom(...Object.keys(kinds)), fc.nat(100)), {
+            minLength: 1,
+            maxLength: 45,
+          }),
+          async (mix) => {
+            run++
+            const address = `10.${(run >> 8) & 255}.${run & 255}.7`
+            let answered = 0
+            for (const [kind, route] of mix) {
+              const a = kinds[kind]!(route)
+              ops++
+              const res = await h.app.inject({
+                method: a.method as 'GET',
+                url: a.url,
+                remoteAddress: address,
+                headers: a.headers,
+                ...(a.payload === undefined ? {} : { payload: a.payload }),
+              })
+              answered++
+              const what = `${kind} #${answered} from ${address}: ${res.statusCode} ${res.body}`
+              expect([400, 401, 429], what).toContain(res.statusCode)
+              // Reported from the address window, never from the account's.
+              expect(res.headers['x-ratelimit-limit'], what).toBe(String(ADDRESS_LIMIT))
+              if (answered > ADDRESS_LIMIT) expect(res.statusCode, what).toBe(429)
+            }
+            await accountCall()
+          },
+        ),
+        { numRuns: 25 },
+      )
+      await finishCase('authentication failures and account windows', h.c.db, {
+        ops,
+        detail: `${Object.keys(kinds).length} kinds of failure`,
+      })
+    },
+  )
 })

@@ -11,6 +11,7 @@ import {
   WORKER_SLACK_MS,
 } from '../helpers/invariants.js'
 import { opsStarted, startLoad } from '../helpers/load.js'
+import { settle } from '../helpers/settle.js'
 import {
   createServiceStore,
   freePort,
@@ -111,42 +112,43 @@ describe('crash recovery', () => {
       // credited, and the deliveries cut short by a kill come back after their lease.
       const api = (method: string, path: string, token: string, body?: unknown) =>
         client.call(method, path, token, body)
-      const deadline = Date.now() + SETTLE_TIMEOUT_MS
-      let settled = false
-      let open: unknown[] = []
-      while (!settled && Date.now() < deadline) {
-        expect((await api('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })).status).toBe(
-          200,
-        )
-        open = []
-        for (const a of accounts) {
-          const sends = await api(
-            'GET',
-            '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
-            a.token,
-          )
-          const hooks = (await api('GET', '/api/v2/webhook', a.token)).body.data
-          const pending = await api(
-            'GET',
-            `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
-            a.token,
-          )
-          open.push(
-            ...sends.body.data.map(
-              (t: any) =>
-                `${t.txnId} ${t.txnState} ${t.destReq.method} updated ${Date.now() - t.sourceReq.updatedAt} ms ago`,
-            ),
-            ...pending.body.data.map(
-              (d: any) =>
-                `delivery ${d.id} ${d.txnState} attempts ${d.attempts} ${d.lastError} next in ${d.nextAttemptAt - Date.now()} ms`,
-            ),
-          )
-        }
-        settled = open.length === 0
-        if (!settled) await sleep(1_000)
-      }
+      const settleStart = Date.now()
+      const open = await settle({
+        timeoutMs: SETTLE_TIMEOUT_MS,
+        mine: async () => {
+          const mined = await api('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
+          expect(mined.status).toBe(200)
+        },
+        look: async () => {
+          const open: string[] = []
+          for (const a of accounts) {
+            const sends = await api(
+              'GET',
+              '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
+              a.token,
+            )
+            const hooks = (await api('GET', '/api/v2/webhook', a.token)).body.data
+            const pending = await api(
+              'GET',
+              `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
+              a.token,
+            )
+            open.push(
+              ...sends.body.data.map(
+                (t: any) =>
+                  `${t.txnId} ${t.txnState} ${t.destReq.method} updated ${Date.now() - t.sourceReq.updatedAt} ms ago`,
+              ),
+              ...pending.body.data.map(
+                (d: any) =>
+                  `delivery ${d.id} ${d.txnState} attempts ${d.attempts} ${d.lastError} next in ${d.nextAttemptAt - Date.now()} ms`,
+              ),
+            )
+          }
+          return open
+        },
+      })
       expect(open, 'sends and webhook deliveries settle after the last restart').toEqual([])
-      timings.push(`settled in ${Date.now() - (deadline - SETTLE_TIMEOUT_MS)} ms`)
+      timings.push(`settled in ${Date.now() - settleStart} ms`)
 
       // Stop the process and look at what it left behind (PGlite's data directory can only be opened
       // by one process at a time).

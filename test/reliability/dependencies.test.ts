@@ -10,6 +10,7 @@ import {
   undeliveredEvents,
 } from '../helpers/invariants.js'
 import { opsStarted, startLoad, type Load } from '../helpers/load.js'
+import { settle } from '../helpers/settle.js'
 import { canRunPostgresCluster, startPostgresCluster } from '../helpers/postgres-process.js'
 import { startRedisProcess, type RedisProcess } from '../helpers/redis-process.js'
 import {
@@ -103,27 +104,31 @@ async function settleAndCheck(opts: {
   detail: string
 }) {
   const { client, accounts } = opts
-  let open: string[] = []
-  for (const deadline = Date.now() + 75_000; Date.now() < deadline; await sleep(1_000)) {
-    await client.call('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
-    open = []
-    for (const a of accounts) {
-      const sends = await client.call(
-        'GET',
-        '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
-        a.token,
-      )
-      const hooks = (await client.call('GET', '/api/v2/webhook', a.token)).body.data
-      const pending = await client.call(
-        'GET',
-        `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
-        a.token,
-      )
-      open.push(...(sends.body.data ?? []).map((t: any) => `${t.txnId} ${t.txnState}`))
-      open.push(...(pending.body.data ?? []).map((d: any) => `delivery ${d.id} ${d.lastError}`))
-    }
-    if (open.length === 0) break
-  }
+  const open = await settle({
+    timeoutMs: 75_000,
+    mine: async () => {
+      await client.call('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
+    },
+    look: async () => {
+      const open: string[] = []
+      for (const a of accounts) {
+        const sends = await client.call(
+          'GET',
+          '/api/v2/transaction?srcMethods=svcpay&txnStatuses=srccreated,destsent&time=1d',
+          a.token,
+        )
+        const hooks = (await client.call('GET', '/api/v2/webhook', a.token)).body.data
+        const pending = await client.call(
+          'GET',
+          `/api/v2/webhook/${hooks[0].id}/deliveries?status=pending&limit=5`,
+          a.token,
+        )
+        open.push(...(sends.body.data ?? []).map((t: any) => `${t.txnId} ${t.txnState}`))
+        open.push(...(pending.body.data ?? []).map((d: any) => `delivery ${d.id} ${d.lastError}`))
+      }
+      return open
+    },
+  })
   expect(open, 'sends and deliveries settle without a restart of the service').toEqual([])
   await opts.server.stop('SIGTERM')
   const db: Db = opts.store.databaseUrl

@@ -672,6 +672,98 @@ describe('hostile input', () => {
       await finishCase('hostile headers', h.c.db, { ops })
     },
   )
+
+  it(
+    'never echoes a submitted value in an error text (issue 16, defect 8)',
+    { timeout: 120_000 },
+    async () => {
+      ops = 0
+      const payout = (sourceOfFunds: unknown, destExtra: Record<string, unknown> = {}) => ({
+        sourceReq: side('VND', 'svcpay', { amtRequested: '500000' }),
+        destReq: {
+          ccy: 'VND',
+          method: 'vnd-instant',
+          reqDetails: { bankAcctNum: '0123456789', institutionCode: '970436' },
+          kyc: { type: 'individual', details: { legalFullName: 'Nguyen Van A', countryCode: 'VN' } },
+          ...destExtra,
+        },
+        sourceOfFunds,
+      })
+      // Each case puts the marker where a value goes and must be refused without repeating it.
+      const cases: Array<
+        (m: { word: string; code: number; ccy: string }) => [string, string, string, unknown]
+      > = [
+        ({ code }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          payout({ purpose: code, source: 1, relationship: 1 }),
+        ],
+        ({ code }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          payout({ purpose: 1, source: code, relationship: code }),
+        ],
+        ({ word }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          { sourceReq: side('BTC', word), destReq: side('BTC', 'svcpay') },
+        ],
+        ({ word }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          { sourceReq: side('BTC', 'svcpay'), destReq: { ccy: 'BTC', method: word, reqDetails: {} } },
+        ],
+        ({ ccy }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          { sourceReq: side('BTC', 'svcpay'), destReq: { ccy, method: 'svcpay', reqDetails: {} } },
+        ],
+        ({ ccy }) => [
+          'POST',
+          '/api/v2/transaction',
+          user.token,
+          { sourceReq: side(ccy, 'svcpay'), destReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} } },
+        ],
+        ({ word }) => ['GET', `/api/v2/${word}`, user.token, undefined],
+        ({ word }) => ['DELETE', `/api/v2/rate/${word}`, user.token, undefined],
+        ({ word }) => ['POST', '/api/v2/transaction', user.token, `{"note": ${word}}`],
+        ({ word }) => ['POST', '/admin/accounts', h.adminToken, { name: 'x', parentId: `acct_${word}` }],
+        ({ ccy }) => [
+          'POST',
+          '/admin/sandbox/fund',
+          h.adminToken,
+          { accountId: user.accountId, ccy, amount: '1' },
+        ],
+      ]
+      const marker = fc.record({
+        word: fc.stringMatching(/^[a-z]{6}[0-9]{6}$/),
+        code: fc.integer({ min: 100_000_000, max: 999_999_999 }),
+        ccy: fc.stringMatching(/^[A-Z]{5}$/).filter((c) => !/BTC|USD|VND|CAD|EUR/.test(c)),
+      })
+      await fc.assert(
+        fc.asyncProperty(marker, fc.integer({ min: 0, max: cases.length - 1 }), async (m, which) => {
+          const [method, url, token, body] = cases[which]!(m)
+          const r = await send(
+            method,
+            url,
+            token,
+            typeof body === 'string' || body === undefined ? body : JSON.stringify(body),
+          )
+          expect(r.status, `${method} ${url}`).toBeGreaterThanOrEqual(400)
+          for (const value of [m.word, String(m.code), m.ccy]) {
+            expect(r.raw.includes(value), `${method} ${url} echoed ${value}: ${r.raw}`).toBe(false)
+          }
+        }),
+        { numRuns: Math.max(60, NUM_RUNS) },
+      )
+      await finishCase('no echo of input', h.c.db, { ops })
+    },
+  )
 })
 
 /** Joins the chunks of a chunked HTTP/1.1 body. */

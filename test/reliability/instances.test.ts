@@ -10,6 +10,7 @@ import {
   undeliveredEvents,
 } from '../helpers/invariants.js'
 import { opsStarted, startLoad } from '../helpers/load.js'
+import { settle } from '../helpers/settle.js'
 import { startRedisProcess, type RedisProcess } from '../helpers/redis-process.js'
 import {
   createServiceStore,
@@ -193,16 +194,20 @@ describe.skipIf(ENGINE !== 'postgres')('several instances on one PostgreSQL and 
       // Let the workers finish: sends confirmed, deliveries out.
       const db: Db = createPostgresDb(store.databaseUrl!)
       try {
-        let open: string[] = []
-        for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
-          await one.call('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
-          const { rows } = await db.query<{ what: string }>(
-            `SELECT id || ' ' || state AS what FROM transactions WHERE kind IN ('ln_send', 'onchain_send') AND state IN ('srccreated', 'destsent')
-           UNION ALL SELECT 'delivery ' || id FROM webhook_deliveries WHERE status = 'pending'`,
-          )
-          open = rows.map((r) => r.what)
-          if (open.length === 0) break
-        }
+        const open = await settle({
+          timeoutMs: 60_000,
+          pollMs: 500,
+          mine: async () => {
+            await one.call('POST', '/sandbox/onchain/mine', accounts[0]!.token, { blocks: 1 })
+          },
+          look: async () => {
+            const { rows } = await db.query<{ what: string }>(
+              `SELECT id || ' ' || state AS what FROM transactions WHERE kind IN ('ln_send', 'onchain_send') AND state IN ('srccreated', 'destsent')
+             UNION ALL SELECT 'delivery ' || id FROM webhook_deliveries WHERE status = 'pending'`,
+            )
+            return rows.map((r) => r.what)
+          },
+        })
         expect(open).toEqual([])
         expect(await historyProblems(db)).toEqual([])
         expect(await moneyProblems(db)).toEqual([])

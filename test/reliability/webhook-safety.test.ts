@@ -101,6 +101,16 @@ describe('webhook safety', () => {
       'nat64-loopback.example.com': ['64:ff9b::7f00:1'],
       'zero.example.com': ['0.0.0.0'],
       'mixed.example.com': [PUBLIC, '10.0.0.1'],
+      // The IANA special-purpose ranges of issue 16, as DNS answers.
+      'translated.example.com': ['::ffff:0:93.184.216.34'],
+      'benchmarking-v6.example.com': ['2001:2::1'],
+      'orchid.example.com': ['2001:10::1'],
+      'orchid2.example.com': ['2001:20::1'],
+      'teredo.example.com': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+      'doc3fff.example.com': ['3fff::1'],
+      'srv6.example.com': ['5f00::1'],
+      'nat64-private.example.com': ['64:ff9b::10.0.0.1'],
+      '6to4-private.example.com': ['2002:0a00:0001::1'],
     }
     for (const [name, addresses] of Object.entries(targets)) zone.set(name, addresses)
     zone.set('fine.example.com', [PUBLIC])
@@ -114,6 +124,12 @@ describe('webhook safety', () => {
       'https://0xa9fea9fe/',
       'https://10.1.2.3/',
       'https://[fe80::1]/',
+      'https://[::ffff:0:93.184.216.34]/',
+      'https://[2001:2::1]/',
+      'https://[2001:10::1]/',
+      'https://[2001:20::1]/',
+      'https://[3fff::1]/',
+      'https://[5f00::1]/',
       'https://metadata.google.internal/computeMetadata/v1/',
       'https://localhost/hook',
       'https://printer.local/hook',
@@ -169,6 +185,11 @@ describe('webhook safety', () => {
         'fe80::1',
         '::ffff:127.0.0.1',
         `${PUBLIC},127.0.0.1`,
+        '2001:2::1',
+        '3fff::1',
+        '5f00::1',
+        '::ffff:0:93.184.216.34',
+        '2002:c0a8:0101::1',
       ]
       for (const answer of answers) {
         // The name now answers with an inside address, as a rebinding attacker's DNS server would.

@@ -22,6 +22,8 @@ import {
 } from './types.js'
 
 const enc = encodeURIComponent
+/** The page size `listAllTransactions` asks for unless told otherwise: the most the server allows. */
+const LIST_ALL_PAGE_SIZE = 100
 
 /**
  * The svcpay API client. One method per endpoint; authentication, token reuse, rate limits and
@@ -164,6 +166,33 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   /** `GET /api/v2/transaction`: transactions newest first, filtered and paged. */
   async listTransactions(query: ListTransactionsQuery = {}): Promise<TransactionList<F>> {
     return this.transport.call('GET', '/api/v2/transaction', { retry: 'safe', query: { ...query } })
+  }
+
+  /**
+   * Every transaction matching `query`, newest first, as an async iterator: it pages by cursor
+   * (`startingAfter`, the last txnId of each page), so transactions created meanwhile neither
+   * repeat nor shift a row out of the walk. Pages of `query.limit` (default 100) are fetched as the
+   * loop asks for them; `startingAfter` in `query` starts the walk after that transaction.
+   *
+   * ```ts
+   * for await (const txn of svcpay.listAllTransactions({ txnStatuses: 'completed' })) total += 1
+   * ```
+   */
+  async *listAllTransactions(
+    query: Omit<ListTransactionsQuery, 'page' | 'endingBefore'> = {},
+  ): AsyncGenerator<Transaction<F>> {
+    let after = query.startingAfter
+    for (;;) {
+      const page = await this.listTransactions({
+        ...query,
+        limit: query.limit ?? LIST_ALL_PAGE_SIZE,
+        ...(after ? { startingAfter: after } : {}),
+      })
+      for (const txn of page.data) yield txn
+      const last = page.data[page.data.length - 1]
+      if (!page.pagination.hasMore || !last) return
+      after = last.txnId
+    }
   }
 
   /**

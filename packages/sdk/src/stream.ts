@@ -130,6 +130,12 @@ export async function* streamTransactionEvents(
         lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
       const signal = opts.signal ? AbortSignal.any([opts.signal, connection.signal]) : connection.signal
       const res = await transport.open(path, 'text/event-stream', signal, headers)
+      // 204: resumed after the final state, nothing more will come (the service's answer to a
+      // Last-Event-ID at or beyond the transaction's last event once it is final).
+      if (res.status === 204) {
+        await res.body?.cancel()
+        return
+      }
       if (!res.body) throw new TypeError('the status stream answered without a body')
       for await (const message of parseSse(res.body, {
         onRetry: (ms) => (delayMs = ms),

@@ -1,31 +1,12 @@
 /**
- * Request and response types, taken from the very TypeBox schemas the server validates and
- * documents with. These are type-only imports: they vanish from the JavaScript, so the SDK has no
- * runtime dependency on the server, and a change to a server schema changes these types at once.
+ * Request and response types, built on the server's wire types (./wire.ts, taken from the very
+ * TypeBox schemas the server validates and documents with).
  *
  * The server's schemas describe amounts as JSON numbers; the SDK maps every amount field to an
  * exact type of your choosing (decimal string or bigint minor units) and `fxRate` to a decimal
  * string, so no float ever holds money.
  */
-import type { Static } from 'typebox'
-import type {
-  CreateBodySchema,
-  ListQuerySchema,
-  TransactionSchema,
-} from '../../../src/transactions/schemas.js'
-import type { AccountSchema, WalletSchema } from '../../../src/accounts/schemas.js'
-import type { TokenResponseSchema } from '../../../src/auth/schemas.js'
-import type { InstitutionSchema, SourceOfFundsCodesSchema } from '../../../src/fiat/schemas.js'
-import type {
-  DeliveryOut,
-  DeliveryPageOut,
-  StatusEventSchema,
-  WebhookBody,
-  WebhookOut,
-  WebhookUpdatedOut,
-} from '../../../src/events/schemas.js'
-import type { ErrorBodySchema } from '../../../src/http/schemas.js'
-import type { ErrorCode as ServerErrorCode } from '../../../src/shared/errors.js'
+import type * as Wire from './wire.js'
 import type { AmountFormat, AmountInput, AmountOf } from './amounts.js'
 
 /** Field names whose values are amounts in the enclosing object's currency. */
@@ -51,15 +32,15 @@ export type WithAmounts<T, A> = T extends readonly (infer E)[]
     : T
 
 /** The error codes of the contract (section 3). New codes may appear; they arrive as plain strings. */
-export type ErrorCode = ServerErrorCode | (string & {})
+export type ErrorCode = Wire.WireErrorCode | (string & {})
 
 /** The contract's error body: `{ error, message, details? }`. */
-export type ErrorBody = Static<typeof ErrorBodySchema>
+export type ErrorBody = Wire.WireErrorBody
 
 /** One problem with one field of a request, as the service names it (`destReq.reqDetails.address`). */
 export type ErrorDetail = NonNullable<ErrorBody['details']>[number]
 
-type WireCreateBody = Static<typeof CreateBodySchema>
+type WireCreateBody = Wire.WireCreateBody
 type WireSide = WireCreateBody['sourceReq']
 
 /** One side of a transaction you create; `amtRequested` is a decimal string or bigint minor units. */
@@ -71,29 +52,33 @@ export type CreateTransactionRequest = Omit<WireCreateBody, 'sourceReq' | 'destR
   destReq: TransactionSideInput
 }
 
-/** The query of `GET /api/v2/transaction`. Numbers may be given as numbers. */
-export type ListTransactionsQuery = Omit<Static<typeof ListQuerySchema>, 'limit' | 'page'> & {
+/**
+ * The query of `GET /api/v2/transaction`. Numbers may be given as numbers. Page by number
+ * (`page`) or by cursor: `startingAfter` (the last txnId of a page: the next, older page) or
+ * `endingBefore` (the first txnId: the previous, newer page). Only a cursor is stable while
+ * transactions are being created.
+ */
+export type ListTransactionsQuery = Omit<Wire.WireListQuery, 'limit' | 'page'> & {
   limit?: number | string
   page?: number | string
 }
 
 /** A transaction as every transaction endpoint answers it. */
-export type Transaction<F extends AmountFormat = 'decimal'> = WithAmounts<
-  Static<typeof TransactionSchema>,
-  AmountOf<F>
->
+export type Transaction<F extends AmountFormat = 'decimal'> = WithAmounts<Wire.WireTransaction, AmountOf<F>>
 
 /** One side (sourceReq / destReq) of a transaction in a response. */
 export type TransactionSide<F extends AmountFormat = 'decimal'> = Transaction<F>['sourceReq']
 
 /** A wallet: one currency of an account, with its total and spendable balance. */
-export type Wallet<F extends AmountFormat = 'decimal'> = WithAmounts<Static<typeof WalletSchema>, AmountOf<F>>
+export type Wallet<F extends AmountFormat = 'decimal'> = WithAmounts<Wire.WireWallet, AmountOf<F>>
 
 /** The transaction states of the spec and the contract. */
 export type TxnState =
   | 'quoted'
   | 'srcintent'
   | 'srccreated'
+  /** Confirmed, funds held, waiting for the service's operators to approve a large send. */
+  | 'processing'
   | 'destsent'
   | 'completed'
   | 'expired'
@@ -122,42 +107,43 @@ export function isFinalState(state: string): boolean {
  * `event: status` messages. `extRefId` is `''` when the transaction has none; `msg` is `''` or
  * the reason once failed, rejected, expired or in error.
  */
-export type TransactionEvent = Omit<Static<typeof StatusEventSchema>, 'txnState'> & {
+export type TransactionEvent = Omit<Wire.WireStatusEvent, 'txnState'> & {
   txnState: TxnState | (string & {})
 }
 
 /** The pages of `GET /api/v2/transaction`. */
 export interface TransactionList<F extends AmountFormat = 'decimal'> {
   data: Transaction<F>[]
-  pagination: { page: number; limit: number; total: number }
+  /** `hasMore`: more matches lie beyond this page in its direction. */
+  pagination: Wire.WireListPagination
 }
 
 /** The answer of the token exchange. */
-export type TokenResponse = Static<typeof TokenResponseSchema>
+export type TokenResponse = Wire.WireTokenResponse
 
 /** An account's information. */
-export type Account = Static<typeof AccountSchema>
+export type Account = Wire.WireAccount
 
 /** What you send to create the webhook (an update may send either field alone). */
-export type WebhookInput = Static<typeof WebhookBody>
+export type WebhookInput = Wire.WireWebhookInput
 
 /** The registered webhook (never with its secret). */
-export type Webhook = Static<typeof WebhookOut>
+export type Webhook = Wire.WireWebhook
 
 /** The webhook after an update. */
-export type WebhookUpdated = Static<typeof WebhookUpdatedOut>
+export type WebhookUpdated = Wire.WireWebhookUpdated
 
 /** The state of one delivery of an event to the webhook. */
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled'
 
 /** One delivery of an event to the webhook, with every attempt made. */
-export type WebhookDelivery = Static<typeof DeliveryOut>
+export type WebhookDelivery = Wire.WireWebhookDelivery
 
 /** A page of deliveries, newest first. */
-export type WebhookDeliveryList = Static<typeof DeliveryPageOut>
+export type WebhookDeliveryList = Wire.WireWebhookDeliveryList
 
 /** A bank a fiat payout can go to. */
-export type Institution = Static<typeof InstitutionSchema>
+export type Institution = Wire.WireInstitution
 
 /** The code tables of a payout's sourceOfFunds. */
-export type SourceOfFundsCodes = Static<typeof SourceOfFundsCodesSchema>
+export type SourceOfFundsCodes = Wire.WireSourceOfFundsCodes

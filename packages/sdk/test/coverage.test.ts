@@ -34,6 +34,7 @@ const METHODS: Record<string, string> = {
 describe('the SDK covers the API', () => {
   let h: Harness
   let operations: string[]
+  let operationIds: Record<string, string>
   beforeAll(async () => {
     h = await createHarness()
     const doc = JSON.parse((await h.app.inject({ method: 'GET', url: '/openapi.json' })).body)
@@ -42,6 +43,12 @@ describe('the SDK covers the API', () => {
         Object.entries(item)
           .filter(([, op]) => !op.tags.includes('Operations'))
           .map(([method]) => `${method.toUpperCase()} ${path}`),
+    )
+    operationIds = Object.fromEntries(
+      Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap(
+        ([path, item]) =>
+          Object.entries(item).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.operationId]),
+      ),
     )
   })
   afterAll(() => h.close())
@@ -52,6 +59,13 @@ describe('the SDK covers the API', () => {
     for (const [op, name] of Object.entries(METHODS)) {
       const fn = name.split('.').reduce((o, part) => o?.[part], client)
       expect(typeof fn, `${op} -> ${name}`).toBe('function')
+    }
+  })
+
+  it('names each operation of the OpenAPI document after its SDK method (sandbox.fund -> sandboxFund)', () => {
+    for (const [op, name] of Object.entries(METHODS)) {
+      const id = name.replace(/\.(\w)/, (_, c: string) => c.toUpperCase())
+      expect(operationIds[op], op).toBe(id)
     }
   })
 })

@@ -11,6 +11,8 @@ import type {
   LightningRail,
 } from '../rail.js'
 import { decodeInvoice, encodeInvoice } from './bolt11.js'
+import { RailFailure } from '../rail.js'
+import { sandboxLightningPayments, sandboxLightningReserves } from '../../reconcile/sandbox-reserves.js'
 
 /**
  * The sandbox Lightning network: our node and the rest of the world in one simulation, kept in the
@@ -152,6 +154,10 @@ export function createSandboxLightningRail(deps: {
     network,
     outsideNodePublicKey: outsidePublicKey,
 
+    // What the sandbox node holds, from its own records (reconciliation, src/reconcile).
+    reserves: () => sandboxLightningReserves(db),
+    payments: (sinceMs) => sandboxLightningPayments(db, sinceMs),
+
     createInvoice(input) {
       return issue({ ...input, ours: true, outcome: 'succeed' }, deps.nodePrivateKey)
     },
@@ -186,6 +192,14 @@ export function createSandboxLightningRail(deps: {
         `UPDATE sandbox_ln_invoices SET state = 'canceled' WHERE payment_hash = $1 AND state = 'open'`,
         [paymentHash],
       )
+      const { rows } = await db.query<{ state: string }>(
+        'SELECT state FROM sandbox_ln_invoices WHERE payment_hash = $1',
+        [paymentHash],
+      )
+      // Like LND: a settled invoice cannot be cancelled (its money arrived); a cancelled one can,
+      // again and again.
+      if (rows[0]?.state === 'settled')
+        throw new RailFailure('invoice_already_settled', 'cancel invoice: invoice already settled', false)
     },
 
     async sendPayment({ paymentRequest, amountMsat, feeLimitMsat }) {

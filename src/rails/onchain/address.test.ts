@@ -213,7 +213,13 @@ beforeAll(() => {
 
 describe('validateAddress: BIP173 / BIP350 vectors', () => {
   it.each(VALID_SEGWIT)('accepts %s on %s as %s', (address, network, type, scriptHex) => {
-    expect(validateAddress(address, network)).toEqual({ ok: true, type, script: hexToBytes(scriptHex) })
+    // The stored spelling is lower case, whichever case the vector uses (BIP173 allows all-upper).
+    expect(validateAddress(address, network)).toEqual({
+      ok: true,
+      type,
+      script: hexToBytes(scriptHex),
+      address: address.toLowerCase(),
+    })
     expect(bitcoinjsScript(address, network)).toBe(scriptHex)
   })
 
@@ -271,7 +277,15 @@ describe('validateAddress: base58check P2PKH and P2SH', () => {
       '76a9143172b5654f6683c8fb146959d347ce303cae4ca788ac',
     ],
   ] as const)('accepts %s on %s as %s', (address, network, type, scriptHex) => {
-    expect(validateAddress(address, network)).toEqual({ ok: true, type, script: hexToBytes(scriptHex) })
+    // Base58's case is part of the encoding: the address is stored exactly as given.
+    expect(validateAddress(address, network)).toEqual({
+      ok: true,
+      type,
+      script: hexToBytes(scriptHex),
+      address,
+    })
+    expect(validateAddress(address.toUpperCase(), network).ok).toBe(false)
+    expect(validateAddress(address.toLowerCase(), network).ok).toBe(false)
     expect(bitcoinjsScript(address, network)).toBe(scriptHex)
   })
 

@@ -10,7 +10,13 @@ import type { Network } from '../network.js'
 /** The output types the spec accepts for on-chain sends (bc1q, bc1p, 3…, 1…). */
 export type AddressType = 'p2wpkh' | 'p2wsh' | 'p2tr' | 'p2sh' | 'p2pkh'
 
-export type AddressCheck = { ok: true; type: AddressType; script: Uint8Array } | { ok: false; issue: string }
+/**
+ * `address` is the one spelling the service stores and compares: bech32/bech32m in lower case (BIP173
+ * allows an all-upper-case spelling, as QR codes use, for the same script), base58 exactly as given
+ * (its case is part of the encoding).
+ */
+export type AddressCheck =
+  { ok: true; type: AddressType; script: Uint8Array; address: string } | { ok: false; issue: string }
 
 interface NetworkParams {
   hrp: string
@@ -56,7 +62,8 @@ export function validateAddress(text: string, network: Network): AddressCheck {
 }
 
 function validateSegwit(text: string, network: Network): AddressCheck {
-  if (text !== text.toLowerCase() && text !== text.toUpperCase()) return fail('mixed case')
+  if (text !== text.toLowerCase() && text !== text.toUpperCase())
+    return fail('mixed case: a bech32 address is written all in lower case or all in upper case (BIP173)')
   const lower = text.toLowerCase()
   const separator = lower.lastIndexOf('1')
   const hrp = lower.slice(0, separator)
@@ -80,12 +87,12 @@ function validateSegwit(text: string, network: Network): AddressCheck {
 
   if (version === 0) {
     if (!asBech32) return fail('witness v0 addresses must use a bech32 checksum, not bech32m (BIP350)')
-    if (program.length === 20) return ok('p2wpkh', witnessScript(0, program))
-    if (program.length === 32) return ok('p2wsh', witnessScript(0, program))
+    if (program.length === 20) return ok('p2wpkh', witnessScript(0, program), lower)
+    if (program.length === 32) return ok('p2wsh', witnessScript(0, program), lower)
     return fail('witness v0 program must be 20 or 32 bytes')
   }
   if (!asBech32m) return fail(`witness v${version} addresses must use a bech32m checksum (BIP350)`)
-  if (version === 1 && program.length === 32) return ok('p2tr', witnessScript(1, program))
+  if (version === 1 && program.length === 32) return ok('p2tr', witnessScript(1, program), lower)
   // Valid but not spendable by us today: sending there would burn funds, so we refuse.
   return fail(`unsupported witness version ${version} with ${program.length}-byte program`)
 }
@@ -104,8 +111,8 @@ function validateBase58(text: string, network: Network): AddressCheck {
   const hash = payload.subarray(1)
   const params = ADDRESS_PARAMS[network]
   if (version === params.pubKeyHash)
-    return ok('p2pkh', Uint8Array.of(OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG))
-  if (version === params.scriptHash) return ok('p2sh', Uint8Array.of(OP_HASH160, 20, ...hash, OP_EQUAL))
+    return ok('p2pkh', Uint8Array.of(OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG), text)
+  if (version === params.scriptHash) return ok('p2sh', Uint8Array.of(OP_HASH160, 20, ...hash, OP_EQUAL), text)
   const other = (Object.keys(ADDRESS_PARAMS) as Network[]).find(
     (n) => ADDRESS_PARAMS[n].pubKeyHash === version || ADDRESS_PARAMS[n].scriptHash === version,
   )
@@ -124,8 +131,20 @@ function witnessScript(version: number, program: Uint8Array): Uint8Array {
   return Uint8Array.of(version === 0 ? OP_0 : OP_1 + version - 1, program.length, ...program)
 }
 
-function ok(type: AddressType, script: Uint8Array): AddressCheck {
-  return { ok: true, type, script }
+function ok(type: AddressType, script: Uint8Array, address: string): AddressCheck {
+  return { ok: true, type, script, address }
+}
+
+/**
+ * The stored spelling of an address that is already known to be valid (one of ours, or one a node
+ * reports): an all-upper-case bech32 address in lower case, anything else unchanged. For input from
+ * outside use `validateAddress`, which also refuses what is not an address.
+ */
+export function canonicalAddress(text: string): string {
+  const lower = text.toLowerCase()
+  const separator = lower.lastIndexOf('1')
+  const segwit = separator > 0 && KNOWN_HRPS.includes(lower.slice(0, separator))
+  return segwit && text === text.toUpperCase() ? lower : text
 }
 
 function fail(issue: string): AddressCheck {

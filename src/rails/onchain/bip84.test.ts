@@ -98,6 +98,7 @@ describe('deriveReceiveAddress on every network', () => {
           ok: true,
           type: 'p2wpkh',
           script: Uint8Array.from(script),
+          address,
         })
         addresses.add(address)
       }

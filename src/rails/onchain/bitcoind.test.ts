@@ -9,6 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { RailFailure } from '../rail.js'
 import { btcToSats, createBitcoindRail, descriptorChecksum, satsToBtcText } from './bitcoind.js'
+import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
+import { payFromOutside } from '../../../test/standins/chain.js'
+import { startBitcoindStandin, type BitcoindStandin } from '../../../test/standins/bitcoind.js'
 
 interface Call {
   path: string
@@ -27,8 +30,10 @@ type Answer =
   | { hang: true }
 
 const servers: http.Server[] = []
+const stands: BitcoindStandin[] = []
 
 afterEach(async () => {
+  for (const stand of stands.splice(0)) await stand.close()
   for (const server of servers.splice(0)) {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
@@ -86,10 +91,12 @@ async function failureOf(promise: Promise<unknown>): Promise<RailFailure> {
 
 const ADDRESS = 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080'
 const OTHER = 'bcrt1q9vza2e8x573nczrlzms0wvx3gsqjx7vaxwd45v'
+/** Valid regtest addresses of outside parties. */
+const PAYEE = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'
+const PAYEE2 = 'bcrt1q3zxmh4ue370cp48c9d8eeek43qhnzzhvquj2zm'
 const TXID_A = 'a'.repeat(64)
 const TXID_B = 'b'.repeat(64)
 const TXID_C = 'c'.repeat(64)
-const BASIC = 'Basic ' + Buffer.from('svcpay:s3cret:with:colons').toString('base64')
 
 describe('descriptorChecksum (BIP 380)', () => {
   it('matches the BIP 380 example and Bitcoin Core descriptor_tests vectors', () => {
@@ -120,38 +127,6 @@ describe('BTC amounts', () => {
 })
 
 describe('createBitcoindRail', () => {
-  it('imports a watched address as an addr() descriptor into the watch wallet', async () => {
-    const node = await fakeBitcoind(() => ({ result: [{ success: true }] }))
-    await rail(node.url).watchAddress(ADDRESS)
-    const [call] = node.calls
-    expect(call).toMatchObject({
-      path: '/wallet/svcpay-watch',
-      authorization: BASIC,
-      jsonrpc: '1.0',
-      method: 'importdescriptors',
-    })
-    const desc = `addr(${ADDRESS})`
-    expect(call!.params).toEqual([
-      [{ desc: `${desc}#${descriptorChecksum(desc)}`, timestamp: 'now', label: ADDRESS }],
-    ])
-  })
-
-  it('reports a refused import with its mapped code', async () => {
-    const node = await fakeBitcoind(() => ({
-      result: [
-        {
-          success: false,
-          error: {
-            code: -4,
-            message: 'Cannot import descriptor without private keys to a wallet with private keys enabled',
-          },
-        },
-      ],
-    }))
-    const failure = await failureOf(rail(node.url).watchAddress(ADDRESS))
-    expect([failure.code, failure.retryable]).toEqual(['wallet_error', false])
-  })
-
   it('lists receipts to an address, mempool included, with exact amounts', async () => {
     const raw = `{"result":[
       {"involvesWatchonly":true,"address":"${ADDRESS}","parent_descs":["addr(${ADDRESS})#xxxxxxxx"],"category":"receive","amount":0.00150000,"label":"${ADDRESS}","vout":1,"confirmations":0,"trusted":false,"txid":"${TXID_A}","wtxid":"${TXID_A}","walletconflicts":[],"time":1700000000,"timereceived":1700000000,"bip125-replaceable":"yes"},
@@ -163,7 +138,13 @@ describe('createBitcoindRail', () => {
     const outputs = await rail(node.url).listOutputs(ADDRESS)
     expect(outputs).toEqual([
       { txid: TXID_A, vout: 1, amountSats: 150_000n, confirmations: 0 },
-      { txid: TXID_B, vout: 0, amountSats: 2_099_999_999_999_999n, confirmations: 3 },
+      {
+        txid: TXID_B,
+        vout: 0,
+        amountSats: 2_099_999_999_999_999n,
+        confirmations: 3,
+        blockHash: '0'.repeat(64),
+      },
     ])
     expect(node.calls[0]).toMatchObject({
       path: '/wallet/svcpay-watch',
@@ -200,153 +181,7 @@ describe('createBitcoindRail', () => {
   })
 })
 
-/**
- * A hot wallet in miniature: `listtransactions` pages over its entries, newest last, as Bitcoin
- * Core's count/skip do; `sendtoaddress` commits a send carrying the comment.
- */
-function hotWallet(options: { delaySendMs?: number; olderEntries?: number } = {}) {
-  const entries: Record<string, unknown>[] = []
-  for (let i = 0; i < (options.olderEntries ?? 0); i++) {
-    entries.push({
-      address: OTHER,
-      category: 'send',
-      amount: -0.0001,
-      vout: 0,
-      confirmations: 10,
-      txid: i.toString(16).padStart(64, '0'),
-    })
-  }
-  let sends = 0
-  const answer = async (call: Call): Promise<Answer> => {
-    if (call.method === 'listtransactions') {
-      const { count, skip } = call.params as { count: number; skip: number }
-      const end = Math.max(entries.length - skip, 0)
-      return { result: entries.slice(Math.max(end - count, 0), end) }
-    }
-    if (call.method === 'sendtoaddress') {
-      sends++
-      const p = call.params as { address: string; amount: string; comment: string }
-      const txid = (sends + 0xf0).toString(16).padStart(64, 'e')
-      entries.push({
-        address: p.address,
-        category: 'send',
-        amount: -Number(p.amount),
-        vout: 0,
-        fee: -0.00000141,
-        confirmations: 0,
-        trusted: true,
-        txid,
-        comment: p.comment,
-        abandoned: false,
-      })
-      if (options.delaySendMs) await new Promise((r) => setTimeout(r, options.delaySendMs))
-      return { result: txid }
-    }
-    return { error: { code: -32601, message: 'Method not found' } }
-  }
-  return { answer, sendCount: () => sends, entries }
-}
-
-describe('createBitcoindRail: send', () => {
-  it('sends with the amount in BTC text, fee_rate in sat/vB and the request id as comment', async () => {
-    const wallet = hotWallet()
-    const node = await fakeBitcoind(wallet.answer)
-    const { txid } = await rail(node.url).send({
-      address: OTHER,
-      amountSats: 150_000n,
-      feeRateSatPerVb: 7n,
-      requestId: 'txn_01',
-    })
-    expect(txid).toMatch(/^[0-9a-f]{64}$/)
-    expect(node.calls.map((c) => [c.path, c.method])).toEqual([
-      ['/wallet/svcpay-hot', 'listtransactions'],
-      ['/wallet/svcpay-hot', 'sendtoaddress'],
-    ])
-    expect(node.calls[0]!.params).toEqual({ label: '*', count: 500, skip: 0, include_watchonly: false })
-    expect(node.calls[1]!.params).toEqual({
-      address: OTHER,
-      amount: '0.00150000',
-      comment: 'txn_01',
-      fee_rate: '7',
-    })
-    expect(node.calls[1]!.authorization).toBe(BASIC)
-  })
-
-  it('is idempotent by request id: a second send returns the first txid without sending', async () => {
-    const wallet = hotWallet({ olderEntries: 700 })
-    const node = await fakeBitcoind(wallet.answer)
-    const onchain = rail(node.url)
-    const input = { address: OTHER, amountSats: 5_000n, feeRateSatPerVb: 2n, requestId: 'txn_02' }
-    const first = await onchain.send(input)
-    // Bury the send under newer wallet activity so that finding it needs a second page.
-    for (let i = 0; i < 600; i++)
-      wallet.entries.push({ category: 'receive', amount: 0.001, vout: 0, confirmations: 0, txid: TXID_C })
-    const second = await onchain.send(input)
-    expect(second).toEqual(first)
-    expect(wallet.sendCount()).toBe(1)
-    const scans = node.calls
-      .filter((c) => c.method === 'listtransactions')
-      .map((c) => (c.params as { skip: number }).skip)
-    expect(scans).toEqual([0, 500, 0, 500])
-  })
-
-  it('after a send that timed out, finds the committed transaction instead of sending again', async () => {
-    const wallet = hotWallet({ delaySendMs: 600 })
-    const node = await fakeBitcoind(wallet.answer)
-    const onchain = rail(node.url, 250)
-    const input = { address: OTHER, amountSats: 5_000n, feeRateSatPerVb: 2n, requestId: 'txn_03' }
-    const started = Date.now()
-    const failure = await failureOf(onchain.send(input))
-    expect([failure.code, failure.retryable]).toEqual(['node_timeout', true])
-    expect(Date.now() - started).toBeLessThan(1000)
-    const { txid } = await onchain.send(input)
-    expect(txid).toBe(wallet.entries.at(-1)!.txid)
-    expect(wallet.sendCount()).toBe(1)
-  })
-
-  it('shares one send between concurrent calls with the same request id', async () => {
-    const wallet = hotWallet({ delaySendMs: 50 })
-    const node = await fakeBitcoind(wallet.answer)
-    const onchain = rail(node.url)
-    const input = { address: OTHER, amountSats: 5_000n, feeRateSatPerVb: 2n, requestId: 'txn_04' }
-    const [a, b] = await Promise.all([onchain.send(input), onchain.send(input)])
-    expect(a).toEqual(b)
-    expect(wallet.sendCount()).toBe(1)
-  })
-
-  it('prefers the replacement when a fee bump copied the comment', async () => {
-    const node = await fakeBitcoind(() => ({
-      result: [
-        {
-          category: 'send',
-          amount: -0.001,
-          vout: 0,
-          confirmations: -1,
-          txid: TXID_A,
-          comment: 'txn_05',
-          replaced_by_txid: TXID_B,
-        },
-        {
-          category: 'send',
-          amount: -0.001,
-          vout: 0,
-          confirmations: 0,
-          txid: TXID_B,
-          comment: 'txn_05',
-          replaces_txid: TXID_A,
-        },
-      ],
-    }))
-    const { txid } = await rail(node.url).send({
-      address: OTHER,
-      amountSats: 100_000n,
-      feeRateSatPerVb: 2n,
-      requestId: 'txn_05',
-    })
-    expect(txid).toBe(TXID_B)
-    expect(node.calls.map((c) => c.method)).toEqual(['listtransactions'])
-  })
-
+describe('createBitcoindRail: errors', () => {
   it('maps RPC errors to short codes and retryability', async () => {
     let error = { code: -6, message: 'Insufficient funds' }
     const node = await fakeBitcoind((call) =>
@@ -388,41 +223,254 @@ describe('createBitcoindRail: send', () => {
   })
 })
 
-describe('createBitcoindRail: transactions and time-outs', () => {
-  it('reads confirmations, null for a transaction the wallet does not know', async () => {
-    const node = await fakeBitcoind((call) => {
-      const { txid } = call.params as { txid: string }
-      if (txid === TXID_A)
-        return {
-          result: {
-            amount: -0.001,
-            fee: -0.00000141,
-            confirmations: 4,
-            txid: TXID_A,
-            details: [],
-            hex: '00',
-          },
-        }
-      if (txid === TXID_B)
-        return { result: { amount: -0.001, confirmations: -1, txid: TXID_B, walletconflicts: [TXID_C] } }
-      return { error: { code: -5, message: 'Invalid or non-wallet transaction id' } }
-    })
-    const onchain = rail(node.url)
-    expect(await onchain.getTransaction(TXID_A)).toEqual({ confirmations: 4 })
-    expect(await onchain.getTransaction(TXID_B)).toEqual({ confirmations: 0 })
-    expect(await onchain.getTransaction(TXID_C)).toBeNull()
-    expect(node.calls[0]).toMatchObject({
-      path: '/wallet/svcpay-hot',
-      method: 'gettransaction',
-      params: { txid: TXID_A, include_watchonly: true },
-    })
-  })
-
+describe('createBitcoindRail: time-outs', () => {
   it('times out on a node that never answers, retryably and within the deadline', async () => {
     const node = await fakeBitcoind(() => ({ hang: true }))
     const started = Date.now()
     const failure = await failureOf(rail(node.url, 250).getTransaction(TXID_A))
     expect([failure.code, failure.retryable]).toEqual(['node_timeout', true])
     expect(Date.now() - started).toBeLessThan(1000)
+  })
+})
+
+/** A Bitcoin Core stand-in with a funded hot wallet, and the rail on it with the service's xpub. */
+async function node(opts: { watchWallet?: string; hotSats?: bigint } = {}) {
+  const standin = await startBitcoindStandin({ user: 'svcpay', password: 's3cret:with:colons' })
+  stands.push(standin)
+  standin.createWallet('svcpay-hot', { privateKeys: true })
+  standin.fundWallet('svcpay-hot', opts.hotSats ?? 100_000_000n)
+  const master = newMasterKey('regtest')
+  const xpub = deriveAccountXpub(master, 'regtest')
+  const onchain = createBitcoindRail({
+    url: standin.url,
+    user: 'svcpay',
+    password: 's3cret:with:colons',
+    wallet: 'svcpay-hot',
+    ...(opts.watchWallet ? { watchWallet: opts.watchWallet } : {}),
+    accountXpub: xpub,
+    // A short gap keeps the stand-in's own derivation of the range quick.
+    descriptorRangeAhead: 20,
+    network: 'regtest',
+    timeoutMs: 2000,
+  })
+  return { standin, onchain, xpub, address: (i: number) => deriveReceiveAddress(master, i, 'regtest') }
+}
+
+describe('createBitcoindRail on the Bitcoin Core stand-in: watching', () => {
+  it('creates a key-less watch wallet and imports ONE ranged descriptor, widened as indexes grow', async () => {
+    const { standin, onchain, xpub, address } = await node()
+    await onchain.watchAddress(address(0), 0)
+    await onchain.watchAddress(address(7), 7)
+    const watch = standin.wallets.get('svcpay-hot-watch')!
+    expect(watch.privateKeys).toBe(false)
+    expect(watch.descriptors.map((d) => [d.desc, d.rangeEnd])).toEqual([[`wpkh(${xpub}/0/*)`, 20]])
+    await onchain.watchAddress(address(150), 150)
+    expect(watch.descriptors.map((d) => d.rangeEnd)).toEqual([170])
+    const imports = standin.seen.filter((r) => r.rpcMethod === 'importdescriptors')
+    expect(imports).toHaveLength(2)
+    // A payment to a watched address is listed, mempool first, then with its block.
+    const paid = payFromOutside(standin.chain, address(7), 150_000n)
+    expect(await onchain.listOutputs(address(7))).toEqual([
+      { txid: paid.txid, vout: 0, amountSats: 150_000n, confirmations: 0 },
+    ])
+    standin.chain.mine(2)
+    expect(await onchain.listOutputs(address(7))).toEqual([
+      {
+        txid: paid.txid,
+        vout: 0,
+        amountSats: 150_000n,
+        confirmations: 2,
+        blockHash: standin.chain.blockOf(paid.txid)!.hash,
+      },
+    ])
+  })
+
+  it('finds payments to an address of the descriptor that was never labelled (handed out by an older version)', async () => {
+    const { standin, onchain, address } = await node()
+    await onchain.watchAddress(address(0), 0)
+    const paid = payFromOutside(standin.chain, address(5), 42_000n)
+    expect(await onchain.listOutputs(address(5))).toEqual([
+      { txid: paid.txid, vout: 0, amountSats: 42_000n, confirmations: 0 },
+    ])
+    expect(standin.seen.filter((r) => r.rpcMethod === 'setlabel')).toHaveLength(2)
+    await onchain.listOutputs(address(5))
+    expect(standin.seen.filter((r) => r.rpcMethod === 'setlabel')).toHaveLength(2)
+  })
+
+  it('refuses the hot wallet as the watch wallet (Bitcoin Core would answer -4 to the import)', async () => {
+    const { standin, onchain, address } = await node({ watchWallet: 'svcpay-hot' })
+    const failure = await failureOf(onchain.watchAddress(address(0), 0))
+    expect([failure.code, failure.retryable]).toEqual(['watch_wallet_has_keys', false])
+    expect(standin.seen.some((r) => r.rpcMethod === 'importdescriptors')).toBe(false)
+  })
+
+  it('an address not of the imported key is refused, not silently never seen', async () => {
+    const { onchain } = await node()
+    const failure = await failureOf(onchain.watchAddress(PAYEE, 3))
+    expect([failure.code, failure.retryable]).toEqual(['address_not_watched', false])
+  })
+
+  it('a node warming up after a restart is retried (-28)', async () => {
+    const { standin, onchain, address } = await node()
+    standin.warmingUp = true
+    const failure = await failureOf(onchain.watchAddress(address(0), 0))
+    expect([failure.code, failure.retryable]).toEqual(['node_unavailable', true])
+    standin.warmingUp = false
+    await onchain.watchAddress(address(0), 0)
+  })
+})
+
+describe('createBitcoindRail on the Bitcoin Core stand-in: sending', () => {
+  const send = (requestId: string, address = PAYEE) => ({
+    address,
+    amountSats: 150_000n,
+    feeRateSatPerVb: 5n,
+    requestId,
+  })
+
+  it('sends once per request id and checks the mempool holds the transaction', async () => {
+    const { standin, onchain } = await node()
+    const { txid } = await onchain.send(send('txn_1'))
+    expect(standin.chain.mempool.has(txid)).toBe(true)
+    expect(await onchain.send(send('txn_1'))).toEqual({ txid })
+    expect(standin.seen.filter((r) => r.rpcMethod === 'sendtoaddress')).toHaveLength(1)
+    expect(standin.seen.some((r) => r.rpcMethod === 'getmempoolentry')).toBe(true)
+    const body = JSON.parse(standin.seen.find((r) => r.rpcMethod === 'sendtoaddress')!.body)
+    expect(body.params).toMatchObject({
+      address: PAYEE,
+      amount: '0.00150000',
+      comment: 'txn_1',
+      fee_rate: '5',
+      replaceable: true,
+    })
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 0, inMempool: true })
+    standin.chain.mine(2)
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 2 })
+  })
+
+  it('a send the mempool refused is not sent: sendtoaddress still answers a txid; the rail abandons it and says rejected', async () => {
+    const { standin, onchain } = await node()
+    standin.chain.policy = (tx) =>
+      tx.outputs.some((o) => o.address === PAYEE) ? { code: -26, message: 'scriptpubkey' } : null
+    const failure = await failureOf(onchain.send(send('txn_2')))
+    expect([failure.code, failure.retryable]).toEqual(['rejected', false])
+    expect(failure.message).toContain('scriptpubkey')
+    const hot = standin.wallets.get('svcpay-hot')!
+    const wtx = [...hot.txs.values()].find((t) => t.comment === 'txn_2')!
+    expect(wtx.abandoned).toBe(true)
+    expect(standin.chain.mempool.size).toBe(0)
+    // Its coins are free again: the next send spends them.
+    standin.chain.policy = null
+    const { txid } = await onchain.send(send('txn_3', PAYEE2))
+    expect(standin.chain.mempool.has(txid)).toBe(true)
+  })
+
+  it('a send the mempool dropped and now refuses for its fee is not abandoned: it may still be out there', async () => {
+    const { standin, onchain } = await node()
+    const { txid } = await onchain.send(send('txn_6'))
+    standin.chain.evict(txid)
+    standin.chain.policy = () => ({ code: -26, message: 'mempool min fee not met, 890 < 2000' })
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 0, inMempool: false })
+    const failure = await failureOf(onchain.send(send('txn_6')))
+    expect([failure.code, failure.retryable]).toEqual(['not_relayed', true])
+    const wtx = [...standin.wallets.get('svcpay-hot')!.txs.values()].find((t) => t.txid === txid)!
+    expect(wtx.abandoned).toBe(false)
+    standin.chain.policy = null
+    expect(await onchain.send(send('txn_6'))).toEqual({ txid })
+    expect(standin.chain.mempool.has(txid)).toBe(true)
+  })
+
+  it('a send whose answer never came (the wallet committed it) is found by its comment, never sent twice', async () => {
+    const { standin, onchain } = await node()
+    standin.faults.push({
+      match: (r) => r.rpcMethod === 'sendtoaddress',
+      fault: { kind: 'work-then-stall' },
+      times: 1,
+    })
+    const failure = await failureOf(onchain.send(send('txn_7')))
+    expect([failure.code, failure.retryable]).toEqual(['node_timeout', true])
+    const { txid } = await onchain.send(send('txn_7'))
+    expect(standin.chain.mempool.has(txid)).toBe(true)
+    expect(standin.seen.filter((r) => r.rpcMethod === 'sendtoaddress')).toHaveLength(1)
+    expect(
+      [...standin.wallets.get('svcpay-hot')!.txs.values()].filter((t) => t.comment === 'txn_7'),
+    ).toHaveLength(1)
+  })
+
+  it('follows a fee bump to its replacement, and reports a send double-spent by the chain as conflicted', async () => {
+    const { standin, onchain } = await node()
+    const { txid } = await onchain.send(send('txn_4'))
+    const bumped = await onchain.bumpFee!(txid, 20n)
+    expect(bumped.txid).not.toBe(txid)
+    // One P2WPKH input, the payee and the change: 141 vB (the stand-in sizes as coin selection does).
+    expect(bumped.feeSats).toBe(20n * 141n)
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 0, replacedBy: bumped.txid })
+    expect(await onchain.send(send('txn_4'))).toEqual({ txid: bumped.txid })
+    standin.chain.mine(1)
+    expect(await onchain.getTransaction(bumped.txid)).toEqual({ confirmations: 1 })
+    const mined = await failureOf(onchain.bumpFee!(bumped.txid, 30n))
+    expect(mined.code).toBe('wallet_error')
+
+    const second = await onchain.send(send('txn_5'))
+    const tx = standin.chain.txs.get(second.txid)!
+    standin.chain.mine(2, [
+      standin.chain.makeTx({ inputs: tx.inputs, outputs: [{ address: PAYEE2, value: 1_000n }] }),
+    ])
+    expect(await onchain.getTransaction(second.txid)).toEqual({ confirmations: 0, conflictedDepth: 2 })
+  })
+
+  it('a wallet that does not know the transaction answers null', async () => {
+    const { onchain } = await node()
+    expect(await onchain.getTransaction(TXID_C)).toBeNull()
+  })
+})
+
+describe('createBitcoindRail on the Bitcoin Core stand-in: check()', () => {
+  it('reports version, chain, sync, a hot wallet with keys and its balance, a key-less watch wallet', async () => {
+    const { onchain, address } = await node()
+    await onchain.watchAddress(address(0), 0)
+    const report = await onchain.check!()
+    expect(report).toMatchObject({
+      rail: 'onchain',
+      adapter: 'bitcoind',
+      reachable: true,
+      version: '/Satoshi:27.1.0/ (270100)',
+      network: 'regtest',
+      synced: true,
+      balances: { BTC: '1.00000000' },
+      problems: [],
+    })
+  })
+
+  it('names each misconfiguration: another chain, a node still syncing, the hot wallet as watch wallet', async () => {
+    const { standin, onchain } = await node({ watchWallet: 'svcpay-hot' })
+    standin.chainName = 'main'
+    standin.initialBlockDownload = true
+    const report = await onchain.check!()
+    expect(report.reachable).toBe(true)
+    expect(report.network).toBe('mainnet')
+    expect(report.synced).toBe(false)
+    const text = report.problems.join('\n')
+    expect(text).toContain('bitcoind is on main, the service is configured for regtest')
+    expect(text).toContain('not synced')
+    expect(text).toContain('the watch wallet is the hot wallet')
+    expect(text).toContain('has private keys')
+  })
+
+  it('reports bad credentials and an unreachable node as problems, never throws', async () => {
+    const { standin } = await node()
+    const wrong = createBitcoindRail({
+      url: standin.url,
+      user: 'svcpay',
+      password: 'nope',
+      wallet: 'svcpay-hot',
+      network: 'regtest',
+    })
+    const report = await wrong.check!()
+    expect(report.reachable).toBe(false)
+    expect(report.problems[0]).toContain('HTTP 401')
+    await standin.close()
+    const down = await rail(standin.url, 300).check!()
+    expect(down.reachable).toBe(false)
   })
 })

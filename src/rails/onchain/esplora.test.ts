@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { RailFailure } from '../rail.js'
-import { createEsploraRail, type OnchainSigner } from './esplora.js'
+import { createEsploraRail, GENESIS_HASHES, type OnchainSigner } from './esplora.js'
+import { Chain, payFromOutside } from '../../../test/standins/chain.js'
+import { startEsploraStandin, type EsploraStandin } from '../../../test/standins/esplora.js'
+import { testSigner } from '../../../test/standins/signer.js'
 
 interface Seen {
   method: string
@@ -21,8 +24,10 @@ interface Seen {
 type Answer = { status?: number; json?: unknown; text?: string } | 'hang'
 
 const servers: http.Server[] = []
+const stands: EsploraStandin[] = []
 
 afterEach(async () => {
+  for (const stand of stands.splice(0)) await stand.close()
   for (const server of servers.splice(0)) {
     server.closeAllConnections()
     await new Promise((resolve) => server.close(resolve))
@@ -62,6 +67,7 @@ async function failureOf(promise: Promise<unknown>): Promise<RailFailure> {
 
 const ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'
 const OTHER = 'bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh'
+const ADDRESS_RT = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'
 const TIP = 850_000
 
 function txid(n: number): string {
@@ -141,9 +147,15 @@ describe('createEsploraRail: watching', () => {
     const outputs = await createEsploraRail({ url: esplora.url, network: 'mainnet' }).listOutputs(ADDRESS)
     expect(outputs).toEqual([
       { txid: txid(1), vout: 0, amountSats: 150_000n, confirmations: 0 },
-      { txid: txid(103), vout: 1, amountSats: 2_099_999_999_999_999n, confirmations: 1 },
-      { txid: txid(200), vout: 0, amountSats: 546n, confirmations: 100 },
-      { txid: txid(200), vout: 1, amountSats: 1_000n, confirmations: 100 },
+      {
+        txid: txid(103),
+        vout: 1,
+        amountSats: 2_099_999_999_999_999n,
+        confirmations: 1,
+        blockHash: '0'.repeat(64),
+      },
+      { txid: txid(200), vout: 0, amountSats: 546n, confirmations: 100, blockHash: '0'.repeat(64) },
+      { txid: txid(200), vout: 1, amountSats: 1_000n, confirmations: 100, blockHash: '0'.repeat(64) },
     ])
     expect(esplora.seen.every((s) => s.method === 'GET')).toBe(true)
   })
@@ -157,18 +169,20 @@ describe('createEsploraRail: watching', () => {
     expect(esplora.seen).toHaveLength(0)
   })
 
-  it('reads transaction confirmations from its status and the tip, null when unknown', async () => {
-    const esplora = await fakeEsplora((req) => {
-      if (req.path === `/api/tx/${txid(1)}/status`)
-        return { json: { confirmed: true, block_height: TIP - 2, block_hash: '0'.repeat(64), block_time: 1 } }
-      if (req.path === `/api/tx/${txid(2)}/status`) return { json: { confirmed: false } }
-      if (req.path === '/api/blocks/tip/height') return { text: String(TIP) }
-      return { status: 404, text: 'Transaction not found' }
-    })
-    const onchain = createEsploraRail({ url: esplora.url, network: 'mainnet' })
-    expect(await onchain.getTransaction(txid(1))).toEqual({ confirmations: 3 })
-    expect(await onchain.getTransaction(txid(2))).toEqual({ confirmations: 0 })
-    expect(await onchain.getTransaction(txid(3))).toBeNull()
+  it('reads a transaction from GET /tx/:txid: confirmations, mempool, and null when unknown (never /status)', async () => {
+    // electrs answers /tx/:txid/status with {"confirmed":false} for any txid, known or not; a rail
+    // that read it would wait for ever on a transaction nobody has.
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest' })
+    const paid = payFromOutside(node.chain, ADDRESS_RT, 50_000n)
+    expect(await onchain.getTransaction(paid.txid)).toEqual({ confirmations: 0, inMempool: true })
+    node.chain.mine(3)
+    expect(await onchain.getTransaction(paid.txid)).toEqual({ confirmations: 3 })
+    const unknown = txid(77)
+    const status = await fetch(`${node.url}/tx/${unknown}/status`)
+    expect([status.status, await status.json()]).toEqual([200, { confirmed: false }])
+    expect(await onchain.getTransaction(unknown)).toBeNull()
   })
 })
 
@@ -238,12 +252,6 @@ describe('createEsploraRail: fee estimates', () => {
   })
 })
 
-// Bitcoin's genesis coinbase transaction and its well-known txid: a raw transaction whose id is a
-// standard fact, standing in for what an operator's signer would produce.
-const GENESIS_TX =
-  '01000000010000000000000000000000000000000000000000000000000000000000000000ffffffff4d04ffff001d0104455468652054696d65732030332f4a616e2f32303039204368616e63656c6c6f72206f6e206272696e6b206f66207365636f6e64206261696c6f757420666f722062616e6b73ffffffff0100f2052a01000000434104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51ec112de5c384df7ba0b8d578a4c702b6bf11d5fac00000000'
-const GENESIS_TXID = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b'
-
 describe('createEsploraRail: sending', () => {
   it('refuses to send without a signer, as a final not_supported', async () => {
     const esplora = await fakeEsplora(() => ({ text: '' }))
@@ -255,57 +263,83 @@ describe('createEsploraRail: sending', () => {
     expect(esplora.seen).toHaveLength(0)
   })
 
-  it("broadcasts the signer's transaction, and treats a rebroadcast Esplora already knows as sent", async () => {
-    let broadcasts = 0
-    const esplora = await fakeEsplora((req) => {
-      if (req.method === 'POST' && req.path === '/api/tx') {
-        broadcasts++
-        if (broadcasts === 1) return { text: GENESIS_TXID }
-        return {
-          status: 400,
-          text: 'sendrawtransaction RPC error: {"code":-27,"message":"Transaction already in block chain"}',
-        }
-      }
-      if (req.path === `/api/tx/${GENESIS_TXID}/status`)
-        return {
-          json: { confirmed: true, block_height: 0, block_hash: '0'.repeat(64), block_time: 1231006505 },
-        }
-      return { status: 404, text: 'Not Found' }
-    })
-    const requests: string[] = []
-    const sign: OnchainSigner = async (input) => {
-      requests.push(input.requestId)
-      return { rawTxHex: GENESIS_TX }
-    }
-    const onchain = createEsploraRail({ url: esplora.url, network: 'mainnet', broadcast: { sign } })
-    const input = { address: OTHER, amountSats: 5_000_000_000n, feeRateSatPerVb: 3n, requestId: 'txn_9' }
-    expect(await onchain.send(input)).toEqual({ txid: GENESIS_TXID })
-    expect(await onchain.send(input)).toEqual({ txid: GENESIS_TXID })
-    expect(requests).toEqual(['txn_9', 'txn_9'])
-    expect(esplora.seen[0]).toMatchObject({
-      method: 'POST',
-      path: '/api/tx',
-      contentType: 'text/plain',
-      body: GENESIS_TX,
-    })
+  it("broadcasts the signer's transaction; a rebroadcast of one in the mempool or a block counts as sent", async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest', broadcast: { sign: signer.sign } })
+    const input = { address: ADDRESS_RT, amountSats: 150_000n, feeRateSatPerVb: 3n, requestId: 'txn_9' }
+    const { txid: sent } = await onchain.send(input)
+    expect(node.chain.mempool.has(sent)).toBe(true)
+    expect(await onchain.send(input)).toEqual({ txid: sent })
+    node.chain.mine(1)
+    // Bitcoin Core refuses a confirmed transaction with -27; Esplora holds it, so it was sent.
+    expect(await onchain.send(input)).toEqual({ txid: sent })
+    expect(node.seen.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual(['/tx', '/tx', '/tx'])
   })
 
-  it('reports a broadcast Esplora refuses and does not know as a final rejection', async () => {
-    const esplora = await fakeEsplora((req) => {
-      if (req.method === 'POST')
-        return {
-          status: 400,
-          text: 'sendrawtransaction RPC error: {"code":-26,"message":"min relay fee not met"}',
-        }
-      return { status: 404, text: 'Transaction not found' }
-    })
-    const sign: OnchainSigner = async () => ({ rawTxHex: GENESIS_TX })
-    const onchain = createEsploraRail({ url: esplora.url, network: 'mainnet', broadcast: { sign } })
+  it('reports a broadcast the node refuses and Esplora does not hold as a final rejection (never as sent)', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest', broadcast: { sign: signer.sign } })
+    node.chain.refuseNext = { code: -26, message: 'mempool min fee not met, 141 < 2820' }
     const failure = await failureOf(
-      onchain.send({ address: OTHER, amountSats: 1n, feeRateSatPerVb: 1n, requestId: 'r' }),
+      onchain.send({ address: ADDRESS_RT, amountSats: 5_000n, feeRateSatPerVb: 1n, requestId: 'r' }),
     )
     expect([failure.code, failure.retryable]).toEqual(['rejected', false])
-    expect(failure.message).toContain('min relay fee not met')
+    expect(failure.message).toContain('mempool min fee not met')
+    expect(node.chain.mempool.size).toBe(0)
+  })
+
+  it('refuses a double spend: inputs already spent in a block (-25) is final', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest', broadcast: { sign: signer.sign } })
+    const input = { address: ADDRESS_RT, amountSats: 5_000n, feeRateSatPerVb: 2n, requestId: 'r2' }
+    await signer.sign(input)
+    const coin = signer.coinOf('r2')!
+    node.chain.mine(1, [
+      node.chain.makeTx({
+        inputs: [{ txid: coin.txid, vout: 0 }],
+        outputs: [{ address: ADDRESS_RT, value: 1_000n }],
+      }),
+    ])
+    const failure = await failureOf(onchain.send(input))
+    expect([failure.code, failure.retryable]).toEqual(['rejected', false])
+    expect(failure.message).toContain('bad-txns-inputs-missingorspent')
+  })
+
+  it("retries when electrs cannot reach its node (400 'Connection error'), a 5xx, a stall or a restart", async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({
+      url: node.url,
+      network: 'regtest',
+      timeoutMs: 300,
+      broadcast: { sign: signer.sign },
+    })
+    const input = { address: ADDRESS_RT, amountSats: 5_000n, feeRateSatPerVb: 2n, requestId: 'r3' }
+    node.nodeDown = true
+    let failure = await failureOf(onchain.send(input))
+    expect([failure.code, failure.retryable]).toEqual(['node_unavailable', true])
+    node.nodeDown = false
+    node.faults.push({
+      match: (r) => r.method === 'POST',
+      fault: { kind: 'status', status: 502, body: 'Bad Gateway' },
+      times: 1,
+    })
+    expect((await failureOf(onchain.send(input))).retryable).toBe(true)
+    node.faults.push({ match: (r) => r.method === 'POST', fault: { kind: 'stall' }, times: 1 })
+    failure = await failureOf(onchain.send(input))
+    expect([failure.code, failure.retryable]).toEqual(['node_timeout', true])
+    await node.stop()
+    expect((await failureOf(onchain.send(input))).retryable).toBe(true)
+    await node.restart()
+    const { txid: sent } = await onchain.send(input)
+    expect(node.chain.mempool.has(sent)).toBe(true)
   })
 
   it('refuses a signer result that is not a transaction before broadcasting it', async () => {
@@ -317,5 +351,43 @@ describe('createEsploraRail: sending', () => {
     )
     expect([failure.code, failure.retryable]).toEqual(['invalid_transaction', false])
     expect(esplora.seen).toHaveLength(0)
+  })
+})
+
+describe('createEsploraRail: check()', () => {
+  it('reports a reachable, synced index on the configured chain, and says it has no version', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const report = await createEsploraRail({ url: node.url, network: 'regtest' }).check!()
+    expect(report).toMatchObject({
+      rail: 'onchain',
+      adapter: 'esplora',
+      reachable: true,
+      network: 'regtest',
+      synced: true,
+      problems: [],
+    })
+    expect(report.version).toBeUndefined()
+  })
+
+  it('finds the wrong chain by its genesis block, and a stale tip', async () => {
+    const node = await startEsploraStandin(new Chain(GENESIS_HASHES.mainnet[0]))
+    stands.push(node)
+    node.chain.now = () => Math.floor(Date.now() / 1000) - 5 * 3600
+    node.chain.mine(1)
+    const wrong = await createEsploraRail({ url: node.url, network: 'testnet' }).check!()
+    expect(wrong.network).toBe('mainnet')
+    expect(wrong.problems.join(' ')).toContain('configured for testnet')
+    const stale = await createEsploraRail({ url: node.url, network: 'mainnet' }).check!()
+    expect(stale.synced).toBe(false)
+    expect(stale.problems.join(' ')).toMatch(/tip .* minutes old/)
+  })
+
+  it('reports an unreachable index', async () => {
+    const node = await startEsploraStandin()
+    await node.close()
+    const report = await createEsploraRail({ url: node.url, network: 'regtest', timeoutMs: 300 }).check!()
+    expect(report.reachable).toBe(false)
+    expect(report.problems).toHaveLength(1)
   })
 })

@@ -64,3 +64,40 @@ describe('the sandbox chain', () => {
     expect(rates).toEqual([25n, 12n, 6n, 2n])
   })
 })
+
+describe('the sandbox chain: payments() for reconciliation', () => {
+  let db: Db
+  let drop: () => Promise<void>
+  beforeAll(async () => {
+    ;({ db, drop } = await createTestDb())
+    await migrate(db)
+  })
+  afterAll(async () => {
+    await db?.close()
+    await drop?.()
+  })
+
+  it('lists our sends by their latest txid with the fee, once they have the confirmations the service needs', async () => {
+    const chain = createSandboxOnchainRail({ db, network: 'regtest', creditConfirmations: 2 })
+    const since = Date.now() - 1_000
+    const sent = await chain.send({
+      address: TAPROOT,
+      amountSats: 50_000n,
+      feeRateSatPerVb: 10n,
+      requestId: 'pay-1',
+    })
+    const bumped = await chain.bumpFee!(sent.txid, 20n)
+    // An outside payment to an address that is not ours is no payment of ours.
+    await chain.sendFromOutside({ address: ADDR, amountSats: 7_000n })
+    expect(await chain.payments!(since)).toEqual([])
+    await db.tx((q) => chain.mine(q, 1))
+    expect(await chain.payments!(since)).toEqual([])
+    await db.tx((q) => chain.mine(q, 1))
+    const listed = await chain.payments!(since)
+    expect(listed).toEqual([
+      { ref: bumped.txid, direction: 'out', amountMinor: 50_000n + bumped.feeSats!, at: expect.any(Number) },
+    ])
+    // Two days of look-back before the window; nothing after it.
+    expect(await chain.payments!(Date.now() + 3 * 86_400_000)).toEqual([])
+  })
+})

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Db, Queryable } from '../../db/db.js'
+import { WAKE_CHANNEL } from '../../events/channels.js'
 import type { Network } from '../network.js'
 import { RailFailure, type OnchainOutput, type OnchainRail } from '../rail.js'
-import { validateAddress } from './address.js'
+import { canonicalAddress, validateAddress } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
+import { sandboxOnchainPayments, sandboxOnchainReserves } from '../../reconcile/sandbox-reserves.js'
 
 /**
  * The sandbox Bitcoin chain, kept in the database (migration 002) so that every instance sees one
@@ -34,6 +36,8 @@ export function createSandboxOnchainRail(deps: {
   db: Db
   network: Network
   now?: () => number
+  /** ONCHAIN_CONFIRMATIONS: payments with fewer are still arriving, not listed by `payments`. Default 1. */
+  creditConfirmations?: number
 }): SandboxOnchainRail {
   const { db, network } = deps
   const now = deps.now ?? Date.now
@@ -61,7 +65,7 @@ export function createSandboxOnchainRail(deps: {
       input.address,
       now(),
     ])
-    if (watched.rowCount > 0) await q.query(`SELECT pg_notify('svcpay_wake', '')`)
+    if (watched.rowCount > 0) await q.notify(WAKE_CHANNEL)
     return true
   }
 
@@ -73,6 +77,13 @@ export function createSandboxOnchainRail(deps: {
   return {
     name: 'sandbox',
     network,
+    // The txid follows from the request id: sending again finds the same transaction.
+    resendsSameTransaction: true,
+
+    // What the sandbox hot wallet holds, from the chain's own records (reconciliation, src/reconcile).
+    reserves: () => sandboxOnchainReserves(db),
+    // What the chain moved to or from our addresses, by txid (item matching, src/reconcile).
+    payments: (sinceMs: number) => sandboxOnchainPayments(db, sinceMs, deps.creditConfirmations ?? 1),
 
     async watchAddress() {
       // Every output of the sandbox chain is indexed by address: there is nothing to import.
@@ -92,7 +103,7 @@ export function createSandboxOnchainRail(deps: {
           CROSS JOIN sandbox_chain c
           WHERE o.address = $1
           ORDER BY t.created_at, o.txid, o.vout`,
-        [address],
+        [canonicalAddress(address)],
       )
       return rows.map((r) => ({
         txid: r.txid,
@@ -116,7 +127,9 @@ export function createSandboxOnchainRail(deps: {
       const txid = txidOf(`svcpay-sandbox-send:${requestId}`)
       // The hot wallet of the sandbox never runs dry; the fee is what the quoted rate buys.
       const feeSats = networkFeeSats(feeRateSatPerVb, estimateSendVsize(check.type))
-      await db.tx((q) => insertTx(q, { txid, requestId, feeSats, address, amountSats }))
+      // A chain pays a script, not a spelling: the output is indexed under the canonical address, so
+      // an upper-case bech32 spelling pays the same watched address (as bitcoind would).
+      await db.tx((q) => insertTx(q, { txid, requestId, feeSats, address: check.address, amountSats }))
       return { txid }
     },
 
@@ -129,9 +142,39 @@ export function createSandboxOnchainRail(deps: {
       return rows[0] ? { confirmations: Number(rows[0].confirmations) } : null
     },
 
+    async bumpFee(txid, feeRateSatPerVb) {
+      // A BIP 125 replacement in miniature: the unconfirmed send of ours takes a new txid and fee,
+      // keeps its outputs and its request id; the replaced one leaves the mempool.
+      const replacement = txidOf(`svcpay-sandbox-bump:${txid}:${feeRateSatPerVb}`)
+      await db.tx(async (q) => {
+        const { rows } = await q.query<{ block_height: bigint | null; request_id: string | null }>(
+          'SELECT block_height, request_id FROM sandbox_chain_txs WHERE txid = $1 FOR UPDATE',
+          [txid],
+        )
+        const old = rows[0]
+        if (!old || old.request_id === null)
+          throw new RailFailure('invalid_address', 'Invalid or non-wallet transaction id', false)
+        if (old.block_height !== null)
+          throw new RailFailure(
+            'wallet_error',
+            'Transaction has been mined, or is conflicted with a mined transaction',
+            false,
+          )
+        await q.query('UPDATE sandbox_chain_txs SET request_id = NULL WHERE txid = $1', [txid])
+        await q.query(
+          'INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4)',
+          [replacement, old.request_id, feeRateSatPerVb * 141n, now()],
+        )
+        await q.query('UPDATE sandbox_chain_outputs SET txid = $2 WHERE txid = $1', [txid, replacement])
+        await q.query('DELETE FROM sandbox_chain_txs WHERE txid = $1', [txid])
+      })
+      return { txid: replacement, feeSats: feeRateSatPerVb * 141n }
+    },
+
     async sendFromOutside({ address, amountSats }) {
       const txid = txidOf(`svcpay-sandbox-outside:${randomBytes(32).toString('hex')}`)
-      await db.tx((q) => insertTx(q, { txid, requestId: null, feeSats: 0n, address, amountSats }))
+      const canonical = canonicalAddress(address)
+      await db.tx((q) => insertTx(q, { txid, requestId: null, feeSats: 0n, address: canonical, amountSats }))
       return { txid }
     },
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Queryable } from '../../db/db.js'
 import { RailFailure, type PayoutState, type TronRail } from '../rail.js'
+import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
 
 export interface SandboxTronDeps {
   db: Queryable
@@ -25,6 +26,10 @@ export function createSandboxTronRail(deps: SandboxTronDeps): TronRail {
   const failing = new Set(deps.failAddresses)
   return {
     name: 'sandbox',
+
+    // What the sandbox hot wallet holds, from its own records (reconciliation, src/reconcile).
+    reserves: () => sandboxPayoutReserves(deps.db, 'tron', 'USDT'),
+    payments: (sinceMs) => sandboxPayoutPayments(deps.db, 'tron', sinceMs),
 
     async sendUsdt({ to, amountMinor, requestId }) {
       if (amountMinor <= 0n)

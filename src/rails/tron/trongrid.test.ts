@@ -1,11 +1,18 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { createBase58check } from '@scure/base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  encodeRawTrigger,
+  hex as hexText,
+  TronGridStandIn,
+  TRANSFER_ENERGY_REVERTED,
+  TRANSFER_ENERGY_TO_HOLDER,
+  TRANSFER_ENERGY_TO_NEW_HOLDER,
+  USDT_MAINNET_HEX,
+} from '../../../test/standins/trongrid.js'
 import { RailFailure } from '../rail.js'
 import { tronAddressFromPrivateKey } from './address.js'
 import {
@@ -14,6 +21,7 @@ import {
   encodeTrc20Transfer,
   signTxId,
   TRC20_TRANSFER_SELECTOR,
+  TRC20_TRANSFER_TOPIC,
   type TronGridConfig,
   type TronSendRecord,
   type TronSendStore,
@@ -39,240 +47,21 @@ const DOC_VECTOR = {
 }
 
 const USDT_MAINNET = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
-const USDT_MAINNET_HEX = '41a614f803b6fd780986a42c78ec9c7f77e6ded13c'
 const PRIVATE_KEY = sha256(utf8ToBytes('svcpay trongrid test hot wallet'))
 const PUBLIC_KEY = secp256k1.getPublicKey(PRIVATE_KEY, false)
+const HOT_WALLET = tronAddressFromPrivateKey(PRIVATE_KEY)
+const OWNER_HEX = bytesToHex(base58check.decode(HOT_WALLET))
 const TO_ADDRESS = base58check.encode(hexToBytes(DOC_VECTOR.to))
 const API_KEY = 'test-api-key-0123'
 const FEE_LIMIT_SUN = 30_000_000n
-
-// A protobuf writer written from TRON's Tron.proto, checked below against the documented capture.
-function varint(value: bigint): number[] {
-  const out: number[] = []
-  let rest = value
-  do {
-    let byte = Number(rest & 0x7fn)
-    rest >>= 7n
-    if (rest > 0n) byte |= 0x80
-    out.push(byte)
-  } while (rest > 0n)
-  return out
-}
-const vField = (n: number, value: bigint): number[] => [...varint(BigInt(n << 3)), ...varint(value)]
-const bField = (n: number, bytes: Uint8Array | number[]): number[] => [
-  ...varint(BigInt((n << 3) | 2)),
-  ...varint(BigInt(bytes.length)),
-  ...bytes,
+const TRX = 1_000_000n
+const PREFLIGHT = [
+  '/wallet/triggerconstantcontract',
+  '/wallet/triggerconstantcontract',
+  '/wallet/getaccount',
+  '/wallet/getaccountresource',
+  '/wallet/getchainparameters',
 ]
-
-interface RawTrigger {
-  refBlockBytes: string
-  refBlockHash: string
-  expiration: bigint
-  owner: string
-  contract: string
-  data: string
-  timestamp: bigint
-  feeLimit: bigint
-}
-
-function encodeRawTrigger(raw: RawTrigger): string {
-  const trigger = [
-    ...bField(1, hexToBytes(raw.owner)),
-    ...bField(2, hexToBytes(raw.contract)),
-    ...bField(4, hexToBytes(raw.data)),
-  ]
-  const any = [
-    ...bField(1, utf8ToBytes('type.googleapis.com/protocol.TriggerSmartContract')),
-    ...bField(2, trigger),
-  ]
-  const contract = [...vField(1, 31n), ...bField(2, any)]
-  return bytesToHex(
-    Uint8Array.from([
-      ...bField(1, hexToBytes(raw.refBlockBytes)),
-      ...bField(4, hexToBytes(raw.refBlockHash)),
-      ...vField(8, raw.expiration),
-      ...bField(11, contract),
-      ...vField(14, raw.timestamp),
-      ...vField(18, raw.feeLimit),
-    ]),
-  )
-}
-
-const hexText = (text: string): string => bytesToHex(utf8ToBytes(text))
-
-interface Recorded {
-  path: string
-  headers: http.IncomingHttpHeaders
-  body: Record<string, unknown>
-}
-type Answer = { status?: number; json?: unknown; hang?: boolean }
-type Handler = (body: Record<string, unknown>) => Answer
-
-/** A TronGrid stand-in on 127.0.0.1 answering as TRON's HTTP API documentation describes. */
-class FakeTronGrid {
-  readonly requests: Recorded[] = []
-  readonly log: string[] = []
-  readonly handlers = new Map<string, Handler>()
-  head = { number: 1_000, timestamp: 1_777_000_000_000 }
-  /** What the node thinks the time is when it builds a transaction. */
-  nowMs = 1_777_000_000_000
-  readonly infos = new Map<string, Record<string, unknown>>()
-  readonly chain = new Map<string, Record<string, unknown>>()
-  readonly pool = new Map<string, Record<string, unknown>>()
-  private server = http.createServer((req, res) => this.handle(req, res))
-  url = ''
-
-  constructor() {
-    this.handlers.set('/wallet/triggersmartcontract', (body) => this.trigger(body))
-    this.handlers.set('/wallet/broadcasttransaction', (body) => this.broadcast(body))
-    this.handlers.set('/wallet/gettransactioninfobyid', (body) => ({
-      json: this.infos.get(String(body.value)) ?? {},
-    }))
-    this.handlers.set('/wallet/gettransactionbyid', (body) => ({
-      json: this.chain.get(String(body.value)) ?? {},
-    }))
-    this.handlers.set('/wallet/getnowblock', () => ({
-      json: {
-        blockID: this.head.number.toString(16).padStart(64, '0'),
-        block_header: { raw_data: { number: this.head.number, timestamp: this.head.timestamp, version: 30 } },
-      },
-    }))
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections()
-    await new Promise((done) => this.server.close(done))
-  }
-
-  paths(): string[] {
-    return this.requests.map((request) => request.path)
-  }
-
-  trigger(body: Record<string, unknown>): Answer {
-    const raw: RawTrigger = {
-      refBlockBytes: '03e8',
-      refBlockHash: '00000000000003e8',
-      expiration: BigInt(this.nowMs + 60_000),
-      owner: String(body.owner_address),
-      contract: String(body.contract_address),
-      data: TRC20_TRANSFER_SELECTOR + String(body.parameter),
-      timestamp: BigInt(this.nowMs),
-      feeLimit: BigInt(Number(body.fee_limit)),
-    }
-    const rawDataHex = encodeRawTrigger(raw)
-    return {
-      json: {
-        result: { result: true },
-        transaction: {
-          visible: false,
-          txID: bytesToHex(sha256(hexToBytes(rawDataHex))),
-          raw_data: {
-            contract: [
-              {
-                parameter: {
-                  value: { data: raw.data, owner_address: raw.owner, contract_address: raw.contract },
-                  type_url: 'type.googleapis.com/protocol.TriggerSmartContract',
-                },
-                type: 'TriggerSmartContract',
-              },
-            ],
-            ref_block_bytes: raw.refBlockBytes,
-            ref_block_hash: raw.refBlockHash,
-            expiration: Number(raw.expiration),
-            fee_limit: Number(raw.feeLimit),
-            timestamp: Number(raw.timestamp),
-          },
-          raw_data_hex: rawDataHex,
-        },
-      },
-    }
-  }
-
-  /** Checks the signature as a node does: it must recover the owner's key over txID. */
-  broadcast(body: Record<string, unknown>): Answer {
-    const txID = String(body.txID)
-    const expiration = Number((body.raw_data as { expiration?: number } | undefined)?.expiration)
-    if (!this.chain.has(txID) && this.head.timestamp > expiration) {
-      return {
-        json: {
-          result: false,
-          code: 'TRANSACTION_EXPIRATION_ERROR',
-          message: hexText('Transaction expired'),
-        },
-      }
-    }
-    if (this.pool.has(txID) || this.chain.has(txID)) {
-      return {
-        json: {
-          result: false,
-          code: 'DUP_TRANSACTION_ERROR',
-          message: hexText('Dup transaction.'),
-          txid: txID,
-        },
-      }
-    }
-    const signature = (body.signature as string[])[0] ?? ''
-    const sig = hexToBytes(signature)
-    const recovered = secp256k1.Signature.fromBytes(sig.subarray(0, 64), 'compact')
-      .addRecoveryBit((sig[64] ?? 0) - 27)
-      .recoverPublicKey(hexToBytes(txID))
-      .toBytes(false)
-    if (bytesToHex(recovered) !== bytesToHex(PUBLIC_KEY)) {
-      return {
-        json: { result: false, code: 'SIGERROR', message: hexText('validateSignature error'), txid: txID },
-      }
-    }
-    this.pool.set(txID, body)
-    return { json: { result: true, code: 'SUCCESS', txid: txID } }
-  }
-
-  /** Puts a pooled transaction in block `blockNumber` with the given receipt result. */
-  mine(
-    txID: string,
-    blockNumber: number,
-    receiptResult = 'SUCCESS',
-    contractResult = '0'.repeat(63) + '1',
-  ): void {
-    const tx = this.pool.get(txID) ?? { txID }
-    this.pool.delete(txID)
-    this.chain.set(txID, tx)
-    this.infos.set(txID, {
-      id: txID,
-      fee: 345_000,
-      blockNumber,
-      blockTimeStamp: this.head.timestamp,
-      contractResult: [contractResult],
-      contract_address: USDT_MAINNET_HEX,
-      receipt: { energy_usage_total: 14_650, net_usage: 345, result: receiptResult },
-      ...(receiptResult === 'SUCCESS'
-        ? {}
-        : { result: 'FAILED', resMessage: hexText('REVERT opcode executed') }),
-    })
-  }
-
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      const path = req.url ?? ''
-      const text = Buffer.concat(chunks).toString('utf8')
-      const body = text ? (JSON.parse(text) as Record<string, unknown>) : {}
-      this.requests.push({ path, headers: req.headers, body })
-      this.log.push(`http ${path}`)
-      const handler = this.handlers.get(path)
-      const answer: Answer = handler ? handler(body) : { status: 404, json: {} }
-      if (answer.hang) return
-      res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(answer.json ?? {}))
-    })
-  }
-}
 
 class MemoryStore implements TronSendStore {
   readonly rows = new Map<string, TronSendRecord>()
@@ -289,10 +78,18 @@ class MemoryStore implements TronSendStore {
   }
 }
 
-let node: FakeTronGrid
+let node: TronGridStandIn
+
+/** A funded hot wallet: 1,000 USDT and 100 TRX. */
+function fund(standIn: TronGridStandIn): void {
+  standIn.account(OWNER_HEX).balance = 100n * TRX
+  standIn.usdt.set(OWNER_HEX, 1_000_000_000n)
+}
 
 beforeEach(async () => {
-  node = new FakeTronGrid()
+  node = new TronGridStandIn()
+  node.produceBlocks(30)
+  fund(node)
   await node.start()
 })
 afterEach(async () => {
@@ -321,7 +118,16 @@ async function failure(promise: Promise<unknown>): Promise<RailFailure> {
   throw new Error('expected a RailFailure')
 }
 
+const broadcasts = () => node.requests.filter((request) => request.path === '/wallet/broadcasttransaction')
+const builds = () => node.paths().filter((path) => path === '/wallet/triggersmartcontract')
+
 describe('TRON encodings (standard vectors)', () => {
+  it('the Transfer event topic is keccak256 of its signature', () => {
+    expect(bytesToHex(keccak_256(utf8ToBytes('Transfer(address,address,uint256)')))).toBe(
+      TRC20_TRANSFER_TOPIC,
+    )
+  })
+
   it('the transfer selector is keccak256 of the signature', () => {
     expect(bytesToHex(keccak_256(utf8ToBytes('transfer(address,uint256)'))).slice(0, 8)).toBe(
       TRC20_TRANSFER_SELECTOR,
@@ -374,21 +180,36 @@ describe('TRON encodings (standard vectors)', () => {
 })
 
 describe('createTronGridRail: sending', () => {
-  it('builds, checks, signs and broadcasts a USDT transfer exactly as TronGrid documents', async () => {
+  it('checks the hot wallet, then builds, checks, signs and broadcasts a USDT transfer as java-tron expects', async () => {
     const tron = rail()
-    const ownerHex = bytesToHex(base58check.decode(tronAddressFromPrivateKey(PRIVATE_KEY)))
-    expect(tron.hotWalletAddress).toBe(tronAddressFromPrivateKey(PRIVATE_KEY))
+    expect(tron.hotWalletAddress).toBe(HOT_WALLET)
 
     const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-1' })
 
-    expect(node.paths()).toEqual(['/wallet/triggersmartcontract', '/wallet/broadcasttransaction'])
-    const [trigger, broadcast] = node.requests
+    expect(node.paths()).toEqual([
+      ...PREFLIGHT,
+      '/wallet/triggersmartcontract',
+      '/wallet/broadcasttransaction',
+    ])
     for (const request of node.requests) {
       expect(request.headers['tron-pro-api-key']).toBe(API_KEY)
       expect(request.headers['content-type']).toBe('application/json')
     }
+    const [balanceOf, simulate] = node.requests
+    expect(balanceOf?.body).toEqual({
+      owner_address: OWNER_HEX,
+      contract_address: USDT_MAINNET_HEX,
+      function_selector: 'balanceOf(address)',
+      parameter: OWNER_HEX.slice(2).padStart(64, '0'),
+      visible: false,
+    })
+    expect(simulate?.body).toMatchObject({
+      function_selector: 'transfer(address,uint256)',
+      parameter: DOC_VECTOR.parameter,
+    })
+    const trigger = node.requests.find((r) => r.path === '/wallet/triggersmartcontract')
     expect(trigger?.body).toEqual({
-      owner_address: ownerHex,
+      owner_address: OWNER_HEX,
       contract_address: USDT_MAINNET_HEX,
       function_selector: 'transfer(address,uint256)',
       parameter: DOC_VECTOR.parameter,
@@ -396,10 +217,9 @@ describe('createTronGridRail: sending', () => {
       call_value: 0,
       visible: false,
     })
-
-    const built = node.trigger(trigger?.body ?? {}).json as { transaction: Record<string, unknown> }
-    expect(broadcast?.body).toEqual({ ...built.transaction, signature: [expect.any(String)], visible: false })
-    expect(txHash).toBe(built.transaction.txID)
+    const broadcast = broadcasts()[0]
+    expect(broadcast?.body.txID).toBe(txHash)
+    expect(broadcast?.body.raw_data_hex).toEqual(expect.any(String))
     const signature = hexToBytes((broadcast?.body.signature as string[])[0] ?? '')
     expect(signature.length).toBe(65)
     expect(
@@ -421,7 +241,7 @@ describe('createTronGridRail: sending', () => {
       tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-2' }),
     ])
     expect(again).toEqual([first, first])
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(builds()).toHaveLength(1)
     const conflict = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 101n, requestId: 'req-2' }))
     expect([conflict.code, conflict.retryable]).toEqual(['request_conflict', false])
   })
@@ -433,7 +253,7 @@ describe('createTronGridRail: sending', () => {
       tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 7n, requestId: 'req-concurrent' }),
     ])
     expect(results[0]).toEqual(results[1])
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(builds()).toHaveLength(1)
   })
 
   it('records the signed transaction before broadcasting; a restarted rail sends that one again', async () => {
@@ -443,31 +263,35 @@ describe('createTronGridRail: sending', () => {
       amountMinor: 100n,
       requestId: 'req-3',
     })
-    expect(node.log).toEqual([
+    expect(node.log.slice(-3)).toEqual([
       'http /wallet/triggersmartcontract',
       'store.put req-3',
       'http /wallet/broadcasttransaction',
     ])
-    const broadcast = node.requests.at(-1)?.body
+    const broadcast = broadcasts().at(-1)?.body
+    const expiration = BigInt(Number((broadcast?.raw_data as { expiration: number }).expiration))
+    expect(expiration).toBe(BigInt(node.head.timestamp + 60_000))
     expect(store.rows.get('req-3')).toEqual({
       txHash,
       signed: JSON.stringify(broadcast),
-      expirationMs: BigInt(node.nowMs + 60_000),
+      expirationMs: expiration,
     })
 
-    // The node already has it: the restarted rail builds nothing and the network holds one transfer.
+    // The node already has it: the restarted rail checks nothing, builds nothing, and the network
+    // holds one transfer.
+    const before = node.requests.length
     const restarted = rail({ store })
     expect(await restarted.sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-3' })).toEqual({
       txHash,
     })
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(node.paths().slice(before)).toEqual(['/wallet/broadcasttransaction'])
     expect(node.requests.at(-1)?.body).toEqual(broadcast)
     expect(node.pool.size).toBe(1)
   })
 
   it('after a stop between recording and any node accepting, the restart broadcasts the recorded transfer', async () => {
     const store = new MemoryStore(node.log)
-    node.handlers.set('/wallet/broadcasttransaction', () => ({ status: 503 }))
+    node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 })
     const lost = await failure(
       rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-4' }),
     )
@@ -475,35 +299,31 @@ describe('createTronGridRail: sending', () => {
     const recorded = store.rows.get('req-4')
     expect(node.pool.size).toBe(0)
 
-    node.handlers.set('/wallet/broadcasttransaction', (body) => node.broadcast(body))
     const { txHash } = await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-4' })
     expect(txHash).toBe(recorded?.txHash)
     expect(node.pool.has(txHash)).toBe(true)
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(builds()).toHaveLength(1)
   })
 
   it('a recorded transfer that expired before any node took it fails for good after a restart', async () => {
     const store = new MemoryStore(node.log)
-    node.handlers.set('/wallet/broadcasttransaction', () => ({ status: 503 }))
+    node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 })
     await failure(rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }))
-    node.handlers.set('/wallet/broadcasttransaction', (body) => node.broadcast(body))
-    node.head.timestamp = node.nowMs + 61_000
+    node.produceBlocks(21) // 63 s: past the 60 s expiration
 
     const err = await failure(
       rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }),
     )
     expect([err.code, err.retryable]).toEqual(['transaction_expired', false])
-    expect(node.pool.size + node.chain.size).toBe(0)
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(node.pool.size + node.txs.size).toBe(0)
+    expect(builds()).toHaveLength(1)
   })
 
   it('answers a send recorded with its hash alone (before signed transactions were kept) from the hash', async () => {
     const store = new MemoryStore(node.log)
     store.rows.set('req-old', { txHash: 'ab'.repeat(32) })
     expect(await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 1n, requestId: 'req-old' })).toEqual(
-      {
-        txHash: 'ab'.repeat(32),
-      },
+      { txHash: 'ab'.repeat(32) },
     )
     expect(node.requests).toHaveLength(0)
   })
@@ -536,32 +356,28 @@ describe('createTronGridRail: sending', () => {
 
   it('refuses to sign a transaction that pays someone else, even with a consistent txID', async () => {
     const attacker = '41' + 'ab'.repeat(20)
-    node.handlers.set('/wallet/triggersmartcontract', (body) =>
-      node.trigger({ ...body, parameter: encodeTrc20Transfer(attacker, 100n) }),
-    )
+    node.handlers.set('/wallet/triggersmartcontract', (body) => ({
+      json: node.trigger({ ...body, parameter: encodeTrc20Transfer(attacker, 100n) }),
+    }))
     const err = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'req-4' }))
     expect([err.code, err.retryable]).toEqual(['tron_bad_transaction', true])
     expect(err.message).toContain('calls something other than our transfer')
-    expect(node.paths()).toEqual(['/wallet/triggersmartcontract'])
+    expect(node.paths()).not.toContain('/wallet/broadcasttransaction')
   })
 
   it('refuses a txID that is not the hash of raw_data_hex, or another fee limit or contract', async () => {
-    const cases: Array<[(tx: Record<string, unknown>, body: Record<string, unknown>) => Answer, string]> = [
+    const cases: Array<[(body: Record<string, unknown>) => unknown, string]> = [
       [
-        (tx) => ({ json: { result: { result: true }, transaction: { ...tx, txID: 'ab'.repeat(32) } } }),
+        (body) => {
+          const built = node.trigger(body) as { transaction: Record<string, unknown> }
+          return { result: { result: true }, transaction: { ...built.transaction, txID: 'ab'.repeat(32) } }
+        },
         'sha256',
       ],
-      [(_tx, body) => node.trigger({ ...body, fee_limit: 15_000_000_000 }), 'has another fee limit'],
-      [
-        (_tx, body) => node.trigger({ ...body, contract_address: '41' + '00'.repeat(20) }),
-        'calls another contract',
-      ],
+      [(body) => node.trigger({ ...body, fee_limit: 15_000_000_000 }), 'has another fee limit'],
     ]
     for (const [answer, issue] of cases) {
-      node.handlers.set('/wallet/triggersmartcontract', (body) => {
-        const tx = (node.trigger(body).json as { transaction: Record<string, unknown> }).transaction
-        return answer(tx, body)
-      })
+      node.handlers.set('/wallet/triggersmartcontract', (body) => ({ json: answer(body) }))
       const err = await failure(
         rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 1n, requestId: `req-${issue}` }),
       )
@@ -598,13 +414,13 @@ describe('createTronGridRail: sending', () => {
     expect([odd.code, odd.retryable]).toEqual(['tron_node_error', true])
   })
 
-  it('maps documented broadcast refusals, decoding their hex messages', async () => {
+  it('maps java-tron’s broadcast refusals (Wallet.broadcastTransaction), decoding their hex messages', async () => {
     const refusals: Array<[string, string, boolean]> = [
-      ['SIGERROR', 'validateSignature error', false],
-      ['CONTRACT_VALIDATE_ERROR', 'balance is not sufficient', false],
-      ['BANDWITH_ERROR', 'account has insufficient bandwidth', false],
-      ['SERVER_BUSY', 'Server busy', true],
-      ['NOT_ENOUGH_EFFECTIVE_CONNECTION', 'not enough connections', true],
+      ['SIGERROR', 'Validate signature error: x', false],
+      ['CONTRACT_VALIDATE_ERROR', 'Contract validate error : balance is not sufficient', false],
+      ['BANDWITH_ERROR', 'Account resource insufficient error.', false],
+      ['SERVER_BUSY', 'Server busy.', true],
+      ['NOT_ENOUGH_EFFECTIVE_CONNECTION', 'P2P broadcast failed.', true],
     ]
     for (const [code, message, retryable] of refusals) {
       node.handlers.set('/wallet/broadcasttransaction', (body) => ({
@@ -623,30 +439,20 @@ describe('createTronGridRail: sending', () => {
 
   it('re-broadcasts the same signed transaction after a busy node, never building a second', async () => {
     const tron = rail()
-    let calls = 0
-    node.handlers.set('/wallet/broadcasttransaction', (body) =>
-      ++calls === 1
-        ? { json: { result: false, code: 'SERVER_BUSY', message: hexText('busy') } }
-        : node.broadcast(body),
-    )
+    node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 502 })
     const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-8' }))
-    expect(err.retryable).toBe(true)
+    expect([err.code, err.retryable]).toEqual(['tron_http_502', true])
     const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-8' })
-    const broadcasts = node.requests.filter((request) => request.path === '/wallet/broadcasttransaction')
-    expect(broadcasts).toHaveLength(2)
-    expect(broadcasts[1]?.body).toEqual(broadcasts[0]?.body)
-    expect(broadcasts[0]?.body.txID).toBe(txHash)
-    expect(node.paths().filter((path) => path === '/wallet/triggersmartcontract')).toHaveLength(1)
+    expect(broadcasts()).toHaveLength(2)
+    expect(broadcasts()[1]?.body).toEqual(broadcasts()[0]?.body)
+    expect(broadcasts()[0]?.body.txID).toBe(txHash)
+    expect(builds()).toHaveLength(1)
   })
 
   it('treats a time-out as retryable, and the retry finds the node already has the transaction', async () => {
     const tron = rail({ timeoutMs: 300 })
-    let calls = 0
-    node.handlers.set('/wallet/broadcasttransaction', (body) => {
-      // The first attempt reaches the node, which pools it but never answers.
-      const answer = node.broadcast(body)
-      return ++calls === 1 ? { hang: true } : answer
-    })
+    // The first attempt reaches the node, which pools it but never answers.
+    node.fault('/wallet/broadcasttransaction', { kind: 'work-then-stall' })
     const started = Date.now()
     const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-9' }))
     expect([err.code, err.retryable]).toEqual(['tron_timeout', true])
@@ -654,30 +460,26 @@ describe('createTronGridRail: sending', () => {
     // The second attempt is told DUP_TRANSACTION_ERROR, which means the node has it: success.
     const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-9' })
     expect(node.pool.has(txHash)).toBe(true)
+    expect(node.pool.size).toBe(1)
   })
 
   it('after a lost answer, a later refusal is retryable: another node may hold the transaction', async () => {
     const tron = rail({ timeoutMs: 300 })
-    let calls = 0
-    node.handlers.set('/wallet/broadcasttransaction', () =>
-      ++calls === 1 ? { hang: true } : { json: { result: false, code: 'SIGERROR', message: hexText('x') } },
-    )
+    node.fault('/wallet/broadcasttransaction', { kind: 'stall' })
     await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-10' }))
+    node.handlers.set('/wallet/broadcasttransaction', () => ({
+      json: { result: false, code: 'SIGERROR', message: hexText('x') },
+    }))
     const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-10' }))
     expect([err.code, err.retryable]).toEqual(['tron_sigerror', true])
   })
 
   it('fails for good once the transaction expired and no block holds it; succeeds if one does', async () => {
     const tron = rail()
-    node.handlers.set('/wallet/broadcasttransaction', () => ({
-      json: { result: false, code: 'SERVER_BUSY' },
-    }))
+    node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 }, 2)
     await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-11' }))
     await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-12' }))
-    const expired: Handler = () => ({
-      json: { result: false, code: 'TRANSACTION_EXPIRATION_ERROR', message: hexText('Transaction expired') },
-    })
-    node.handlers.set('/wallet/broadcasttransaction', expired)
+    node.produceBlocks(21)
     const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-11' }))
     expect([err.code, err.retryable]).toEqual(['transaction_expired', false])
     expect(node.paths().slice(-3)).toEqual([
@@ -685,16 +487,20 @@ describe('createTronGridRail: sending', () => {
       '/wallet/gettransactioninfobyid',
       '/wallet/gettransactionbyid',
     ])
-
-    const txID = String(node.requests.findLast((r) => r.path === '/wallet/broadcasttransaction')?.body.txID)
-    expect(txID).toMatch(/^[0-9a-f]{64}$/)
-    // req-12's transaction, by contrast, made it into a block before expiring.
+    // req-12's transaction, by contrast, made it into a block (through another node) before expiring.
     node.handlers.set('/wallet/broadcasttransaction', (body) => {
-      node.mine(String(body.txID), node.head.number)
-      return expired(body)
+      node.txs.set(String(body.txID), { body, blockNumber: node.head.number })
+      node.infos.set(String(body.txID), { id: body.txID, blockNumber: node.head.number })
+      return {
+        json: {
+          result: false,
+          code: 'TRANSACTION_EXPIRATION_ERROR',
+          message: hexText('Transaction expired'),
+        },
+      }
     })
     const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-12' })
-    expect(node.chain.has(txHash)).toBe(true)
+    expect(node.txs.has(txHash)).toBe(true)
   })
 
   it('refuses bad input before talking to the node', async () => {
@@ -713,73 +519,259 @@ describe('createTronGridRail: sending', () => {
     expect(() => rail({ privateKeyHex: 'abc' })).toThrow(/64 hex/)
     expect(() => rail({ usdtContract: 'not-an-address' })).toThrow(/TRON_USDT_CONTRACT/)
     expect(() => rail({ feeLimitSun: 0n })).toThrow(/TRON_FEE_LIMIT_SUN/)
+    expect(() => rail({ network: 'testnet' as never })).toThrow(/TRON_NETWORK/)
+  })
+})
+
+describe('createTronGridRail: pre-flight of the hot wallet', () => {
+  const trx = () => node.account(OWNER_HEX).balance
+
+  it('refuses a transfer the hot wallet has too little USDT for; nothing is signed or burned', async () => {
+    node.usdt.set(OWNER_HEX, 99n)
+    const before = trx()
+    const err = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-1' }))
+    expect([err.code, err.retryable]).toEqual(['hot_wallet_insufficient_usdt', false])
+    expect(err.message).toBe('the hot wallet holds 0.000099 USDT, the transfer needs 0.0001')
+    expect(node.paths()).toEqual(['/wallet/triggerconstantcontract'])
+    expect(trx()).toBe(before)
+  })
+
+  it('refuses a transfer whose energy the hot wallet cannot pay, instead of burning TRX on OUT_OF_ENERGY', async () => {
+    // 5 TRX buys 50,000 energy at 100 sun each; a first transfer to an address needs 130,285.
+    node.account(OWNER_HEX).balance = 5n * TRX
+    const err = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-2' }))
+    expect([err.code, err.retryable]).toEqual(['hot_wallet_insufficient_trx', false])
+    expect(err.message).toContain('the hot wallet holds 5 TRX and 0 staked energy')
+    expect(node.paths()).not.toContain('/wallet/broadcasttransaction')
+    expect(node.account(OWNER_HEX).balance).toBe(5n * TRX)
+    expect(node.usdt.get(DOC_VECTOR.to)).toBeUndefined()
+  })
+
+  it('counts staked energy and free bandwidth: a wallet with no TRX to burn can still send', async () => {
+    const owner = node.account(OWNER_HEX)
+    owner.balance = 0n
+    owner.energyLimit = 200_000n
+    const tron = rail()
+    const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-3' })
+    node.produceBlocks(1)
+    node.solidify()
+    const state = await tron.getTransfer(txHash)
+    expect(state).toEqual({
+      status: 'completed',
+      fee: {
+        totalSun: 0n,
+        energyFeeSun: 0n,
+        netFeeSun: 0n,
+        energyUsed: TRANSFER_ENERGY_TO_NEW_HOLDER,
+        bandwidthUsed: expect.any(BigInt),
+      },
+    })
+    expect(owner.balance).toBe(0n)
+    expect(owner.energyUsed).toBe(TRANSFER_ENERGY_TO_NEW_HOLDER)
+  })
+
+  it('refuses a transfer that needs more energy than TRON_FEE_LIMIT_SUN allows', async () => {
+    const err = await failure(
+      rail({ feeLimitSun: 10n * TRX }).sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-4' }),
+    )
+    expect([err.code, err.retryable]).toEqual(['fee_limit_too_low', false])
+    expect(node.paths()).not.toContain('/wallet/triggersmartcontract')
+  })
+
+  it('refuses a transfer the token would revert (a blacklisted hot wallet)', async () => {
+    node.blacklisted.add(OWNER_HEX)
+    const err = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-5' }))
+    expect([err.code, err.retryable]).toEqual(['transfer_would_revert', false])
+    expect(err.message).toContain('REVERT opcode executed')
+  })
+
+  it('keeps node trouble during the pre-flight retryable', async () => {
+    node.fault('/wallet/triggerconstantcontract', { kind: 'status', status: 503 })
+    const err = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-6' }))
+    expect([err.code, err.retryable]).toEqual(['tron_http_503', true])
+    node.fault('/wallet/getchainparameters', { kind: 'status', status: 500 })
+    const again = await failure(rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-6' }))
+    expect([again.code, again.retryable]).toEqual(['tron_http_500', true])
+    expect(await rail().sendUsdt({ to: TO_ADDRESS, amountMinor: 100n, requestId: 'p-6' })).toEqual({
+      txHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    })
   })
 })
 
 describe('createTronGridRail: following a transfer', () => {
-  async function sent(tron = rail({ confirmationsNeeded: 19 })) {
-    const { txHash } = await tron.sendUsdt({
-      to: TO_ADDRESS,
-      amountMinor: 100n,
-      requestId: `req-${Math.random()}`,
-    })
+  async function sent(tron = rail(), amountMinor = 100n) {
+    const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor, requestId: `req-${Math.random()}` })
     return { tron, txHash }
   }
 
-  it('is pending until in a block, then until 19 blocks, then completed', async () => {
+  it('completes a transfer Tether executed although its transfer() returned 32 zero bytes', async () => {
+    // Regression: the return value was read as `transfer_returned_false` and the payout refunded
+    // while the recipient had the USDT.
     const { tron, txHash } = await sent()
-    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
-    // Pending and sent by this process: it also reads the head block to see whether it expired.
-    expect(node.paths().slice(-2)).toEqual(['/wallet/gettransactioninfobyid', '/wallet/getnowblock'])
-    const info = node.requests.at(-2)
-    expect(info?.body).toEqual({ value: txHash })
-    expect(info?.headers['tron-pro-api-key']).toBe(API_KEY)
+    node.produceBlocks(1)
+    node.solidify()
+    const info = node.infos.get(txHash)!
+    expect(info.contractResult).toEqual(['0'.repeat(64)])
+    expect(info.receipt).toMatchObject({ result: 'SUCCESS' })
+    const state = await tron.getTransfer(txHash, { to: TO_ADDRESS, amountMinor: 100n })
+    expect(state).toEqual({
+      status: 'completed',
+      fee: {
+        totalSun: TRANSFER_ENERGY_TO_NEW_HOLDER * 100n,
+        energyFeeSun: TRANSFER_ENERGY_TO_NEW_HOLDER * 100n,
+        netFeeSun: 0n,
+        energyUsed: TRANSFER_ENERGY_TO_NEW_HOLDER,
+        bandwidthUsed: expect.any(BigInt),
+      },
+    })
+    // The chain agrees: the recipient holds the USDT and the hot wallet paid exactly that TRX.
+    expect(node.usdt.get(DOC_VECTOR.to)).toBe(100n)
+    expect(node.account(OWNER_HEX).balance).toBe(100n * TRX - TRANSFER_ENERGY_TO_NEW_HOLDER * 100n)
 
-    node.mine(txHash, 1_000)
-    node.head.number = 1_017
-    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
-    expect(node.paths().slice(-2)).toEqual(['/wallet/gettransactioninfobyid', '/wallet/getnowblock'])
-    node.head.number = 1_018
-    expect(await tron.getTransfer(txHash)).toEqual({ status: 'completed' })
+    // A second transfer to the now-holder costs the energy of changing a balance, not creating one;
+    // the day's 600 free bandwidth bytes are spent, so its 345 bytes are paid in TRX.
+    const second = await sent(tron, 50n)
+    node.produceBlocks(1)
+    node.solidify()
+    expect(await tron.getTransfer(second.txHash)).toMatchObject({
+      status: 'completed',
+      fee: {
+        energyUsed: TRANSFER_ENERGY_TO_HOLDER,
+        netFeeSun: 345_000n,
+        totalSun: TRANSFER_ENERGY_TO_HOLDER * 100n + 345_000n,
+      },
+    })
+    expect(node.usdt.get(DOC_VECTOR.to)).toBe(150n)
   })
 
-  it('reports a reverted transfer and one out of energy as failed, once final', async () => {
+  it('is final only once solidified, however far the full node’s head has moved', async () => {
+    // Regression: finality was counted from the full node's head block, which can still change.
     const { tron, txHash } = await sent()
-    node.mine(txHash, 1_000, 'REVERT')
-    node.head.number = 1_001
     expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
-    node.head.number = 1_100
-    expect(await tron.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transfer_reverted' })
-
-    const other = await sent(tron)
-    node.mine(other.txHash, 1_050, 'OUT_OF_ENERGY')
-    expect(await tron.getTransfer(other.txHash)).toEqual({ status: 'failed', reason: 'out_of_energy' })
+    node.solidFrozen = node.head.number
+    node.produceBlocks(40)
+    expect(node.infos.has(txHash)).toBe(true)
+    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
+    expect(node.paths().slice(-2)).toEqual([
+      '/walletsolidity/gettransactioninfobyid',
+      '/wallet/gettransactioninfobyid',
+    ])
+    node.solidFrozen = undefined
+    expect(await tron.getTransfer(txHash)).toMatchObject({ status: 'completed' })
+    const read = node.requests.find((r) => r.path === '/walletsolidity/gettransactioninfobyid')
+    expect(read?.body).toEqual({ value: txHash })
+    expect(read?.headers['tron-pro-api-key']).toBe(API_KEY)
   })
 
-  it('reports a token that returned false as failed', async () => {
+  it('reports a transfer the chain reverted as failed, with the TRX it burned', async () => {
     const { tron, txHash } = await sent()
-    node.mine(txHash, 900, 'SUCCESS', '0'.repeat(64))
-    expect(await tron.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transfer_returned_false' })
+    node.blacklisted.add(OWNER_HEX) // after the pre-flight, before the block
+    node.produceBlocks(1)
+    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
+    node.solidify()
+    expect(await tron.getTransfer(txHash)).toEqual({
+      status: 'failed',
+      reason: 'transfer_reverted',
+      fee: {
+        totalSun: TRANSFER_ENERGY_REVERTED * 100n,
+        energyFeeSun: TRANSFER_ENERGY_REVERTED * 100n,
+        netFeeSun: 0n,
+        energyUsed: TRANSFER_ENERGY_REVERTED,
+        bandwidthUsed: expect.any(BigInt),
+      },
+    })
+    expect(node.usdt.get(DOC_VECTOR.to)).toBeUndefined()
   })
 
-  it('reports an accepted transaction that expired without a block as failed', async () => {
+  it('reports a transfer that ran out of energy as failed, with everything it burned', async () => {
     const { tron, txHash } = await sent()
-    node.pool.clear()
-    node.head.timestamp = node.nowMs + 60_000 + 30_000
+    node.account(OWNER_HEX).balance = 2n * TRX // spent elsewhere after the pre-flight
+    node.produceBlocks(1)
+    node.solidify()
+    expect(await tron.getTransfer(txHash)).toEqual({
+      status: 'failed',
+      reason: 'out_of_energy',
+      fee: {
+        totalSun: 2n * TRX,
+        energyFeeSun: 2n * TRX,
+        netFeeSun: 0n,
+        energyUsed: 20_000n,
+        bandwidthUsed: expect.any(BigInt),
+      },
+    })
+    expect(node.account(OWNER_HEX).balance).toBe(0n)
+  })
+
+  it('never calls a SUCCESS without the matching Transfer event either way: the payout waits for a person', async () => {
+    const { tron, txHash } = await sent()
+    node.produceBlocks(1)
+    node.solidify()
+    const info = node.infos.get(txHash)!
+    node.infos.set(txHash, { ...info, log: [] })
+    const missing = await failure(tron.getTransfer(txHash))
+    expect([missing.code, missing.retryable]).toEqual(['transfer_unverified', false])
+    // A Transfer of another amount (a token fee taken out of it) or from another address is not ours.
+    const [log] = info.log as Record<string, unknown>[]
+    for (const changed of [
+      { ...log, data: 99n.toString(16).padStart(64, '0') },
+      { ...log, address: '00'.repeat(20) },
+      { ...log, topics: [TRC20_TRANSFER_TOPIC, '00'.repeat(32), (log!.topics as string[])[2]] },
+    ]) {
+      node.infos.set(txHash, { ...info, log: [changed] })
+      expect((await failure(tron.getTransfer(txHash))).code).toBe('transfer_unverified')
+    }
+    node.infos.set(txHash, info)
+    expect(await tron.getTransfer(txHash)).toMatchObject({ status: 'completed' })
+  })
+
+  it('refuses to settle a payout against a transfer of another amount or recipient', async () => {
+    const { tron, txHash } = await sent()
+    node.produceBlocks(1)
+    node.solidify()
+    const other = await failure(tron.getTransfer(txHash, { to: TO_ADDRESS, amountMinor: 101n }))
+    expect([other.code, other.retryable]).toEqual(['transfer_mismatch', false])
+    const elsewhere = await failure(tron.getTransfer(txHash, { to: HOT_WALLET, amountMinor: 100n }))
+    expect(elsewhere.code).toBe('transfer_mismatch')
+  })
+
+  it('hands the same transaction to a node that restarted and forgot it, while it is valid', async () => {
+    const { tron, txHash } = await sent()
+    await node.restart()
+    expect(node.pool.size).toBe(0)
     expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
-    node.head.timestamp = node.nowMs + 60_000 + 61_000
+    expect(node.pool.has(txHash)).toBe(true)
+    // Polled again while it waits in the pool: the node says DUP, which changes nothing.
+    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
+    node.produceBlocks(1)
+    node.solidify()
+    expect(await tron.getTransfer(txHash)).toMatchObject({ status: 'completed' })
+    expect(node.usdt.get(DOC_VECTOR.to)).toBe(100n)
+  })
+
+  it('reports an accepted transaction that a restarted node lost and that expired as failed', async () => {
+    const { tron, txHash } = await sent()
+    await node.restart()
+    node.produceBlocks(25) // 75 s: expired, but within the grace a slow node may still include it
+    expect(await tron.getTransfer(txHash)).toEqual({ status: 'pending' })
+    expect(node.pool.size).toBe(0) // too late to hand it over again
+    node.produceBlocks(20)
     expect(await tron.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transaction_expired' })
+    expect(node.usdt.get(DOC_VECTOR.to)).toBeUndefined()
   })
 
-  it('a restarted rail reports a recorded transfer that expired without a block as failed', async () => {
+  it('a restarted rail reads the expiration and the signed transaction from the store', async () => {
     const store = new MemoryStore(node.log)
     const { txHash } = await rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 3n, requestId: 'req-r' })
-    node.pool.clear()
-    const restarted = rail({ store })
-    node.head.timestamp = node.nowMs + 60_000 + 30_000
-    expect(await restarted.getTransfer(txHash)).toEqual({ status: 'pending' })
-    node.head.timestamp = node.nowMs + 60_000 + 61_000
-    expect(await restarted.getTransfer(txHash)).toEqual({ status: 'failed', reason: 'transaction_expired' })
+    await node.restart()
+    // A new process hands the recorded transaction to the restarted node.
+    expect(await rail({ store }).getTransfer(txHash)).toEqual({ status: 'pending' })
+    expect(node.pool.has(txHash)).toBe(true)
+    await node.restart()
+    node.produceBlocks(45)
+    expect(await rail({ store }).getTransfer(txHash)).toEqual({
+      status: 'failed',
+      reason: 'transaction_expired',
+    })
     // A record with its hash alone gives no expiration: that transfer is never called failed.
     store.rows.set('req-r', { txHash })
     expect(await rail({ store }).getTransfer(txHash)).toEqual({ status: 'pending' })
@@ -792,13 +784,102 @@ describe('createTronGridRail: following a transfer', () => {
     expect([err.code, err.retryable]).toEqual(['invalid_tx_hash', false])
   })
 
-  it('treats time-outs and server errors while reading as retryable', async () => {
+  it('treats time-outs, server errors and a lying node as retryable while reading', async () => {
     const tron = rail({ timeoutMs: 200 })
-    node.handlers.set('/wallet/gettransactioninfobyid', () => ({ hang: true }))
+    node.fault('/walletsolidity/gettransactioninfobyid', { kind: 'stall' })
     const slow = await failure(tron.getTransfer('ab'.repeat(32)))
     expect([slow.code, slow.retryable]).toEqual(['tron_timeout', true])
-    node.handlers.set('/wallet/gettransactioninfobyid', () => ({ status: 500, json: {} }))
+    node.fault('/walletsolidity/gettransactioninfobyid', { kind: 'status', status: 500 })
     const broken = await failure(tron.getTransfer('ab'.repeat(32)))
     expect([broken.code, broken.retryable]).toEqual(['tron_http_500', true])
+
+    const { txHash } = await sent(tron)
+    node.produceBlocks(1)
+    node.solidify()
+    node.handlers.set('/walletsolidity/gettransactionbyid', () => ({
+      json: { txID: txHash, raw_data_hex: '00' },
+    }))
+    const lying = await failure(tron.getTransfer(txHash))
+    expect([lying.code, lying.retryable]).toEqual(['tron_bad_response', true])
+  })
+})
+
+describe('createTronGridRail: check()', () => {
+  it('reports a good node: version, network, sync, balances and no problems', async () => {
+    node.usdt.set(OWNER_HEX, 1_234_567_890n)
+    expect(await rail().check!()).toEqual({
+      rail: 'tron',
+      adapter: 'trongrid',
+      reachable: true,
+      version: '4.8.0',
+      network: 'mainnet',
+      synced: true,
+      balances: { TRX: '100', USDT: '1234.56789' },
+      problems: [],
+    })
+    expect(node.paths()).toContain('/wallet/getnodeinfo')
+    expect(node.requests.find((r) => r.path === '/wallet/getblockbynum')?.body).toEqual({ num: 0 })
+  })
+
+  it('reports a node on another network than TRON_NETWORK', async () => {
+    const nile = new TronGridStandIn({ network: 'nile' })
+    fund(nile)
+    await nile.start()
+    try {
+      const report = await rail({ url: nile.url }).check!()
+      expect(report).toMatchObject({ reachable: true, network: 'nile' })
+      expect(report.problems).toEqual(['the node is on nile, TRON_NETWORK is mainnet'])
+      expect((await rail({ url: nile.url, network: 'nile' }).check!()).problems).toEqual([])
+    } finally {
+      await nile.stop()
+    }
+  })
+
+  it('reports an unfunded hot wallet and a USDT contract that is not there', async () => {
+    node.accounts.clear()
+    node.usdt.clear()
+    const report = await rail().check!()
+    expect(report.balances).toEqual({ TRX: '0', USDT: '0' })
+    expect(report.problems).toEqual([
+      `the hot wallet ${HOT_WALLET} does not exist on this network: send it TRX first`,
+      `the hot wallet ${HOT_WALLET} holds no USDT`,
+    ])
+    fund(node)
+    node.account(OWNER_HEX).balance = 10n * TRX
+    const poor = await rail().check!()
+    expect(poor.problems).toEqual([
+      'the hot wallet holds 10 TRX and 0 staked energy, less than one transfer may burn (TRON_FEE_LIMIT_SUN, 30 TRX)',
+    ])
+    fund(node)
+    const elsewhere = await rail({ usdtContract: TO_ADDRESS }).check!()
+    expect(elsewhere.problems).toEqual([
+      expect.stringContaining(`hot wallet USDT: TRON_USDT_CONTRACT ${TO_ADDRESS} is not a contract`),
+    ])
+  })
+
+  it('reports a refused API key, a node behind the chain, and a node that does not answer', async () => {
+    const keyed = new TronGridStandIn({ apiKeys: ['the-right-key'] })
+    await keyed.start()
+    try {
+      expect(await rail({ url: keyed.url }).check!()).toEqual({
+        rail: 'tron',
+        adapter: 'trongrid',
+        reachable: true,
+        problems: ['TronGrid refused TRONGRID_API_KEY'],
+      })
+    } finally {
+      await keyed.stop()
+    }
+    const behind = await rail({ now: () => node.head.timestamp + 600_000 }).check!()
+    expect(behind.synced).toBe(false)
+    expect(behind.problems).toEqual([expect.stringMatching(/head block \d+ is 600 s old/)])
+
+    const url = node.url
+    await node.stop()
+    const gone = await rail({ url, timeoutMs: 500 }).check!()
+    expect(gone.reachable).toBe(false)
+    expect(gone.problems).toEqual([expect.stringContaining('did not answer getnodeinfo')])
+    node = new TronGridStandIn()
+    await node.start()
   })
 })

@@ -2,11 +2,20 @@
  * The real TRON rail: USDT (TRC-20) transfers from the service's hot wallet through TronGrid's
  * HTTP API (the java-tron full-node API that TronGrid serves, with the `TRON-PRO-API-KEY` header).
  *
+ * Before anything is signed, a pre-flight asks the node whether the hot wallet can fund the
+ * transfer: its USDT (`balanceOf`), a simulation of the transfer (its energy), and its TRX, staked
+ * energy and bandwidth against the chain's prices. A transfer it cannot fund is refused, burning
+ * nothing, rather than left to fail OUT_OF_ENERGY on the chain, which charges for it.
+ *
  * A transfer is built by the node (`/wallet/triggersmartcontract`), checked and signed here, and
  * handed back (`/wallet/broadcasttransaction`). We never trust the node's transaction blindly: the
  * txID must be the SHA-256 of the raw bytes we sign, and those bytes are decoded to make sure they
  * call `transfer(to, amount)` on the configured USDT contract from our wallet with our fee limit.
  * A node that answers with anything else gets no signature.
+ *
+ * An outcome is read only once the node has solidified the block (`/walletsolidity/*`), and success
+ * is the receipt's SUCCESS together with the token's Transfer event for exactly this transfer,
+ * never the call's return value: Tether's `transfer` returns no value (see docs/payouts.md).
  *
  * Idempotency by `requestId` (see docs/payouts.md): the signed transaction is kept in memory until
  * the node accepts it, so a retry in the same process re-broadcasts the very same transaction
@@ -19,8 +28,16 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { assert } from '../../shared/assert.js'
-import { RailFailure, type PayoutState, type TronRail } from '../rail.js'
+import { ceilDiv, formatScaled } from '../../shared/amount.js'
+import {
+  RailFailure,
+  type RailCheckReport,
+  type TronFee,
+  type TronRail,
+  type TronTransferState,
+} from '../rail.js'
 import { tronAddressFromPrivateKey, validateTronAddress } from './address.js'
+import { trc20TransfersFrom, v1Error } from './trongrid-history.js'
 
 /**
  * A send as the store keeps it. `signed` is the body of `broadcasttransaction` as JSON text (a
@@ -52,11 +69,30 @@ export interface TronGridConfig {
   usdtContract: string
   /** The most TRX (in sun) a transfer may burn for energy and bandwidth. */
   feeLimitSun: bigint
-  /** Blocks, counting the one holding the transfer, before its outcome is final. Default 19. */
+  /**
+   * Blocks, counting the one holding the transfer, before its outcome is final. Default 19. A
+   * transfer is final only once the node reports it solidified; this can only ask for more.
+   */
   confirmationsNeeded?: number
   /** Per HTTP request, body included. Default 10 s. */
   timeoutMs?: number
   store?: TronSendStore
+  /** The network the node must be on (`TRON_NETWORK`); `check()` compares it with block 0. */
+  network?: TronNetworkName
+  /** The clock `check()` judges the age of the node's head block by. */
+  now?: () => number
+}
+
+export type TronNetworkName = 'mainnet' | 'nile' | 'shasta'
+
+/**
+ * Block 0's id (`/wallet/getblockbynum {num: 0}`) names the network: each public TRON network has
+ * its own genesis block, and no node can answer another's.
+ */
+export const TRON_GENESIS_BLOCK_IDS: Record<TronNetworkName, string> = {
+  mainnet: '00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc',
+  nile: '0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc',
+  shasta: '0000000000000000de1aa88295e1fcf982742f773e0419c5a9c134c994a9059e',
 }
 
 export interface TronGridRail extends TronRail {
@@ -66,6 +102,20 @@ export interface TronGridRail extends TronRail {
 
 /** The first 4 bytes of keccak256('transfer(address,uint256)'). */
 export const TRC20_TRANSFER_SELECTOR = 'a9059cbb'
+/** keccak256('Transfer(address,address,uint256)'): topic 0 of a TRC-20 Transfer event. */
+export const TRC20_TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+/**
+ * Pre-flight margin on the node's energy simulation, in basis points: the recipient's balance may
+ * change between the simulation and the block (a first USDT deposit costs twice the energy of a
+ * later one), and the chain's dynamic energy factor moves.
+ */
+export const ENERGY_MARGIN_BPS = 1_000n
+/** Bandwidth of a signed USDT transfer, as java-tron counts it (transaction bytes plus 64). */
+export const TRC20_TRANSFER_BANDWIDTH = 345n
+/** A head block older than this means the node is not keeping up with the chain. */
+const HEAD_STALE_MS = 60_000
+/** The solidified block is normally 19 blocks (about a minute) behind the head. */
+const SOLID_LAG_BLOCKS_MAX = 100
 /**
  * A TRON block is solidified (irreversible) once 19 of the 27 super representatives have built on
  * it, about a minute after it is produced.
@@ -132,6 +182,9 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
   const hotWalletAddress = tronAddressFromPrivateKey(privateKey)
   const ownerHex = hexOf(hotWalletAddress, 'the hot wallet address')
   const contractHex = hexOf(config.usdtContract, 'TRON_USDT_CONTRACT')
+  const network = config.network ?? 'mainnet'
+  assert(network in TRON_GENESIS_BLOCK_IDS, 'TRON_NETWORK must be mainnet, nile or shasta')
+  const now = config.now ?? Date.now
 
   const inFlight = new Map<string, SignedTransfer>()
   const byHash = new Map<string, SignedTransfer>()
@@ -153,18 +206,33 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
   }
 
   async function call(path: string, body: Json): Promise<Json> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+    return request(path, body)
+  }
+
+  /** A java-tron POST with a JSON body, or (no body) a GET of TronGrid's v1 API. */
+  async function request(path: string, body?: Json): Promise<Json> {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (body) headers['content-type'] = 'application/json'
     if (config.apiKey) headers['TRON-PRO-API-KEY'] = config.apiKey
     let text: string
     try {
       const res = await fetch(baseUrl + path, {
-        method: 'POST',
+        method: body ? 'POST' : 'GET',
         headers,
-        body: JSON.stringify(body),
+        ...(body ? { body: JSON.stringify(body) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(timeoutMs),
       })
       text = await readCapped(res, RESPONSE_BYTES_MAX)
+      // TronGrid's v1 API answers a bad request 400 with {success: false, error}: keep its reason.
+      if (!body && res.status === 400)
+        throw new RailFailure('tron_http_400', `${path.split('?')[0]}: ${v1Error(text)}`, true)
+      if (res.status === 401 || res.status === 403)
+        throw new RailFailure(
+          'tron_api_key_refused',
+          `${path}: TronGrid refused the API key (HTTP ${res.status})`,
+          true,
+        )
       if (res.status !== 200)
         throw new RailFailure(`tron_http_${res.status}`, `${path} answered HTTP ${res.status}`, true)
     } catch (err) {
@@ -186,6 +254,126 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
     if (typeof answer.Error === 'string')
       throw new RailFailure('tron_node_error', `${path}: ${cleanMessage(answer.Error)}`, true)
     return answer
+  }
+
+  /**
+   * Runs a call on the node's head state without a transaction (`/wallet/triggerconstantcontract`,
+   * Wallet.callConstantContract), or on the solidified state (`/walletsolidity/...`, the same
+   * servlet on the solidity node). java-tron answers `result.result: true` even for a call that
+   * reverted; then `transaction.ret[0].ret` is FAILED and `result.message` says why.
+   */
+  async function constantCall(
+    selector: string,
+    parameter: string,
+    view: 'wallet' | 'walletsolidity' = 'wallet',
+  ): Promise<{ ok: boolean; returned: string; energyUsed: bigint; message: string }> {
+    const answer = await call(`/${view}/triggerconstantcontract`, {
+      owner_address: ownerHex,
+      contract_address: contractHex,
+      function_selector: selector,
+      parameter,
+      visible: false,
+    })
+    const result = (answer.result ?? {}) as Json
+    if (result.result !== true) {
+      const code = typeof result.code === 'string' ? result.code : 'OTHER_ERROR'
+      throw new RailFailure(`tron_${code.toLowerCase()}`, decodeNodeMessage(result.message), true)
+    }
+    const ret = ((answer.transaction as Json | undefined)?.ret as Json[] | undefined)?.[0]?.ret
+    const returned = Array.isArray(answer.constant_result) ? answer.constant_result[0] : undefined
+    return {
+      ok: ret !== 'FAILED',
+      returned: typeof returned === 'string' ? returned.toLowerCase() : '',
+      energyUsed: count(answer.energy_used, 'energy_used'),
+      message: result.message === undefined ? '' : decodeNodeMessage(result.message),
+    }
+  }
+
+  /** The hot wallet's USDT (`balanceOf`), in minor units, at the head or the solidified state. */
+  async function usdtBalance(view: 'wallet' | 'walletsolidity' = 'wallet'): Promise<bigint> {
+    const answer = await constantCall('balanceOf(address)', ownerHex.slice(2).padStart(64, '0'), view)
+    if (!answer.ok || !/^[0-9a-f]{64}$/.test(answer.returned))
+      throw new RailFailure('tron_bad_response', `balanceOf answered ${answer.message || 'no number'}`, true)
+    return BigInt('0x' + answer.returned)
+  }
+
+  /** The hot wallet's TRX, staked energy and bandwidth left, and the chain's prices. */
+  async function resources() {
+    const account = await call('/wallet/getaccount', { address: ownerHex, visible: false })
+    const res = await call('/wallet/getaccountresource', { address: ownerHex, visible: false })
+    const params = await call('/wallet/getchainparameters', {})
+    const list = Array.isArray(params.chainParameter) ? (params.chainParameter as Json[]) : []
+    const param = (key: string): bigint | undefined => {
+      const found = list.find((p) => p.key === key)
+      return found ? count(found.value, key) : undefined
+    }
+    const energyFee = param('getEnergyFee')
+    const transactionFee = param('getTransactionFee')
+    if (energyFee === undefined || energyFee <= 0n || transactionFee === undefined)
+      throw new RailFailure(
+        'tron_bad_response',
+        'getchainparameters lacks the energy or bandwidth price',
+        true,
+      )
+    // java-tron leaves zero values out of its JSON: a missing field is 0.
+    const left = (limit: string, used: string) => {
+      const value = count(res[limit], limit) - count(res[used], used)
+      return value > 0n ? value : 0n
+    }
+    return {
+      exists: hasKeys(account),
+      balanceSun: count(account.balance, 'balance'),
+      energyLeft: left('EnergyLimit', 'EnergyUsed'),
+      stakedNetLeft: left('NetLimit', 'NetUsed'),
+      freeNetLeft: left('freeNetLimit', 'freeNetUsed'),
+      energyFee,
+      transactionFee,
+    }
+  }
+
+  /**
+   * Refuses, before anything is signed or broadcast, a transfer the hot wallet cannot fund: too
+   * little USDT, a transfer the contract would revert, or too little energy and TRX to execute it
+   * (which the chain would still charge for, failing OUT_OF_ENERGY). Node trouble stays retryable;
+   * a wallet that cannot pay is a final refusal, so the payout's funds are released.
+   */
+  async function preflight(toHex: string, amountMinor: bigint): Promise<void> {
+    const held = await usdtBalance()
+    if (held < amountMinor)
+      throw new RailFailure(
+        'hot_wallet_insufficient_usdt',
+        `the hot wallet holds ${formatScaled(held, 6)} USDT, the transfer needs ${formatScaled(amountMinor, 6)}`,
+        false,
+      )
+    const simulated = await constantCall('transfer(address,uint256)', encodeTrc20Transfer(toHex, amountMinor))
+    if (!simulated.ok)
+      throw new RailFailure(
+        'transfer_would_revert',
+        `the USDT contract refuses this transfer: ${simulated.message || 'it reverts'}`,
+        false,
+      )
+    const need = ceilDiv(simulated.energyUsed * (10_000n + ENERGY_MARGIN_BPS), 10_000n)
+    const wallet = await resources()
+    // The fee limit caps all energy the transfer may use, staked or bought (VMActuator).
+    if (need * wallet.energyFee > config.feeLimitSun)
+      throw new RailFailure(
+        'fee_limit_too_low',
+        `the transfer needs about ${need} energy (${formatScaled(need * wallet.energyFee, 6)} TRX), ` +
+          `more than TRON_FEE_LIMIT_SUN allows (${formatScaled(config.feeLimitSun, 6)} TRX)`,
+        false,
+      )
+    const energyBurn = (need > wallet.energyLeft ? need - wallet.energyLeft : 0n) * wallet.energyFee
+    const bandwidthFree =
+      wallet.stakedNetLeft >= TRC20_TRANSFER_BANDWIDTH || wallet.freeNetLeft >= TRC20_TRANSFER_BANDWIDTH
+    const bandwidthBurn = bandwidthFree ? 0n : TRC20_TRANSFER_BANDWIDTH * wallet.transactionFee
+    const trxNeeded = energyBurn + bandwidthBurn
+    if (trxNeeded > wallet.balanceSun)
+      throw new RailFailure(
+        'hot_wallet_insufficient_trx',
+        `the hot wallet holds ${formatScaled(wallet.balanceSun, 6)} TRX and ${wallet.energyLeft} staked energy; ` +
+          `the transfer needs about ${formatScaled(trxNeeded, 6)} TRX for energy and bandwidth`,
+        false,
+      )
   }
 
   async function build(toHex: string, amountMinor: bigint, requestId: string): Promise<SignedTransfer> {
@@ -316,6 +504,7 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
       const recorded = await storeCall(() => config.store?.get(requestId))
       if (recorded?.signed === undefined) {
         if (recorded !== undefined) return { txHash: recorded.txHash }
+        await preflight(toHex, amountMinor)
         entry = await build(toHex, amountMinor, requestId)
         resumed = false
       } else {
@@ -352,55 +541,293 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
       return attempt
     },
 
-    async getTransfer(txHash): Promise<PayoutState> {
+    async getTransfer(txHash, expected): Promise<TronTransferState> {
       if (!TX_HASH.test(txHash)) throw new RailFailure('invalid_tx_hash', 'not a TRON transaction id', false)
-      const info = await call('/wallet/gettransactioninfobyid', { value: txHash })
-      if (!hasKeys(info)) {
-        const entry = byHash.get(txHash)
-        const expirationMs =
-          entry?.expirationMs ?? (await storeCall(() => config.store?.byHash(txHash)))?.expirationMs
-        if (expirationMs !== undefined) {
-          const head = await headBlock()
-          if (
-            BigInt(head.timestampMs) > expirationMs + BigInt(EXPIRY_GRACE_MS) &&
-            !(await isOnChain(txHash))
-          ) {
-            if (entry) forget(entry)
-            return { status: 'failed', reason: 'transaction_expired' }
-          }
+      // Final only once solidified: the solidity view (services/http/solidity/) answers {} until the
+      // block holding the transaction is irreversible. The full node's view can still change.
+      const info = await call('/walletsolidity/gettransactioninfobyid', { value: txHash })
+      if (hasKeys(info)) {
+        // TRON_CONFIRMATIONS can ask for more blocks on top of the solidified one.
+        const blockNumber = info.blockNumber
+        if (!Number.isSafeInteger(blockNumber))
+          throw new RailFailure('tron_bad_response', 'transaction info without a block number', true)
+        if ((await headBlock()).number - (blockNumber as number) + 1 < confirmationsNeeded)
+          return { status: 'pending' }
+        const sent = await executedTransfer(txHash)
+        if (expected) {
+          const to = validateTronAddress(expected.to)
+          if (!to.ok || to.hex !== sent.toHex || expected.amountMinor !== sent.amountMinor)
+            throw new RailFailure(
+              'transfer_mismatch',
+              `transaction ${txHash} is not this payout's transfer`,
+              false,
+            )
         }
-        return { status: 'pending' }
+        const settled = byHash.get(txHash)
+        if (settled) forget(settled)
+        return transferOutcome(info, { contract: contractHex, owner: ownerHex, ...sent })
       }
-      const blockNumber = info.blockNumber
-      if (!Number.isSafeInteger(blockNumber))
-        throw new RailFailure('tron_bad_response', 'transaction info without a block number', true)
+      // In a block the full node has: wait until that block is solidified.
+      if (hasKeys(await call('/wallet/gettransactioninfobyid', { value: txHash })))
+        return { status: 'pending' }
+      // In no block: in a node's pending pool, lost with a node that restarted, or expired.
+      const entry = byHash.get(txHash)
+      const record = entry ? undefined : await storeCall(() => config.store?.byHash(txHash))
+      const expirationMs = entry?.expirationMs ?? record?.expirationMs
+      if (expirationMs === undefined) return { status: 'pending' }
       const head = await headBlock()
-      const confirmations = head.number - (blockNumber as number) + 1
-      // Failures wait for finality too: releasing funds for a block that is later replaced could pay twice.
-      if (confirmations < confirmationsNeeded) return { status: 'pending' }
-      const settled = byHash.get(txHash)
-      if (settled) forget(settled)
-      return transferOutcome(info)
+      if (BigInt(head.timestampMs) > expirationMs + BigInt(EXPIRY_GRACE_MS)) {
+        if (await isOnChain(txHash)) return { status: 'pending' }
+        if (entry) forget(entry)
+        return { status: 'failed', reason: 'transaction_expired' }
+      }
+      if (BigInt(head.timestampMs) < expirationMs) {
+        // Still valid: a node that restarted has forgotten its pending pool, so hand it the same
+        // signed transaction again (same txID: included at most once; DUP_TRANSACTION_ERROR if held).
+        const body = entry?.body ?? parseSigned(record?.signed)
+        if (body) await call('/wallet/broadcasttransaction', body)
+      }
+      return { status: 'pending' }
     },
+
+    async reserves() {
+      // Final figures only: the USDT the solidified state holds, like every outcome read here.
+      const usdt = await usdtBalance('walletsolidity')
+      const account = await call('/wallet/getaccount', { address: ownerHex, visible: false })
+      return {
+        balances: { USDT: usdt, TRX: count(account.balance, 'balance') },
+        // Nothing arrives on this rail: any USDT sent to the hot wallet is already final here.
+        incoming: { USDT: 0n },
+      }
+    },
+
+    payments(sinceMs) {
+      return trc20TransfersFrom(
+        { get: (path) => request(path), wallet: hotWalletAddress, contract: config.usdtContract },
+        sinceMs,
+      )
+    },
+
+    async check(): Promise<RailCheckReport> {
+      const report: RailCheckReport = { rail: 'tron', adapter: 'trongrid', reachable: false, problems: [] }
+      const problems = report.problems
+      try {
+        const info = await call('/wallet/getnodeinfo', {})
+        report.reachable = true
+        const version = (info.configNodeInfo as Json | undefined)?.codeVersion
+        if (typeof version === 'string') report.version = cleanMessage(version)
+      } catch (err) {
+        const failure = err as RailFailure
+        report.reachable = failure.code === 'tron_api_key_refused' || failure.code?.startsWith('tron_http_')
+        problems.push(
+          failure.code === 'tron_api_key_refused'
+            ? 'TronGrid refused TRONGRID_API_KEY'
+            : `the node did not answer getnodeinfo: ${failure.message}`,
+        )
+        return report
+      }
+      const step = async (what: string, run: () => Promise<void>) => {
+        try {
+          await run()
+        } catch (err) {
+          problems.push(`${what}: ${(err as Error).message}`)
+        }
+      }
+      await step('network', async () => {
+        const genesis = await call('/wallet/getblockbynum', { num: 0 })
+        const id = typeof genesis.blockID === 'string' ? genesis.blockID : ''
+        const found = (Object.keys(TRON_GENESIS_BLOCK_IDS) as TronNetworkName[]).find(
+          (name) => TRON_GENESIS_BLOCK_IDS[name] === id,
+        )
+        report.network = found ?? 'unknown'
+        if (found !== network)
+          problems.push(
+            `the node is on ${found ?? `an unknown network (block 0 is ${cleanMessage(id) || 'missing'})`}, ` +
+              `TRON_NETWORK is ${network}`,
+          )
+      })
+      await step('sync', async () => {
+        const head = await headBlock()
+        const ageMs = now() - head.timestampMs
+        report.synced = ageMs <= HEAD_STALE_MS
+        if (!report.synced)
+          problems.push(
+            `the node's head block ${head.number} is ${Math.round(ageMs / 1000)} s old: it is not in sync`,
+          )
+        const solid = await call('/walletsolidity/getnowblock', {})
+        const raw = (solid.block_header as Json | undefined)?.raw_data as Json | undefined
+        // java-tron leaves a zero out of its JSON: block 0 has no `number`.
+        const solidNumber = raw ? (raw.number ?? 0) : undefined
+        if (!Number.isSafeInteger(solidNumber))
+          problems.push('the node serves no solidified block (/walletsolidity)')
+        else if (head.number - (solidNumber as number) > SOLID_LAG_BLOCKS_MAX)
+          problems.push(
+            `the solidified block is ${head.number - (solidNumber as number)} blocks behind the head`,
+          )
+      })
+      const balances: Record<string, string> = {}
+      await step('hot wallet TRX', async () => {
+        const wallet = await resources()
+        balances.TRX = formatScaled(wallet.balanceSun, 6)
+        if (!wallet.exists) {
+          problems.push(
+            `the hot wallet ${hotWalletAddress} does not exist on this network: send it TRX first`,
+          )
+          return
+        }
+        const energyValue = wallet.energyLeft * wallet.energyFee
+        if (wallet.balanceSun + energyValue < config.feeLimitSun)
+          problems.push(
+            `the hot wallet holds ${formatScaled(wallet.balanceSun, 6)} TRX and ${wallet.energyLeft} staked energy, ` +
+              `less than one transfer may burn (TRON_FEE_LIMIT_SUN, ${formatScaled(config.feeLimitSun, 6)} TRX)`,
+          )
+      })
+      await step('hot wallet USDT', async () => {
+        let held: bigint
+        try {
+          held = await usdtBalance()
+        } catch (err) {
+          if ((err as RailFailure).code === 'tron_contract_validate_error')
+            throw new Error(`TRON_USDT_CONTRACT ${config.usdtContract} is not a contract on this network`, {
+              cause: err,
+            })
+          throw err
+        }
+        balances.USDT = formatScaled(held, 6)
+        if (held === 0n) problems.push(`the hot wallet ${hotWalletAddress} holds no USDT`)
+      })
+      if (Object.keys(balances).length > 0) report.balances = balances
+      if (!config.apiKey && /(^|\.)trongrid\.io$/i.test(new URL(baseUrl).hostname))
+        problems.push('TRONGRID_API_KEY is not set: TronGrid throttles requests without a key')
+      return report
+    },
+  }
+
+  /** The transfer a solidified transaction executed, read from its own signed bytes. */
+  async function executedTransfer(txHash: string): Promise<{ toHex: string; amountMinor: bigint }> {
+    const tx = await call('/walletsolidity/gettransactionbyid', { value: txHash })
+    const rawHex = tx.raw_data_hex
+    if (
+      typeof rawHex !== 'string' ||
+      !/^([0-9a-f]{2})+$/.test(rawHex) ||
+      bytesToHex(sha256(hexToBytes(rawHex))) !== txHash
+    )
+      throw new RailFailure(
+        'tron_bad_response',
+        `the node's transaction ${txHash} does not hash to its id`,
+        true,
+      )
+    let decoded: DecodedTrigger
+    try {
+      decoded = decodeTriggerTransaction(rawHex)
+    } catch {
+      throw new RailFailure('transfer_mismatch', `transaction ${txHash} is not a contract call`, false)
+    }
+    const data = decoded.data
+    if (
+      decoded.owner !== ownerHex ||
+      decoded.contract !== contractHex ||
+      data.length !== 8 + 128 ||
+      !data.startsWith(TRC20_TRANSFER_SELECTOR) ||
+      !/^0{24}$/.test(data.slice(8, 32))
+    )
+      throw new RailFailure(
+        'transfer_mismatch',
+        `transaction ${txHash} is not a USDT transfer from the hot wallet`,
+        false,
+      )
+    return { toHex: '41' + data.slice(32, 72), amountMinor: BigInt('0x' + data.slice(72)) }
   }
 }
 
-/** The final state of a transfer from its confirmed transaction info. */
-function transferOutcome(info: Json): PayoutState {
+interface ExpectedTransfer {
+  contract: string
+  owner: string
+  toHex: string
+  amountMinor: bigint
+}
+
+/**
+ * The final state of a solidified transfer. Success is `receipt.result: SUCCESS` and a Transfer
+ * event from the token contract, from the hot wallet, to the recipient, for the amount: never the
+ * return value, since Tether's `transfer` declares a bool and returns none, so a transfer that
+ * moved the money answers 32 zero bytes. A SUCCESS without that event is not called either way: it
+ * raises a final failure, and the payout waits for an operator with its funds held.
+ */
+function transferOutcome(info: Json, expected: ExpectedTransfer): TronTransferState {
+  const fee = readFee(info)
   const receipt = (info.receipt ?? {}) as Json
-  const contractResult = typeof receipt.result === 'string' ? receipt.result : undefined
-  if (contractResult !== undefined && contractResult !== 'SUCCESS') {
-    return {
-      status: 'failed',
-      reason: contractResult === 'REVERT' ? 'transfer_reverted' : reasonCode(contractResult),
-    }
+  const result = typeof receipt.result === 'string' ? receipt.result : undefined
+  const moved = hasTransferEvent(info.log, expected)
+  if (result === 'SUCCESS' && info.result !== 'FAILED') {
+    if (moved) return { status: 'completed', fee }
+    throw new RailFailure(
+      'transfer_unverified',
+      `transaction ${String(info.id)} succeeded without a Transfer of ${expected.amountMinor} from the hot wallet to the recipient`,
+      false,
+    )
   }
-  if (info.result === 'FAILED') return { status: 'failed', reason: 'transfer_failed' }
-  // transfer() returns a bool; a token that answers false instead of reverting moved nothing.
-  const returned = Array.isArray(info.contractResult) ? info.contractResult[0] : undefined
-  if (typeof returned === 'string' && /^0{64}$/.test(returned))
-    return { status: 'failed', reason: 'transfer_returned_false' }
-  return { status: 'completed' }
+  if (moved)
+    throw new RailFailure(
+      'transfer_unverified',
+      `transaction ${String(info.id)} failed yet logged the Transfer`,
+      false,
+    )
+  if (result === 'REVERT') return { status: 'failed', reason: 'transfer_reverted', fee }
+  if (result !== undefined && result !== 'DEFAULT' && result !== 'SUCCESS')
+    return { status: 'failed', reason: reasonCode(result), fee }
+  return { status: 'failed', reason: 'transfer_failed', fee }
+}
+
+/** A `log` entry (LogInfo.buildLog: the contract's 20-byte address, 32-byte topics) for exactly this transfer. */
+function hasTransferEvent(logs: unknown, expected: ExpectedTransfer): boolean {
+  if (!Array.isArray(logs)) return false
+  const word = (hex41: string) => hex41.slice(2).padStart(64, '0')
+  return logs.some((log: Json) => {
+    const topics = Array.isArray(log?.topics)
+      ? (log.topics as unknown[]).map((t) => String(t).toLowerCase())
+      : []
+    const address = String(log?.address ?? '').toLowerCase()
+    return (
+      (address === expected.contract.slice(2) || address === expected.contract) &&
+      topics.length === 3 &&
+      topics[0] === TRC20_TRANSFER_TOPIC &&
+      topics[1] === word(expected.owner) &&
+      topics[2] === word(expected.toHex) &&
+      /^[0-9a-f]{64}$/i.test(String(log.data)) &&
+      BigInt('0x' + String(log.data)) === expected.amountMinor
+    )
+  })
+}
+
+/** What the transaction cost the hot wallet; java-tron leaves zero fields out. */
+function readFee(info: Json): TronFee {
+  const receipt = (info.receipt ?? {}) as Json
+  return {
+    totalSun: count(info.fee, 'fee'),
+    energyFeeSun: count(receipt.energy_fee, 'energy_fee'),
+    netFeeSun: count(receipt.net_fee, 'net_fee'),
+    energyUsed: count(receipt.energy_usage_total, 'energy_usage_total'),
+    bandwidthUsed: count(receipt.net_usage, 'net_usage'),
+  }
+}
+
+/** A non-negative whole number from the node's JSON (absent means 0), exact or refused. */
+function count(value: unknown, what: string): bigint {
+  if (value === undefined) return 0n
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new RailFailure('tron_bad_response', `${what} is not a whole number`, true)
+  return BigInt(value)
+}
+
+function parseSigned(text: string | undefined): Json | undefined {
+  if (text === undefined) return undefined
+  try {
+    const parsed = JSON.parse(text) as unknown
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Json) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

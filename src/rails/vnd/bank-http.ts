@@ -6,14 +6,29 @@
  * - `POST /v1/payouts` with `Idempotency-Key: <requestId>` creates a payout; a repeated key answers
  *   409 with the payout that key created, so a retry never pays twice.
  * - `GET /v1/payouts/{id}` reads one.
+ * - `GET /v1/balance` (optional) tells the float the partner holds for us.
+ * - `GET /v1/payouts?since=` (for reconciliation) lists the payouts made since a time, a page at a time.
  * - Optionally the partner notifies us of changes, signed with HMAC-SHA256 under a shared secret.
+ * - With a signing secret, every request we send is signed the same way, over a timestamp, the
+ *   method, the path and the body (`signRequest`), so that the partner can refuse a forged or
+ *   replayed request even from someone who holds the API key.
+ * - A payout the beneficiary's bank sends back after `completed` reads `returned` (or `reversed`):
+ *   reported as the state `reversed`, and the payout flow gives the money back.
  *
  * The request carries the beneficiary's personal data (name, account number). It goes to the
  * partner and nowhere else: no failure message built here quotes it, and nothing here logs.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { assert } from '../../shared/assert.js'
-import { RailFailure, type BankPayoutRail, type PayoutState } from '../rail.js'
+import { formatMinor } from '../../shared/amount.js'
+import {
+  RailFailure,
+  type BankPayoutRail,
+  type PayoutState,
+  type RailCheckReport,
+  type RailPayment,
+  type RailReserves,
+} from '../rail.js'
 
 export interface BankHttpConfig {
   /** The partner's base URL, e.g. `https://payouts.partner.example`. */
@@ -22,11 +37,45 @@ export interface BankHttpConfig {
   apiKey: string
   /** The shared secret the partner signs notifications with; without it notifications are refused. */
   webhookSecret?: string
+  /**
+   * The shared secret our requests are signed with (`X-Svcpay-Timestamp`, `X-Svcpay-Signature`);
+   * without it requests go unsigned and `check()` reports that as a problem. Never logged.
+   */
+  signingSecret?: string
   /** Per HTTP request, body included. Default 15 s. */
   timeoutMs?: number
+  /** The clock the signatures' timestamps are read from (tests). */
+  now?: () => number
+}
+
+/** The headers of a signed request (docs/payouts.md, "Request signing"). */
+export const SIGNATURE_HEADER = 'x-svcpay-signature'
+export const TIMESTAMP_HEADER = 'x-svcpay-timestamp'
+/** How far a signed request's timestamp may be from the partner's clock before it is refused. */
+export const SIGNATURE_MAX_AGE_MS = 5 * 60_000
+
+/**
+ * The signature of one request: lowercase hex HMAC-SHA256, under the signing secret, of
+ * `<timestamp>.<METHOD>.<path>.<body>`, where the timestamp is epoch milliseconds as sent in
+ * `X-Svcpay-Timestamp`, the path includes any query, and the body is the exact bytes sent (empty
+ * for a GET). The partner recomputes it over what it received.
+ */
+export function signRequest(
+  secret: string,
+  timestamp: string,
+  method: string,
+  path: string,
+  body: string | Uint8Array,
+): string {
+  return createHmac('sha256', secret)
+    .update(`${timestamp}.${method.toUpperCase()}.${path}.`)
+    .update(body)
+    .digest('hex')
 }
 
 export interface BankHttpRail extends BankPayoutRail {
+  /** Reachability, whether the partner accepts our key and signature, and its balance if it shows one. */
+  check(): Promise<RailCheckReport>
   /**
    * Checks a partner notification: `signature` is the `X-Partner-Signature` header, the lowercase
    * hex HMAC-SHA256 of the exact body bytes. Returns the payout it concerns, or null when the
@@ -44,14 +93,19 @@ const NOTIFICATION_BYTES_MAX = 64 * 1024
 /** Partner ids go into a URL path; anything outside this alphabet is refused rather than escaped blindly. */
 const PAYOUT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const REASON_CODE = /^[a-z0-9_]{1,64}$/
+/** Payouts per page of GET /v1/payouts, and pages read at most in one listing. */
+const LIST_PAGE_SIZE = 200
+const LIST_PAGES_MAX = 50
 
-type PartnerStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'rejected'
+type PartnerStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'rejected' | 'returned' | 'reversed'
 const STATUSES: ReadonlySet<string> = new Set<PartnerStatus>([
   'pending',
   'processing',
   'completed',
   'failed',
   'rejected',
+  'returned',
+  'reversed',
 ])
 
 interface PartnerPayout {
@@ -70,6 +124,7 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
   assert(config.apiKey.length > 0, 'BANK_PAYOUT_API_KEY is required')
   const timeoutMs = config.timeoutMs ?? BANK_TIMEOUT_MS_DEFAULT
   assert(timeoutMs > 0 && timeoutMs <= TIMEOUT_MS_MAX, `timeoutMs must be in (0, ${TIMEOUT_MS_MAX}]`)
+  const now = config.now ?? Date.now
 
   async function request(
     method: 'GET' | 'POST',
@@ -83,11 +138,17 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
       ...extraHeaders,
     }
     if (body) headers['content-type'] = 'application/json'
+    const sent = body ? JSON.stringify(body) : ''
+    if (config.signingSecret) {
+      const timestamp = String(now())
+      headers[TIMESTAMP_HEADER] = timestamp
+      headers[SIGNATURE_HEADER] = signRequest(config.signingSecret, timestamp, method, path, sent)
+    }
     try {
       const res = await fetch(baseUrl + path, {
         method,
         headers,
-        body: body ? JSON.stringify(body) : undefined,
+        body: body ? sent : undefined,
         redirect: 'error',
         signal: AbortSignal.timeout(timeoutMs),
       })
@@ -175,6 +236,119 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
       return toState(payout)
     },
 
+    async check(): Promise<RailCheckReport> {
+      const report: RailCheckReport = { rail: 'bank', adapter: 'bank-http', reachable: false, problems: [] }
+      if (!config.signingSecret)
+        report.problems.push('BANK_PAYOUT_SIGNING_SECRET is not set: requests to the partner go unsigned')
+      if (!config.webhookSecret)
+        report.problems.push(
+          'BANK_PAYOUT_WEBHOOK_SECRET is not set: partner notifications are refused, so a payout returned after completion goes unnoticed',
+        )
+      let answer: { status: number; json: Json | undefined }
+      try {
+        answer = await request('GET', '/v1/balance')
+      } catch (err) {
+        const code = err instanceof RailFailure ? err.code : 'bank_unreachable'
+        report.problems.unshift(`the bank partner did not answer (${code})`)
+        return report
+      }
+      report.reachable = true
+      const { status, json } = answer
+      const code = typeof json?.error === 'string' && REASON_CODE.test(json.error) ? `: ${json.error}` : ''
+      if (status === 401 || status === 403) {
+        report.problems.unshift(`the bank partner refused our credentials (HTTP ${status}${code})`)
+      } else if (status === 200) {
+        const available = json?.available
+        if (
+          (json?.currency ?? 'VND') === 'VND' &&
+          typeof available === 'string' &&
+          /^-?\d{1,30}$/.test(available)
+        )
+          report.balances = { VND: formatMinor(BigInt(available), 'VND') }
+        else report.problems.unshift('the bank partner answered GET /v1/balance without a VND balance')
+      } else if (status === 404) {
+        // The partner authenticates before it routes: a 404 means our key and signature passed and
+        // it keeps no balance to show.
+      } else {
+        report.problems.unshift(`GET /v1/balance answered HTTP ${status}${code}`)
+      }
+      return report
+    },
+
+    async reserves(): Promise<RailReserves> {
+      const { status, json } = await request('GET', '/v1/balance')
+      if (status === 404)
+        throw new RailFailure(
+          'bank_no_balance',
+          'the bank partner shows no balance (GET /v1/balance is 404)',
+          true,
+        )
+      if (status !== 200)
+        throw new RailFailure(`bank_http_${status}`, `GET /v1/balance answered HTTP ${status}`, true)
+      const available = json?.available
+      if (
+        (json?.currency ?? 'VND') !== 'VND' ||
+        typeof available !== 'string' ||
+        !/^-?\d{1,30}$/.test(available)
+      )
+        throw new RailFailure('bank_bad_response', 'GET /v1/balance answered without a VND balance', true)
+      // A bank transfer is final once the partner accepts it: nothing is on its way in.
+      return { balances: { VND: BigInt(available) }, incoming: { VND: 0n } }
+    },
+
+    async payments(sinceMs): Promise<RailPayment[]> {
+      const out: RailPayment[] = []
+      let cursor: string | null = null
+      for (let page = 0; page < LIST_PAGES_MAX; page++) {
+        const query = new URLSearchParams({
+          since: String(Math.max(0, Math.floor(sinceMs))),
+          limit: String(LIST_PAGE_SIZE),
+        })
+        if (cursor !== null) query.set('cursor', cursor)
+        const path = `/v1/payouts?${query}`
+        const { status, json } = await request('GET', path)
+        if (status !== 200 || !Array.isArray(json?.data))
+          throw new RailFailure(
+            `bank_http_${status}`,
+            `GET /v1/payouts answered HTTP ${status} without a list`,
+            true,
+          )
+        for (const item of json.data as unknown[]) {
+          const payout = readPayout(item)
+          const createdAt = (item as Json).createdAt
+          if (
+            !payout ||
+            payout.amount === undefined ||
+            !/^\d{1,30}$/.test(payout.amount) ||
+            !Number.isSafeInteger(createdAt)
+          )
+            throw new RailFailure(
+              'bank_bad_response',
+              'GET /v1/payouts listed a payout without id, amount or time',
+              true,
+            )
+          // Only money that left and stayed gone: a payout refused, failed or sent back moved nothing.
+          if (payout.status !== 'completed') continue
+          out.push({
+            ref: payout.id,
+            direction: 'out',
+            amountMinor: BigInt(payout.amount),
+            at: createdAt as number,
+          })
+        }
+        const next = json.nextCursor
+        if (next === null || next === undefined) return out
+        if (typeof next !== 'string' || !PAYOUT_ID.test(next))
+          throw new RailFailure('bank_bad_response', 'GET /v1/payouts answered a malformed nextCursor', true)
+        cursor = next
+      }
+      throw new RailFailure(
+        'bank_history_too_long',
+        `more than ${LIST_PAGES_MAX * LIST_PAGE_SIZE} payouts in the window: shorten it`,
+        true,
+      )
+    },
+
     verifyNotification(rawBody, signature) {
       if (!config.webhookSecret || typeof signature !== 'string') return null
       const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody)
@@ -198,6 +372,9 @@ function toState(payout: PartnerPayout): PayoutState {
       return { status: 'failed', reason: reasonOf(payout, 'bank_failed') }
     case 'rejected':
       return { status: 'rejected', reason: reasonOf(payout, 'bank_rejected') }
+    case 'returned':
+    case 'reversed':
+      return { status: 'reversed', reason: reasonOf(payout, 'returned_by_bank') }
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Queryable } from '../../db/db.js'
 import { RailFailure, type BankPayoutRail } from '../rail.js'
 import { readSandboxPayout } from '../tron/sandbox.js'
+import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
 
 export interface SandboxBankDeps {
   db: Queryable
@@ -28,6 +29,10 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
   const now = deps.now ?? Date.now
   return {
     name: 'sandbox',
+
+    // What the sandbox bank account holds, from its own records (reconciliation, src/reconcile).
+    reserves: () => sandboxPayoutReserves(deps.db, 'bank', 'VND'),
+    payments: (sinceMs) => sandboxPayoutPayments(deps.db, 'bank', sinceMs),
 
     async submitPayout(input) {
       if (input.amountMinor <= 0n)

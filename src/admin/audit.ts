@@ -1,0 +1,182 @@
+import type { Db, Queryable } from '../db/db.js'
+
+export { csvField } from '../shared/csv.js'
+
+/**
+ * The audit trail (table admin_audit, append-only in the database: migration 022). Rows are written
+ * with the transaction's own connection, so that a change and its record commit together.
+ */
+export interface AuditEntry {
+  operatorId: string
+  operatorEmail: string
+  action: string
+  target: string | null
+  before: unknown
+  after: unknown
+  clientIp: string | null
+  requestId: string | null
+}
+
+export interface AuditRow extends AuditEntry {
+  id: string
+  at: number
+}
+
+export interface AuditFilter {
+  operator?: string
+  action?: string
+  target?: string
+  fromMs?: number
+  toMs?: number
+}
+
+export const AUDIT_PAGE_SIZE_MAX = 200
+const CSV_BATCH = 1_000
+// Fields that hold a credential never reach the audit trail, whatever a handler returned.
+const SECRET_FIELD = /secret|password|token|totp|otpauth|setup/i
+const JSON_DEPTH_MAX = 6
+
+// What jsonb cannot hold: a lone UTF-16 surrogate (JSON.stringify writes it as an escape jsonb
+// refuses) and NUL. Either would make the audit row, and so the change it records, fail.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
+const NOT_FOR_JSONB = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\u0000/g
+const storable = (text: string): string => text.replace(NOT_FOR_JSONB, '\ufffd')
+
+/** A copy of a value with credentials replaced, safe to keep forever. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value === 'string') return storable(value)
+  if (typeof value !== 'object') return value
+  if (depth >= JSON_DEPTH_MAX) return '[deep]'
+  if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value))
+    out[storable(k)] = SECRET_FIELD.test(k) ? '[redacted]' : redact(v, depth + 1)
+  return out
+}
+
+export async function writeAudit(q: Queryable, entry: AuditEntry, atMs = Date.now()): Promise<void> {
+  await q.query(
+    `INSERT INTO admin_audit (at, operator_id, operator_email, action, target, before, after, client_ip, request_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      atMs,
+      entry.operatorId,
+      entry.operatorEmail,
+      entry.action,
+      entry.target,
+      entry.before == null ? null : JSON.stringify(redact(entry.before)),
+      entry.after == null ? null : JSON.stringify(redact(entry.after)),
+      entry.clientIp,
+      entry.requestId,
+    ],
+  )
+}
+
+function where(filter: AuditFilter, beforeId: bigint | undefined): { sql: string; params: unknown[] } {
+  const clauses: string[] = []
+  const params: unknown[] = []
+  const add = (clause: string, value: unknown) => {
+    params.push(value)
+    clauses.push(clause.replace('?', `$${params.length}`))
+  }
+  if (filter.operator) {
+    params.push(filter.operator)
+    clauses.push(`(operator_id = $${params.length} OR operator_email = $${params.length})`)
+  }
+  if (filter.action) add('action = ?', filter.action)
+  if (filter.target) add('target = ?', filter.target)
+  if (filter.fromMs !== undefined) add('at >= ?', filter.fromMs)
+  if (filter.toMs !== undefined) add('at < ?', filter.toMs)
+  if (beforeId !== undefined) add('id < ?', beforeId)
+  return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params }
+}
+
+function toRow(r: any): AuditRow {
+  return {
+    id: String(r.id),
+    at: Number(r.at),
+    operatorId: r.operator_id,
+    operatorEmail: r.operator_email,
+    action: r.action,
+    target: r.target,
+    before: r.before,
+    after: r.after,
+    clientIp: r.client_ip,
+    requestId: r.request_id,
+  }
+}
+
+async function page(
+  db: Queryable,
+  filter: AuditFilter,
+  beforeId: bigint | undefined,
+  limit: number,
+): Promise<AuditRow[]> {
+  const w = where(filter, beforeId)
+  const { rows } = await db.query(
+    `SELECT * FROM admin_audit ${w.sql} ORDER BY id DESC LIMIT ${limit}`,
+    w.params,
+  )
+  return rows.map(toRow)
+}
+
+/** Newest first; `cursor` is opaque to callers (the id of the last row of the previous page). */
+export async function listAudit(
+  db: Db,
+  filter: AuditFilter,
+  opts: { limit: number; cursor?: string },
+): Promise<{ data: AuditRow[]; nextCursor: string | null }> {
+  const beforeId = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor)
+  const rows = await page(db, filter, beforeId, opts.limit + 1)
+  const data = rows.slice(0, opts.limit)
+  return { data, nextCursor: rows.length > opts.limit ? encodeCursor(data[data.length - 1]!.id) : null }
+}
+
+export function encodeCursor(id: string): string {
+  return Buffer.from(`a:${id}`).toString('base64url')
+}
+
+/** undefined-safe: a malformed cursor is the caller's error, reported as such by the route. */
+export function decodeCursor(cursor: string): bigint {
+  const m = /^a:([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  if (!m) throw new RangeError('bad cursor')
+  return BigInt(m[1]!)
+}
+
+export const AUDIT_CSV_COLUMNS = [
+  'id',
+  'at',
+  'operator_id',
+  'operator_email',
+  'action',
+  'target',
+  'before',
+  'after',
+  'client_ip',
+  'request_id',
+]
+
+/** The matching rows as CSV rows (arrays of fields), newest first, in batches read one at a time. */
+export async function* auditCsvBatches(db: Db, filter: AuditFilter): AsyncGenerator<unknown[][]> {
+  let beforeId: bigint | undefined
+  for (;;) {
+    const rows = await page(db, filter, beforeId, CSV_BATCH)
+    if (rows.length === 0) return
+    yield rows.map((r) => [
+      r.id,
+      new Date(r.at).toISOString(),
+      r.operatorId,
+      r.operatorEmail,
+      r.action,
+      r.target,
+      r.before,
+      r.after,
+      r.clientIp,
+      r.requestId,
+    ])
+    if (rows.length < CSV_BATCH) return
+    beforeId = BigInt(rows[rows.length - 1]!.id)
+  }
+}

@@ -1,0 +1,81 @@
+import type { Container } from '../container.js'
+import { listStuck } from '../transactions/stuck.js'
+import { awaitingApproval } from './approvals.js'
+import type { Localized } from './strings.js'
+
+/**
+ * What the overview lists under "needs attention": one section per kind of trouble, each read by
+ * the service that owns it. Approvals (four-eyes, issue 19) add their section by appending to
+ * ATTENTION_SECTIONS; nothing else in the overview changes.
+ */
+export interface AttentionRow {
+  txnId: string
+  accountId: string
+  state: string
+  /** Since when it has been so, epoch ms. */
+  since: number
+  /** A short code or text: why it is listed. */
+  why: string
+}
+
+export interface AttentionSection {
+  key: string
+  heading: Localized<string>
+  /** What the list is empty of, shown when there is nothing. */
+  none: Localized<string>
+  read(c: Container, now: number, limit: number): Promise<{ total: number; rows: AttentionRow[] }>
+}
+
+const stuck: AttentionSection = {
+  key: 'stuck',
+  heading: { en: 'Stuck transactions', vi: 'Giao dịch bị kẹt' },
+  none: { en: 'No transaction is stuck.', vi: 'Không có giao dịch nào bị kẹt.' },
+  async read(c, now, limit) {
+    const page = await listStuck(c.db, c.config.railOps, now, { page: 1, limit })
+    return {
+      total: page.pagination.total,
+      rows: page.data.map((s) => ({
+        txnId: s.txnId,
+        accountId: s.accountId,
+        state: s.state,
+        since: s.since,
+        why: `${s.rail}: ${s.reason}${s.lastError ? ` (${s.lastError})` : ''}`,
+      })),
+    }
+  },
+}
+
+const failedDeliveries: AttentionSection = {
+  key: 'failed-deliveries',
+  heading: { en: 'Failed webhook deliveries', vi: 'Gửi webhook thất bại' },
+  none: { en: 'No webhook delivery has failed.', vi: 'Không có lần gửi webhook nào thất bại.' },
+  async read(c, _now, limit) {
+    const page = await c.webhooks.listDeliveries({}, { status: 'failed', limit: String(limit) })
+    const accounts = await accountsOf(
+      c,
+      page.data.map((d) => d.txnId),
+    )
+    return {
+      total: page.pagination.total,
+      rows: page.data.map((d) => ({
+        txnId: d.txnId,
+        accountId: accounts.get(d.txnId) ?? '',
+        state: d.txnState,
+        since: d.updatedAt,
+        why: `#${d.id}: ${d.attempts} × ${d.lastError ?? d.lastStatus ?? '?'}`,
+      })),
+    }
+  },
+}
+
+async function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
+  if (txnIds.length === 0) return new Map()
+  const { rows } = await c.db.query<{ id: string; account_id: string }>(
+    'SELECT id, account_id FROM transactions WHERE id = ANY($1::text[])',
+    [txnIds],
+  )
+  return new Map(rows.map((r) => [r.id, r.account_id]))
+}
+
+/** Appended to by later work (approvals awaiting a second operator). */
+export const ATTENTION_SECTIONS: AttentionSection[] = [stuck, failedDeliveries, awaitingApproval]

@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import { toApiError } from '../http/errors.js'
+import { markup } from '../pages/escape.js'
+import { CONSOLE_BASE } from './nav.js'
+import { contextOf, sendPage } from './page.js'
+import type { ShellStrings } from './strings.js'
+
+/**
+ * Errors of console routes. A browser (it asks for text/html) gets a page: the sign-in form when it
+ * has no live session, else a short message in its language with the same status. Anything else (a
+ * script, the access tests) gets the contract's JSON error body from the app's handler.
+ */
+export function installConsoleErrors(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (!wantsHtml(request)) throw err
+    const apiError = toApiError(err)
+    if (apiError.status >= 500) request.log.error({ err }, 'console request failed')
+    if (apiError.status === 401 && request.method === 'GET')
+      return reply.redirect(`${CONSOLE_BASE}/sign-in?next=${encodeURIComponent(request.url)}`, 303)
+    const { lang, t } = contextOf(request, reply)
+    const signIn =
+      apiError.status === 401 ? markup` <a href="${CONSOLE_BASE}/sign-in">${t.signInAgain}</a>` : ''
+    return sendPage(reply, {
+      lang,
+      operator: apiError.status === 401 ? undefined : request.operator,
+      status: apiError.status,
+      title: t.errorTitle,
+      body: markup`<p class="notice bad" role="alert">${messageFor(apiError.status, apiError.message, t)}${signIn}</p>
+<p class="muted">${apiError.message}</p>`,
+    })
+  })
+}
+
+function wantsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? ''
+  return accept.includes('text/html')
+}
+
+function messageFor(status: number, message: string, t: ShellStrings): string {
+  if (status === 401) return t.sessionEnded
+  // A form without its session's CSRF token: stale (another sign-in since) or not ours.
+  if (status === 403 && /csrf/i.test(message)) return t.signInExpired
+  if (status === 403) return t.forbiddenBody
+  if (status === 404) return t.notFoundBody
+  if (status === 409) return t.conflictBody
+  if (status < 500) return t.invalidBody
+  return t.failedBody
+}
+
+/** A path inside the console to go back to after signing in, or the overview. */
+export function safeNext(next: unknown): string {
+  if (typeof next !== 'string' || next.length > 500) return CONSOLE_BASE
+  if (next !== CONSOLE_BASE && !next.startsWith(`${CONSOLE_BASE}/`) && !next.startsWith(`${CONSOLE_BASE}?`))
+    return CONSOLE_BASE
+  if (/[\\\r\n]|\/\/|\/\.\.?(\/|$)/.test(next)) return CONSOLE_BASE
+  return next
+}

@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { auditNote, type AuditNote } from '../admin/guard.js'
+import { ADMIN_ROUTES } from '../admin/permissions.js'
+import type { SafeHtml } from '../pages/escape.js'
+import { createNonce } from '../pages/headers.js'
+import type { Lang } from '../pages/i18n.js'
+import type { Actor } from '../operators/service.js'
+import { consoleSecurityHeaders } from './headers.js'
+import { renderDocument } from './layout.js'
+import type { Section } from './nav.js'
+import { consoleLanguage, SHELL_STRINGS, type ShellStrings } from './strings.js'
+
+/**
+ * How a console page is declared. The admin guard has already admitted the request by the time a
+ * handler runs (session or token, the route's permission from ADMIN_ROUTES, the CSRF token of a
+ * state change), so a page only reads and renders. Declaring a page that is not in ADMIN_ROUTES
+ * fails at start-up rather than leaving it refused to everyone.
+ */
+export interface ConsoleContext {
+  request: FastifyRequest
+  reply: FastifyReply
+  operator: Actor
+  lang: Lang
+  t: ShellStrings
+}
+
+export interface Rendered {
+  title: string
+  body: SafeHtml
+  /** HTTP status; 200 by default. */
+  status?: number
+  /** The action ended this session: the page is drawn without the navigation. */
+  signedOut?: boolean
+}
+
+export function contextOf(request: FastifyRequest, reply: FastifyReply): Omit<ConsoleContext, 'operator'> {
+  const lang = consoleLanguage(request.query, request.headers['accept-language'])
+  return { request, reply, lang, t: SHELL_STRINGS[lang] }
+}
+
+/** Sends a console page as HTML with its security headers and a fresh nonce; returns the body. */
+export function sendPage(
+  reply: FastifyReply,
+  view: { lang: Lang; operator?: Actor; section?: Section } & Rendered,
+): string {
+  const nonce = createNonce()
+  void reply.code(view.status ?? 200).headers(consoleSecurityHeaders(nonce))
+  return renderDocument({ ...view, nonce })
+}
+
+function requireDeclared(method: 'GET' | 'POST', path: string): void {
+  if (!ADMIN_ROUTES[`${method} ${path}`])
+    throw new Error(`console route ${method} ${path} is missing from ADMIN_ROUTES (src/admin/permissions.ts)`)
+}
+
+function actorOf(request: FastifyRequest): Actor {
+  if (!request.operator) throw new Error('console route used without the admin guard')
+  return request.operator
+}
+
+/** A GET page for a signed-in operator; `section` marks its entry in the navigation. */
+export function consolePage(
+  app: FastifyInstance,
+  path: string,
+  section: Section | undefined,
+  render: (ctx: ConsoleContext) => Promise<Rendered>,
+): void {
+  requireDeclared('GET', path)
+  app.get(path, { schema: { hide: true } }, async (request, reply) => {
+    const ctx = { ...contextOf(request, reply), operator: actorOf(request) }
+    const page = await render(ctx)
+    return sendPage(reply, { ...page, lang: ctx.lang, operator: ctx.operator, section })
+  })
+}
+
+/**
+ * A state-changing form post (urlencoded, with the CSRF field) or script call (JSON, with the
+ * header). The guard runs it in one database transaction ending with its audit row; `audit` is what
+ * that row records, since the answer itself is a page. The answer is a page, sent after the commit.
+ */
+export function consoleAction(
+  app: FastifyInstance,
+  path: string,
+  section: Section | undefined,
+  act: (ctx: ConsoleContext, body: Record<string, unknown>) => Promise<Rendered & { audit: AuditNote }>,
+): void {
+  requireDeclared('POST', path)
+  app.post(path, { schema: { hide: true } }, async (request, reply) => {
+    const ctx = { ...contextOf(request, reply), operator: actorOf(request) }
+    const body = (request.body ?? {}) as Record<string, unknown>
+    const done = await act(ctx, typeof body === 'object' ? body : {})
+    auditNote(request, { after: null, ...done.audit })
+    const operator = done.signedOut ? undefined : ctx.operator
+    return sendPage(reply, { ...done, lang: ctx.lang, operator, section })
+  })
+}
+
+/** A text field of a form or JSON body: trimmed, at most `max` characters, or undefined. */
+export function field(body: Record<string, unknown>, name: string, max = 200): string | undefined {
+  const v = body[name]
+  if (typeof v !== 'string') return undefined
+  const text = v.trim()
+  return text === '' || text.length > max ? undefined : text
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify'
+import type { Container } from '../container.js'
+import { markup } from '../pages/escape.js'
+import { ApiError } from '../shared/errors.js'
+import { CONSOLE_BASE } from './nav.js'
+import { consoleAction } from './page.js'
+import type { Localized } from './strings.js'
+
+/**
+ * Redelivering a transaction's webhook from its page: the webhooks service's redeliver (as
+ * `POST /admin/webhook/deliveries/:deliveryId/redeliver`), audited as `webhook.redeliver` in the
+ * same transaction. The delivery must be one of this transaction's.
+ */
+const TEXT: Localized<{ queued: string; back: string }> = {
+  en: { queued: 'The event is queued again as delivery #{id}.', back: 'Back to the transaction' },
+  vi: { queued: 'Sự kiện đã được xếp hàng gửi lại thành lần gửi #{id}.', back: 'Quay lại giao dịch' },
+}
+
+export function transactionActions(app: FastifyInstance, c: Container): void {
+  consoleAction(
+    app,
+    `${CONSOLE_BASE}/transactions/:txnId/deliveries/:deliveryId/redeliver`,
+    'transactions',
+    async (ctx) => {
+      const { txnId, deliveryId } = ctx.request.params as { txnId: string; deliveryId: string }
+      if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
+      const { rows } = await c.db.query<{ account_id: string }>(
+        `SELECT t.account_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+           JOIN transactions t ON t.id = e.txn_id WHERE d.id = $1 AND e.txn_id = $2`,
+        [deliveryId, txnId],
+      )
+      if (!rows[0]) throw new ApiError('not_found', 'This transaction has no such delivery')
+      const created = await c.webhooks.redeliver({ accountId: rows[0].account_id }, deliveryId)
+      const t = TEXT[ctx.lang]
+      const text = t.queued.replace('{id}', created.id)
+      return {
+        title: text,
+        body: markup`<p class="notice good" role="status">${text}</p><p><a href="${CONSOLE_BASE}/transactions/${txnId}">${t.back}</a></p>`,
+        audit: {
+          target: `deliveryId=${deliveryId}`,
+          after: { txnId, deliveryId, newDeliveryId: created.id },
+        },
+      }
+    },
+  )
+}

@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { stringify } from '../shared/json.js'
+import { applyRateLimitHeaders, rateLimitErrorBody, type Decision } from './rate-limit.js'
+
+/**
+ * Operational endpoints answer without rate-limit headers and are never counted: load balancers and
+ * scrapers call them from one address all day (docs/rate-limits.md).
+ */
+export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics'])
+
+/**
+ * Every answer of the service carries `X-RateLimit-*` (contract section 8), whatever produced it.
+ * Routes that count a request (the Bearer guard, the token exchange, the payment pages) set the
+ * headers themselves; an answer that arrives here without them was counted by no window:
+ *
+ * - a client error (4xx other than 429: a failed operator or token authentication, a malformed
+ *   token request, an unknown route or method) is counted against the client address, the window of
+ *   requests that fail authentication, and becomes a 429 when that window is spent;
+ * - anything else (an operator's success, the API reference, a 5xx) reports that window unchanged.
+ *
+ * Nothing here touches an account's windows: only a request whose credentials were verified does.
+ */
+export function installRateLimitHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.hasHeader('x-ratelimit-limit') || isExempt(request)) return payload
+    const status = reply.statusCode
+    const limiter = request.server.rateLimiter
+    if (status >= 400 && status < 500 && status !== 429) {
+      const decision = await limiter.consumeAnonymous(request.ip)
+      applyRateLimitHeaders(reply, decision)
+      if (decision.allowed) return payload
+      reply.code(429).type('application/json; charset=utf-8')
+      return stringify(rateLimitErrorBody(decision))
+    }
+    const seen = await limiter.peekAnonymous(request.ip)
+    // Retry-After belongs to refusals only.
+    applyRateLimitHeaders(reply, status === 429 ? seen : ({ ...seen, allowed: true } satisfies Decision))
+    return payload
+  })
+}
+
+function isExempt(request: FastifyRequest): boolean {
+  const path = (request.routeOptions.url ?? request.url.split('?')[0] ?? '').replace(/\/+$/, '')
+  return RATE_LIMIT_EXEMPT_PATHS.has(path)
+}

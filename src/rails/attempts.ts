@@ -1,0 +1,157 @@
+/**
+ * What the worker hears from the rails, per transaction, and how long it waits after a failure.
+ *
+ * Each rail the flows use is wrapped by `observeRail`: while the worker advances a transaction
+ * (inside `withAttemptLog`), every call to the rail is noted, answered or failed. Afterwards
+ * `recordAttempts` keeps the outcome in `rail_attempts` (migration 018): a call that answered
+ * clears the failure count; a retryable failure counts one more and puts the transaction's next
+ * look off by an exponential backoff with jitter and a cap, set per rail. The count and the next
+ * retry time are in the database, so a restarted worker does not start hammering a failing node
+ * from the first step again. The flows keep their own retry times; the backoff only ever makes the
+ * next look later, never earlier.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Queryable } from '../db/db.js'
+import { scheduleCheck } from '../transactions/repository.js'
+import type { TxnState } from '../transactions/state-machine.js'
+import { RailFailure, type RailKind } from './rail.js'
+
+export const RAIL_KINDS: readonly RailKind[] = ['lightning', 'onchain', 'tron', 'bank']
+
+/** Per rail: when a transaction counts as stuck, and how its retries back off. */
+export interface RailOpsSettings {
+  /** A non-final transaction this rail has not brought to an outcome within this long is stuck. */
+  stuckAfterMs: number
+  /** The first retry's nominal wait; each further failure in a row doubles it. */
+  retryBaseMs: number
+  /** The longest wait between two retries. */
+  retryMaxMs: number
+}
+
+export type RailOpsConfig = Record<RailKind, RailOpsSettings>
+
+/**
+ * Defaults: a Lightning payment normally resolves in seconds, and one still in flight after an hour
+ * is held up somewhere on its route; Bitcoin confirmations can take hours when fees jump; a TRON
+ * transfer is final within a minute or two; a bank partner may hold a payout for review.
+ */
+export const RAIL_OPS_DEFAULTS: RailOpsConfig = {
+  lightning: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
+  onchain: { stuckAfterMs: 6 * 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 15 * 60_000 },
+  tron: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
+  bank: { stuckAfterMs: 4 * 60 * 60_000, retryBaseMs: 30_000, retryMaxMs: 30 * 60_000 },
+}
+
+/**
+ * The wait before retry number `failures` (1 for the first failure): base * 2^(failures - 1), at
+ * most the cap, then a random part of up to half of it taken off, so that many transactions that
+ * failed together do not all come back in the same instant. `random` is in [0, 1).
+ */
+export function backoffDelayMs(
+  settings: Pick<RailOpsSettings, 'retryBaseMs' | 'retryMaxMs'>,
+  failures: number,
+  random: () => number = Math.random,
+): number {
+  const exponent = Math.min(Math.max(failures, 1) - 1, 40)
+  const nominal = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** exponent)
+  return Math.max(1, Math.round(nominal - (nominal / 2) * random()))
+}
+
+interface RailCall {
+  rail: RailKind
+  ok: boolean
+  code?: string
+  retryable?: boolean
+}
+
+/** The calls made to rails while one transaction was advanced. */
+export interface AttemptLog {
+  calls: RailCall[]
+}
+
+const current = new AsyncLocalStorage<AttemptLog>()
+
+/** Run `fn`, noting in `log` every call it makes to an observed rail (also when `fn` throws). */
+export function withAttemptLog<T>(log: AttemptLog, fn: () => Promise<T>): Promise<T> {
+  return current.run(log, fn)
+}
+
+/**
+ * The rail, unchanged in behaviour, with every method call that returns a promise noted in the
+ * attempt log of the transaction being advanced (outside the worker nothing is noted).
+ */
+export function observeRail<T extends object>(rail: RailKind, target: T): T {
+  const wrapped = new Map<PropertyKey, unknown>()
+  return new Proxy(target, {
+    get(obj, property, receiver) {
+      const value: unknown = Reflect.get(obj, property, receiver)
+      if (typeof value !== 'function') return value
+      let fn = wrapped.get(property)
+      if (!fn) {
+        fn = function (this: unknown, ...args: unknown[]) {
+          const result: unknown = (value as (...a: unknown[]) => unknown).apply(obj, args)
+          const log = current.getStore()
+          if (!log || !(result instanceof Promise)) return result
+          return result.then(
+            (answer: unknown) => {
+              log.calls.push({ rail, ok: true })
+              return answer
+            },
+            (err: unknown) => {
+              // Anything else an adapter throws (an answer it could not read, a bug) leaves the
+              // transaction as unanswered as a time-out does: it backs off too, and shows as
+              // `unexpected_error` (its message may quote the node, so it is not kept).
+              if (err instanceof RailFailure)
+                log.calls.push({ rail, ok: false, code: err.code, retryable: err.retryable })
+              else log.calls.push({ rail, ok: false, code: 'unexpected_error', retryable: true })
+              throw err
+            },
+          )
+        }
+        wrapped.set(property, fn)
+      }
+      return fn
+    },
+  })
+}
+
+/**
+ * Keep what the rails said while `txn` was advanced, and when the last call failed and can be
+ * retried, put the transaction's next look off by the backoff (only while it is still in the state
+ * it was advanced from; the flow may already have moved it on). Returns the next retry time, if any.
+ */
+export async function recordAttempts(
+  q: Queryable,
+  txn: { id: string; state: TxnState },
+  log: AttemptLog,
+  settings: RailOpsConfig,
+  now: number,
+  random: () => number = Math.random,
+): Promise<number | undefined> {
+  const last = log.calls.at(-1)
+  if (!last) return undefined
+  if (last.ok || last.retryable === false) {
+    // The rail answered (a final refusal is an answer too): the failures in a row are over.
+    await q.query(
+      `INSERT INTO rail_attempts (txn_id, rail, failures, last_attempt_at, last_answer_at)
+       VALUES ($1, $2, 0, $3, $3)
+       ON CONFLICT (txn_id) DO UPDATE SET rail = $2, failures = 0, first_failed_at = NULL,
+         last_attempt_at = $3, last_answer_at = $3, next_retry_at = NULL`,
+      [txn.id, last.rail, now],
+    )
+    return undefined
+  }
+  const { rows } = await q.query<{ failures: number }>(
+    `INSERT INTO rail_attempts (txn_id, rail, failures, first_failed_at, last_error, last_attempt_at)
+     VALUES ($1, $2, 1, $3, $4, $3)
+     ON CONFLICT (txn_id) DO UPDATE SET rail = $2, failures = rail_attempts.failures + 1,
+       first_failed_at = COALESCE(rail_attempts.first_failed_at, $3), last_error = $4, last_attempt_at = $3
+     RETURNING failures`,
+    [txn.id, last.rail, now, last.code ?? 'unknown'],
+  )
+  const failures = Number(rows[0]?.failures ?? 1)
+  const at = now + backoffDelayMs(settings[last.rail], failures, random)
+  await q.query('UPDATE rail_attempts SET next_retry_at = $2 WHERE txn_id = $1', [txn.id, at])
+  await scheduleCheck(q, txn.id, at, 'latest', { state: txn.state, scheduled: true })
+  return at
+}

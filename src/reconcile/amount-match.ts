@@ -1,0 +1,65 @@
+/**
+ * Item matching by amount (issue 18): a payment both the rail and the ledger know, by its reference,
+ * must have moved the same money. A payout the rail executed for more or less than the ledger
+ * posted (a partner that paid another amount, a transfer fee taken out of the amount, a bug posting
+ * the wrong figure) is reported with both amounts, as reason `amount_mismatch`.
+ */
+import type { Queryable } from '../db/db.js'
+import type { RailKind, RailPayment } from '../rails/rail.js'
+import { formatMinor } from '../shared/amount.js'
+import type { Orphan } from './reconcile.js'
+import { RAIL_REF_JOIN } from './refs.js'
+
+export async function amountMismatches(
+  q: Queryable,
+  input: {
+    rail: RailKind
+    ccy: string
+    /** The rail's system account. */
+    account: string
+    payments: RailPayment[]
+    /** References of the payments that some transaction with an entry on the account carries. */
+    known: ReadonlySet<string>
+    /** railRefSql of the rail: how a transaction's reference is read. */
+    refSql: string
+  },
+): Promise<Orphan[]> {
+  // What the rail moved per reference, signed as money into the rail (in +, out -).
+  const railByRef = new Map<string, { minor: bigint; at: number }>()
+  for (const p of input.payments) {
+    if (!input.known.has(p.ref)) continue
+    const signed = p.direction === 'in' ? p.amountMinor : -p.amountMinor
+    const seen = railByRef.get(p.ref)
+    railByRef.set(p.ref, { minor: (seen?.minor ?? 0n) + signed, at: Math.min(seen?.at ?? p.at, p.at) })
+  }
+  if (railByRef.size === 0) return []
+  // What the ledger posted on the account for those references, over every time: the rail's
+  // account is credited (negative) by money coming in, so the ledger's figure is the negated sum.
+  const { rows } = await q.query<{ rail_ref: string; txn_id: string; total: unknown }>(
+    `SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
+       FROM transactions t ${RAIL_REF_JOIN} JOIN journal_entries e ON e.txn_id = t.id
+       JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
+      WHERE ${input.refSql} = ANY($2::text[])
+      GROUP BY 1`,
+    [input.account, [...railByRef.keys()]],
+  )
+  const out: Orphan[] = []
+  for (const row of rows) {
+    const rail = railByRef.get(row.rail_ref)!
+    const ledgerMinor = -BigInt(row.total as bigint)
+    if (ledgerMinor === rail.minor) continue
+    out.push({
+      rail: input.rail,
+      side: 'both',
+      reason: 'amount_mismatch',
+      ref: row.rail_ref,
+      txnId: row.txn_id,
+      ccy: input.ccy,
+      amount: formatMinor(rail.minor - ledgerMinor, input.ccy),
+      railAmount: formatMinor(rail.minor, input.ccy),
+      ledgerAmount: formatMinor(ledgerMinor, input.ccy),
+      at: rail.at,
+    })
+  }
+  return out
+}

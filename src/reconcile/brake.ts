@@ -1,0 +1,158 @@
+/**
+ * The brake (issue 18): with `RECONCILE_HALT_SENDS=true`, sends on a rail are refused with 503
+ * `sends_paused` once `RECONCILE_HALT_AFTER` reconciliations in a row (default 3) found a deficit on
+ * it, and accepted again at the first reconciliation that finds none. A rail that could not be read
+ * (`unknown`) changes nothing: it neither counts towards a pause nor lifts one, so a node that
+ * times out never stops the service (a time-out is not a zero balance).
+ *
+ * What is refused: creating and confirming a send whose money leaves by that rail (Lightning send,
+ * on-chain send, TRON payout, VND payout). Sends already confirmed before the pause go on.
+ */
+import type { FastifyInstance } from 'fastify'
+import { ConfigError } from '../config/config.js'
+import type { Queryable } from '../db/db.js'
+import type { RailKind } from '../rails/rail.js'
+import { ApiError } from '../shared/errors.js'
+import type { RailStatus } from './reconcile.js'
+
+export interface BrakeSettings {
+  haltSends: boolean
+  haltAfter: number
+}
+
+export function brakeSettings(env: Record<string, string | undefined>): BrakeSettings {
+  const halt = env.RECONCILE_HALT_SENDS ?? ''
+  if (!['', 'true', 'false', '1', '0'].includes(halt))
+    throw new ConfigError('RECONCILE_HALT_SENDS must be true or false')
+  const after = env.RECONCILE_HALT_AFTER ? Number(env.RECONCILE_HALT_AFTER) : 3
+  if (!Number.isSafeInteger(after) || after < 1 || after > 1_000)
+    throw new ConfigError('RECONCILE_HALT_AFTER must be a whole number from 1 to 1000')
+  return { haltSends: halt === 'true' || halt === '1', haltAfter: after }
+}
+
+/**
+ * Record one reconciliation's verdict per rail. Returns the rails paused after it, and the rails on
+ * which a deficit appeared (none at the reading before) or cleared (one at the reading before).
+ */
+export async function recordReadings(
+  q: Queryable,
+  settings: BrakeSettings,
+  readings: Array<{ rail: RailKind; status: RailStatus }>,
+  now: number,
+  /** Orphans per rail that item matching could read; a rail left out keeps its last count. */
+  orphanCounts: Map<RailKind, number> = new Map(),
+): Promise<{
+  paused: RailKind[]
+  appeared: RailKind[]
+  cleared: RailKind[]
+  orphansAppeared: RailKind[]
+  orphansCleared: RailKind[]
+}> {
+  const before = await q.query<{ rail: RailKind; deficit_readings: number; orphans: number }>(
+    'SELECT rail, deficit_readings, orphans FROM reconcile_brake',
+  )
+  const hadDeficit = new Set(before.rows.filter((r) => Number(r.deficit_readings) > 0).map((r) => r.rail))
+  const hadOrphans = new Set(before.rows.filter((r) => Number(r.orphans) > 0).map((r) => r.rail))
+  const appeared: RailKind[] = []
+  const cleared: RailKind[] = []
+  const orphansAppeared: RailKind[] = []
+  const orphansCleared: RailKind[] = []
+  for (const [rail, count] of orphanCounts) {
+    if (count > 0 && !hadOrphans.has(rail)) orphansAppeared.push(rail)
+    if (count === 0 && hadOrphans.has(rail)) orphansCleared.push(rail)
+    await q.query(
+      `INSERT INTO reconcile_brake (rail, orphans, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (rail) DO UPDATE SET orphans = $2, updated_at = $3`,
+      [rail, count, now],
+    )
+  }
+  for (const { rail, status } of readings) {
+    if (status === 'unknown') continue
+    if (status === 'deficit' && !hadDeficit.has(rail)) appeared.push(rail)
+    if (status !== 'deficit' && hadDeficit.has(rail)) cleared.push(rail)
+    if (status === 'deficit') {
+      await q.query(
+        `INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at)
+         VALUES ($1, 1, CASE WHEN $2::boolean AND 1 >= $3::int THEN $4::int8 END, $4)
+         ON CONFLICT (rail) DO UPDATE SET
+           deficit_readings = reconcile_brake.deficit_readings + 1,
+           paused_at = COALESCE(reconcile_brake.paused_at,
+             CASE WHEN $2::boolean AND reconcile_brake.deficit_readings + 1 >= $3::int THEN $4::int8 END),
+           updated_at = $4`,
+        [rail, settings.haltSends, settings.haltAfter, now],
+      )
+    } else {
+      await q.query(
+        `INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at) VALUES ($1, 0, NULL, $2)
+         ON CONFLICT (rail) DO UPDATE SET deficit_readings = 0, paused_at = NULL, updated_at = $2`,
+        [rail, now],
+      )
+    }
+  }
+  const { rows } = await q.query<{ rail: RailKind }>(
+    'SELECT rail FROM reconcile_brake WHERE paused_at IS NOT NULL ORDER BY rail',
+  )
+  return { paused: rows.map((r) => r.rail), appeared, cleared, orphansAppeared, orphansCleared }
+}
+
+/** The rail a send's money leaves by, from the request's destination method or the transaction's kind. */
+const RAIL_OF_METHOD: Record<string, RailKind> = {
+  lightning: 'lightning',
+  'on-chain': 'onchain',
+  tron: 'tron',
+  'vnd-instant': 'bank',
+}
+const RAIL_OF_KIND: Record<string, RailKind> = {
+  ln_send: 'lightning',
+  onchain_send: 'onchain',
+  tron_payout: 'tron',
+  vnd_payout: 'bank',
+}
+
+async function pausedRail(q: Queryable, rail: RailKind | undefined): Promise<RailKind | undefined> {
+  if (!rail) return undefined
+  const { rows } = await q.query('SELECT 1 FROM reconcile_brake WHERE rail = $1 AND paused_at IS NOT NULL', [
+    rail,
+  ])
+  return rows.length > 0 ? rail : undefined
+}
+
+function refuse(rail: RailKind): never {
+  throw new ApiError(
+    'sends_paused',
+    `Sends on the ${rail} rail are paused: reconciliation found a deficit on it. Try again later.`,
+  )
+}
+
+/**
+ * Refuse send requests on a paused rail. Installed before the transaction routes, and only with
+ * RECONCILE_HALT_SENDS=true (otherwise readings are still counted, for the report, but nothing is refused).
+ */
+export function installSendsBrake(
+  app: FastifyInstance,
+  deps: { db: Queryable; settings: BrakeSettings },
+): void {
+  if (!deps.settings.haltSends) return
+  app.addHook('preHandler', async (request) => {
+    const route = request.routeOptions.url
+    if (request.method === 'POST' && route === '/api/v2/transaction') {
+      const body = request.body as
+        { sourceReq?: { method?: unknown }; destReq?: { method?: unknown } } | undefined
+      const method = body?.destReq?.method
+      // Money leaving a wallet by a rail; a receive (svcpay destination) is never paused.
+      const rail = typeof method === 'string' ? RAIL_OF_METHOD[method] : undefined
+      const paused = await pausedRail(deps.db, rail)
+      if (paused) refuse(paused)
+    } else if (request.method === 'PUT' && route === '/api/v2/transaction/:txnId/confirm') {
+      const { txnId } = request.params as { txnId: string }
+      const { rows } = await deps.db.query<{ kind: string; state: string }>(
+        'SELECT kind, state FROM transactions WHERE id = $1',
+        [txnId],
+      )
+      // Only a quote is refused: confirming again a transaction already confirmed returns it unchanged.
+      if (rows[0]?.state !== 'quoted') return
+      const paused = await pausedRail(deps.db, RAIL_OF_KIND[rows[0].kind])
+      if (paused) refuse(paused)
+    }
+  })
+}

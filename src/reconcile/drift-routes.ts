@@ -1,0 +1,137 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Db } from '../db/db.js'
+import { postEntry } from '../ledger/ledger.js'
+import type { SandboxLightningRail } from '../rails/lightning/sandbox.js'
+import { AmountIn } from '../http/schemas.js'
+import { amountJson, parseAmount } from '../shared/amount.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { RAIL_CURRENCIES } from './reconcile.js'
+
+const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
+type Rail = (typeof RAILS)[number]
+
+/**
+ * Sandbox controls that make the books and the rails part ways, so that reconciliation can be seen
+ * to catch it (issue 18). Registered with `RAILS=sandbox` only, under /admin (permission
+ * `sandbox.control`); nothing like them exists with real rails.
+ * - `POST /admin/sandbox/drift/move`: money moves on a sandbox rail outside the service (an
+ *   operator's withdrawal from the node, a top-up of the hot wallet): the rail's balance changes,
+ *   the ledger's does not.
+ * - `POST /admin/sandbox/drift/pay-invoice`: an outside payer pays one of our Lightning invoices on
+ *   the node, and the service is not told (the receive is not completed; the worker may notice it
+ *   later by looking the invoice up, as it would with a real node).
+ * - `POST /admin/sandbox/drift/duplicate-deposit`: a completed receive's ledger entry is posted a
+ *   second time, as a bug crediting one deposit twice would: the books balance, the rail does not.
+ */
+export function sandboxDriftRoutes(
+  app: FastifyInstance,
+  deps: {
+    db: Db
+    lightning: SandboxLightningRail | undefined
+    adminPreHandler: (request: FastifyRequest) => Promise<void>
+    now?: () => number
+  },
+): void {
+  const now = deps.now ?? Date.now
+  const schema = { hide: true, tags: ['Sandbox'] }
+
+  app.post(
+    '/admin/sandbox/drift/move',
+    {
+      onRequest: deps.adminPreHandler,
+      schema: {
+        ...schema,
+        body: Type.Object({
+          rail: Type.Union(RAILS.map((r) => Type.Literal(r))),
+          direction: Type.Union([Type.Literal('out'), Type.Literal('in')]),
+          amount: AmountIn("In the rail's currency"),
+          note: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+      },
+    },
+    async (request) => {
+      const body = request.body as { rail: Rail; direction: 'out' | 'in'; amount: unknown; note?: string }
+      const ccy = RAIL_CURRENCIES.find((r) => r.rail === body.rail)!.ccy
+      const parsed = parseAmount(body.amount, ccy)
+      if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
+      const signed = body.direction === 'out' ? -parsed.minor : parsed.minor
+      await deps.db.query(
+        `INSERT INTO sandbox_rail_movements (rail, ccy, amount_minor, note, created_at) VALUES ($1, $2, $3, $4, $5)`,
+        [body.rail, ccy, signed, body.note ?? '', now()],
+      )
+      return { rail: body.rail, ccy, direction: body.direction, amount: amountJson(parsed.minor, ccy) }
+    },
+  )
+
+  app.post(
+    '/admin/sandbox/drift/pay-invoice',
+    {
+      onRequest: deps.adminPreHandler,
+      schema: {
+        ...schema,
+        body: Type.Object({ paymentRequest: Type.String({ minLength: 1, maxLength: 8_000 }) }),
+      },
+    },
+    async (request) => {
+      if (!deps.lightning) throw new ApiError('not_found', 'The sandbox Lightning network is not configured')
+      const { paymentRequest } = request.body as { paymentRequest: string }
+      const lightning = deps.lightning
+      // Only the node's invoice is settled: the receive is left as it is, so the service is not told.
+      const paid = await deps.db.tx((q) => lightning.payOurInvoice(q, paymentRequest.trim()))
+      if (!paid.ok) throw fieldError('invalid_payment_request', 'paymentRequest', paid.issue)
+      return { paymentHash: paid.paymentHash, amount: amountJson(paid.amountPaidMsat / 1_000n, 'BTC') }
+    },
+  )
+
+  app.post(
+    '/admin/sandbox/drift/duplicate-deposit',
+    {
+      onRequest: deps.adminPreHandler,
+      schema: { ...schema, body: Type.Object({ txnId: Type.String({ minLength: 1, maxLength: 64 }) }) },
+    },
+    async (request) => {
+      const { txnId } = request.body as { txnId: string }
+      return deps.db.tx(async (q) => {
+        const { rows: txns } = await q.query<{ kind: string; state: string }>(
+          'SELECT kind, state FROM transactions WHERE id = $1 FOR UPDATE',
+          [txnId],
+        )
+        const txn = txns[0]
+        if (!txn) throw new ApiError('not_found', 'Transaction not found')
+        if (!['ln_receive', 'onchain_receive', 'deposit'].includes(txn.kind) || txn.state !== 'completed')
+          throw fieldError(
+            'invalid_request',
+            'txnId',
+            'must be a completed receive (Lightning, on-chain or a deposit)',
+          )
+        // The entry that brought the money in: the one posting out of a network's system account.
+        const { rows } = await q.query<{
+          entry_id: unknown
+          ledger_account_id: string
+          ccy: string
+          amount: unknown
+        }>(
+          `SELECT p.entry_id, p.ledger_account_id, p.ccy, p.amount FROM postings p
+            WHERE p.entry_id = (
+              SELECT e.id FROM journal_entries e JOIN postings x ON x.entry_id = e.id
+               WHERE e.txn_id = $1 AND x.ledger_account_id IN ('sys:lightning:BTC', 'sys:onchain:BTC') AND x.amount < 0
+               ORDER BY e.id LIMIT 1)`,
+          [txnId],
+        )
+        if (rows.length === 0)
+          throw fieldError('invalid_request', 'txnId', 'has no entry crediting money from a network')
+        const postings = rows.map((r) => ({
+          accountId: r.ledger_account_id,
+          ccy: r.ccy,
+          amount: BigInt(r.amount as bigint),
+        }))
+        await postEntry(q, { txnId: null, kind: 'sandbox_duplicate_deposit', postings, now: now() })
+        const network = postings.find(
+          (p) => p.accountId.startsWith('sys:') && p.amount < 0n && !p.accountId.startsWith('sys:fees'),
+        )!
+        return { txnId, duplicated: amountJson(-network.amount, network.ccy), ccy: network.ccy }
+      })
+    },
+  )
+}

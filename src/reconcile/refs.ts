@@ -1,0 +1,27 @@
+import type { RailKind } from '../rails/rail.js'
+
+/** Each rail, the currency the ledger keeps for it, and the kind of transaction that sends by it. */
+export const RAIL_CURRENCIES: ReadonlyArray<{ rail: RailKind; ccy: string; kind: string }> = [
+  { rail: 'lightning', ccy: 'BTC', kind: 'ln_send' },
+  { rail: 'onchain', ccy: 'BTC', kind: 'onchain_send' },
+  { rail: 'tron', ccy: 'USDT', kind: 'tron_payout' },
+  { rail: 'bank', ccy: 'VND', kind: 'vnd_payout' },
+]
+
+/**
+ * How the reference a rail knows a transaction by is read in SQL, over `transactions t` joined with
+ * RAIL_REF_JOIN. On-chain the rail names payments by txid, which a transaction keeps apart from its
+ * `rail_ref` (the address): a deposit's in `onchain_deposits`, a send's in `dest_details.txid` (the
+ * latest after a fee bump). Elsewhere it is the `rail_ref`, except that a payout's return (whose
+ * `rail_ref` names the payout) counts under the payout's own reference, so that a payout sent and
+ * given back nets to zero, as it does at the partner.
+ */
+export function railRefSql(rail: RailKind): string {
+  if (rail === 'onchain')
+    return `COALESCE((SELECT d.txid FROM onchain_deposits d WHERE d.txn_id = t.id ORDER BY d.created_at, d.vout LIMIT 1),
+                     t.dest_details->>'txid')`
+  return 'COALESCE(o.rail_ref, t.rail_ref)'
+}
+
+/** The join railRefSql needs after `transactions t`. */
+export const RAIL_REF_JOIN = `LEFT JOIN transactions o ON t.kind = 'payout_return' AND o.id = t.rail_ref`

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../config/config.js'
+import { ApiError } from '../shared/errors.js'
+import { MAX_MINOR } from '../shared/amount.js'
+import { BTC_MAX_MONEY_SATS, checkQuoteAmounts } from './amount-limits.js'
+import type { CreateInput, Quote } from './flow.js'
+
+const input = (extra: Partial<CreateInput> = {}): CreateInput => ({
+  accountId: 'acc_x',
+  deductNetworkFeesFromDest: false,
+  sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '1' },
+  destReq: { ccy: 'BTC', method: 'on-chain' },
+  ...extra,
+})
+const quote = (q: Partial<Quote>): Quote => ({
+  srcAmount: 100n,
+  srcFee: 0n,
+  srcNetworkFee: 0n,
+  destAmount: 100n,
+  fxRate: { num: 1n, scale: 0 },
+  srcDetails: {},
+  destDetails: {},
+  fromWallet: true,
+  ...q,
+})
+const refusal = (fn: () => void) => {
+  try {
+    fn()
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError)
+    return { code: (err as ApiError).code, field: (err as ApiError).details?.[0]?.field }
+  }
+  return undefined
+}
+const limits = { receiveMaxSats: 1000n * 100_000_000n }
+
+describe('checkQuoteAmounts', () => {
+  it('takes the wallet total (amount + fees) to the cap, unless fees come out of the destination', () => {
+    expect(
+      refusal(() =>
+        checkQuoteAmounts('swap', input(), quote({ srcAmount: MAX_MINOR, destAmount: 1n }), limits),
+      ),
+    ).toBeUndefined()
+    expect(
+      refusal(() =>
+        checkQuoteAmounts(
+          'swap',
+          input(),
+          quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n }),
+          limits,
+        ),
+      ),
+    ).toEqual({ code: 'invalid_amount', field: 'sourceReq.amtRequested' })
+    expect(
+      refusal(() =>
+        checkQuoteAmounts(
+          'swap',
+          input({ deductNetworkFeesFromDest: true }),
+          quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n }),
+          limits,
+        ),
+      ),
+    ).toBeUndefined()
+    expect(
+      refusal(() => checkQuoteAmounts('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)),
+    ).toEqual({
+      code: 'invalid_amount',
+      field: 'destReq.amtRequested',
+    })
+  })
+
+  it('bounds receives by the operator maximum and Bitcoin sends by the money supply', () => {
+    const receive = input({
+      sourceReq: { ccy: 'BTC', method: 'lightning' },
+      destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '1' },
+    })
+    expect(
+      refusal(() =>
+        checkQuoteAmounts('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats }), limits),
+      ),
+    ).toBeUndefined()
+    expect(
+      refusal(() =>
+        checkQuoteAmounts('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats + 1n }), limits),
+      ),
+    ).toEqual({
+      code: 'invalid_amount',
+      field: 'destReq.amtRequested',
+    })
+    const send = (q: Partial<Quote>) =>
+      refusal(() => checkQuoteAmounts('onchain_send', input(), quote(q), limits))
+    expect(send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS })).toBeUndefined()
+    expect(
+      send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS, srcNetworkFee: 1n }),
+    ).toEqual({
+      code: 'invalid_amount',
+      field: 'sourceReq.amtRequested',
+    })
+    // A Lightning send whose amount is the invoice's names the invoice.
+    const ln = input({
+      sourceReq: { ccy: 'BTC', method: 'svcpay' },
+      destReq: { ccy: 'BTC', method: 'lightning' },
+    })
+    expect(
+      refusal(() =>
+        checkQuoteAmounts(
+          'ln_send',
+          ln,
+          quote({ srcAmount: BTC_MAX_MONEY_SATS + 1n, destAmount: BTC_MAX_MONEY_SATS + 1n }),
+          limits,
+        ),
+      ),
+    ).toEqual({ code: 'invalid_amount', field: 'destReq.reqDetails.paymentRequest' })
+  })
+})
+
+describe('RECEIVE_MAX_BTC', () => {
+  it('defaults to 1000 BTC, takes up to 8 decimals, and never more than 21,000,000 BTC', () => {
+    expect(loadConfig({}).receiveMaxSats).toBe(100_000_000_000n)
+    expect(loadConfig({ RECEIVE_MAX_BTC: '0.5' }).receiveMaxSats).toBe(50_000_000n)
+    expect(loadConfig({ RECEIVE_MAX_BTC: '21000000' }).receiveMaxSats).toBe(BTC_MAX_MONEY_SATS)
+    for (const bad of ['0', '21000000.00000001', '1e3', '-1', '0.000000001', 'lots'])
+      expect(() => loadConfig({ RECEIVE_MAX_BTC: bad }), bad).toThrow(ConfigError)
+  })
+})

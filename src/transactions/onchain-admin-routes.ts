@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify'
+import { adminAuth } from '../admin/routes.js'
+import { ApiError } from '../shared/errors.js'
+import type { BitcoinDeps } from './bitcoin-common.js'
+import { reorgedDeposits } from './deposits.js'
+import { bumpOnchainSend } from './onchain.js'
+
+/** The largest fee rate an operator can bump to in one step, sat/vB: a typo must not burn the wallet. */
+const BUMP_RATE_MAX = 2_000n
+
+/**
+ * Operator routes of the on-chain rail, behind ADMIN_TOKEN (used by `svcpay onchain ...`):
+ * - `POST /admin/onchain/sends/:txnId/bumpfee` `{ feeRate? }` (sat/vB; default the network's
+ *   next-block estimate): replaces a stuck send's transaction (BIP 125); the send follows it.
+ * - `GET /admin/onchain/reorgs`: credited deposits whose block left the best chain.
+ */
+export function onchainAdminRoutes(
+  app: FastifyInstance,
+  deps: { adminToken: string; bitcoin: BitcoinDeps },
+): void {
+  const onRequest = adminAuth(deps.adminToken)
+  const schema = { hide: true, tags: ['Admin'] }
+
+  app.post('/admin/onchain/sends/:txnId/bumpfee', { onRequest, schema }, async (request) => {
+    const { txnId } = request.params as { txnId: string }
+    const body = (request.body ?? {}) as { feeRate?: unknown }
+    let rate: bigint | undefined
+    if (body.feeRate !== undefined) {
+      if (typeof body.feeRate !== 'number' || !Number.isSafeInteger(body.feeRate) || body.feeRate < 1)
+        throw new ApiError('invalid_request', 'feeRate: a whole number of sat/vB, at least 1')
+      rate = BigInt(body.feeRate)
+      if (rate > BUMP_RATE_MAX)
+        throw new ApiError('invalid_request', `feeRate: at most ${BUMP_RATE_MAX} sat/vB`)
+    }
+    const result = await bumpOnchainSend(deps.bitcoin, txnId, rate)
+    if ('error' in result) {
+      if (result.error === 'not_found') throw new ApiError('not_found', result.message)
+      if (result.error === 'invalid_state') throw new ApiError('invalid_state', result.message)
+      if (result.error === 'not_supported') throw new ApiError('invalid_request', result.message)
+      // The node refused the bump (already mined, fee too low, ...): its reason, as a conflict.
+      throw new ApiError('invalid_state', `${result.error}: ${result.message}`)
+    }
+    return result
+  })
+
+  app.get('/admin/onchain/reorgs', { onRequest, schema }, async () => ({
+    data: await reorgedDeposits(deps.bitcoin.db),
+  }))
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Queryable } from '../db/db.js'
+import { entryCtes, holdCtes, type Param } from '../ledger/ledger.js'
+import { walletOutPostings } from './money.js'
+import { settleQuoted, type TxnRow } from './repository.js'
+
+/**
+ * The text of the hardest statements, pinned: the swap confirm (one statement that locks the quote,
+ * settles its hold, writes the entry and the transition with its outbox event), a hold and a
+ * journal entry. Their behaviour is tested against both engines elsewhere; these files make any
+ * change to what is sent to the database show up in review as a diff of SQL. After a deliberate
+ * change, run `npx vitest run src/transactions/statements.golden.test.ts -u` and read the diff.
+ */
+
+const NOW = 1_767_225_600_000
+
+/** A statement and its parameters as one reviewable text. */
+function golden(sql: string, values: unknown[]): string {
+  const shown = values.map((v, i) => `-- $${i + 1} = ${typeof v === 'bigint' ? `${v}n` : JSON.stringify(v)}`)
+  return `${sql.trim()}\n\n${shown.join('\n')}\n`
+}
+
+function params(): { p: Param; values: unknown[] } {
+  const values: unknown[] = []
+  return {
+    values,
+    p: (value) => {
+      values.push(value)
+      return `$${values.length}`
+    },
+  }
+}
+
+const swap = {
+  id: 'txn_0000000000000000000000swap',
+  account_id: 'acc_00000000000000000000000001',
+  kind: 'swap',
+  state: 'quoted',
+  src_ccy: 'BTC',
+  dest_ccy: 'USD',
+  src_amount: 100_000n,
+  src_fee: 500n,
+  src_network_fee: 0n,
+  dest_amount: 9_500n,
+  deduct_fees_from_dest: false,
+} as TxnRow
+
+describe('statement text', () => {
+  // The outbox stamps its event with the clock, not the transition's time: hold the clock still.
+  beforeAll(() => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(NOW)
+  })
+  afterAll(() => {
+    vi.useRealTimers()
+  })
+
+  it('the swap confirm', async () => {
+    const sent: Array<{ sql: string; values: unknown[] }> = []
+    // Records the statement and answers as a quote that is no longer confirmable would: no row.
+    const recorder: Queryable = {
+      query: async (sql, values) => {
+        sent.push({ sql, values: values ?? [] })
+        return { rows: [], rowCount: 0 }
+      },
+      notify: async () => {},
+    }
+    const entry = {
+      txnId: swap.id,
+      kind: 'swap',
+      now: NOW,
+      postings: walletOutPostings(swap, 'wal_btc', { wallet: 'wal_usd' }),
+    }
+    const row = await settleQuoted(
+      recorder,
+      swap,
+      { entry, to: 'completed', patch: {} },
+      {
+        now: NOW,
+        webhookVariant: 'a',
+      },
+    )
+    expect(row).toBeUndefined()
+    expect(sent).toHaveLength(1)
+    await expect(golden(sent[0]!.sql, sent[0]!.values)).toMatchFileSnapshot('golden/swap-confirm.sql')
+  })
+
+  it('a hold', async () => {
+    const { p, values } = params()
+    const sql = holdCtes(p, {
+      txnId: swap.id,
+      accountId: swap.account_id,
+      ccy: 'BTC',
+      amount: 100_500n,
+      now: NOW,
+    })
+    await expect(golden(sql, values)).toMatchFileSnapshot('golden/hold.sql')
+  })
+
+  it('a journal entry that settles its holds', async () => {
+    const { p, values } = params()
+    const entry = entryCtes(p, {
+      txnId: swap.id,
+      kind: 'onchain_send',
+      now: NOW,
+      settleHolds: true,
+      postings: walletOutPostings({ ...swap, dest_ccy: 'BTC', dest_amount: 100_000n }, 'wal_btc', {
+        system: 'onchain',
+      }),
+    })
+    expect(entry).toBeDefined()
+    await expect(golden(`WITH ${entry!.ctes} SELECT ${entry!.check} AS ok`, values)).toMatchFileSnapshot(
+      'golden/entry.sql',
+    )
+  })
+})
