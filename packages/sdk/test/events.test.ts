@@ -89,9 +89,18 @@ describe('the status stream and webhooks, with the worker running', () => {
     expect(mine.every((r) => r.method === 'POST')).toBe(true)
     expect(refused).toEqual([])
 
+    // The receiver holds the event before it answers 200; the worker records the outcome only
+    // after that answer reaches it, so the delivery may still read `pending` for a moment.
     const [hook] = await client.listWebhooks()
-    const deliveries = await client.listWebhookDeliveries(hook!.id, { limit: 10 })
-    const completed = deliveries.data.find((d) => d.txnId === txnId && d.txnState === 'completed')!
+    const completedDelivery = async () =>
+      (await client.listWebhookDeliveries(hook!.id, { limit: 10 })).data.find(
+        (d) => d.txnId === txnId && d.txnState === 'completed',
+      )!
+    let completed = await completedDelivery()
+    for (const end = Date.now() + 10_000; completed.status === 'pending' && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 20))
+      completed = await completedDelivery()
+    }
     expect(completed.status).toBe('succeeded')
     const again = await client.redeliverWebhookDelivery(hook!.id, completed.id)
     expect(again.eventId).toBe(completed.eventId)
