@@ -97,7 +97,7 @@ describe('the status stream and webhooks, with the worker running', () => {
         (d) => d.txnId === txnId && d.txnState === 'completed',
       )!
     let completed = await completedDelivery()
-    for (const end = Date.now() + 10_000; completed.status === 'pending' && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; completed.status === 'pending' && Date.now() < end;) {
       await new Promise((r) => setTimeout(r, 20))
       completed = await completedDelivery()
     }
