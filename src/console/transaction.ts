@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { roleAllows } from '../admin/permissions.js'
 import type { Container } from '../container.js'
-import type { DeliveryView } from '../events/service.js'
+import type { DeliveryView } from '../events/delivery-records.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
 import { ApiError } from '../shared/errors.js'

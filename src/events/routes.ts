@@ -15,7 +15,8 @@ import {
   WebhookUpdateBody,
   WebhookUpdatedOut,
 } from './schemas.js'
-import { DELIVERY_PAGE_SIZE_MAX, type WebhooksService } from './service.js'
+import { DELIVERY_PAGE_SIZE_MAX } from './delivery-records.js'
+import type { WebhooksService } from './service.js'
 
 const TAGS = ['Webhooks']
 
