@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
+import { pointCliAt, runCli } from '../../test/helpers/cli.js'
 import { Chain, payFromOutside } from '../../test/standins/chain.js'
 import { startEsploraStandin, type EsploraStandin } from '../../test/standins/esplora.js'
 import { startBitcoindStandin, type BitcoindStandin } from '../../test/standins/bitcoind.js'
@@ -18,7 +19,6 @@ import type { OnchainRail } from '../rails/rail.js'
 import { runDueTransactions } from './worker.js'
 import { runDueAddresses } from './deposits.js'
 import { FEE_WAIT_MAX_MS } from './onchain.js'
-import { run } from '../cli/main.js'
 import { postEntry } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
 
@@ -97,6 +97,12 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
   }
   /** What a send of `sats` at `rateSatPerVb` quoted takes from the wallet. */
   const totalOf = (sats: bigint, rateSatPerVb: bigint) => sats + serviceFee(sats) + rateSatPerVb * VSIZE
+  /** Bob's wallet holds exactly `total` less than `before`, nothing of it still held. */
+  const expectDebited = async (before: { posted: bigint; available: bigint }, total: bigint) =>
+    expect(await balances(bob.accountId)).toEqual({
+      posted: before.posted - total,
+      available: before.available - total,
+    })
   const invariantsHold = async () => {
     await h.expectBooksBalanced()
     expect(await moneyProblems(h.c.db)).toEqual([])
@@ -156,10 +162,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     const done = await txn(id)
     expect([done.state, done.dest_details.txid]).toEqual(['completed', txid])
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     expect(node.chain.txs.get(txid)!.outputs[0]).toEqual({ address: PAYEE, value: 200_000n })
     await invariantsHold()
   })
@@ -180,10 +183,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     expect((await txn(id)).state).toBe('completed')
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -239,10 +239,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     expect((await txn(id)).state).toBe('completed')
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -276,10 +273,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     expect((await txn(cheap)).state).toBe('completed')
     // The customer pays the quote (11 sat/vB) for the cheap send; the failed one costs nothing.
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -327,12 +321,8 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     node.chain.reorg(1, [extra.txid])
     node.chain.mine(2)
     await work()
-    const listed = await h.app.inject({
-      method: 'GET',
-      url: '/admin/onchain/reorgs',
-      headers: { authorization: `Bearer ${h.adminToken}` },
-    })
-    expect(listed.json().data.map((d: { txid: string }) => d.txid)).toContain(extra.txid)
+    const listed = await h.api('GET', '/admin/onchain/reorgs', h.adminToken)
+    expect(listed.body.data.map((d: { txid: string }) => d.txid)).toContain(extra.txid)
     expect(await balances(carol.accountId)).toEqual({ posted: 470_000n, available: 470_000n })
     await invariantsHold()
   })
@@ -366,10 +356,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     expect((await txn(id)).state).toBe('completed')
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -433,10 +420,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     expect((await txn(id)).state).toBe('completed')
     const total = totalOf(300_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     expect(node.chain.txs.get(sent.dest_details.txid)!.outputs[0]).toEqual({
       address: PAYEE,
       value: 300_000n,
@@ -468,10 +452,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     expect((await txn(id)).state).toBe('completed')
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -481,27 +462,17 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     const id = await send(PAYEE, '0.001')
     await work()
     const first = (await txn(id)).dest_details.txid as string
-    const bump = await h.app.inject({
-      method: 'POST',
-      url: `/admin/onchain/sends/${id}/bumpfee`,
-      headers: { authorization: `Bearer ${h.adminToken}`, 'content-type': 'application/json' },
-      payload: { feeRate: 40 },
-    })
-    expect(bump.statusCode, bump.body).toBe(200)
-    const bumped = bump.json()
+    const bump = await h.api('POST', `/admin/onchain/sends/${id}/bumpfee`, h.adminToken, { feeRate: 40 })
+    expect(bump.status, JSON.stringify(bump.body)).toBe(200)
+    const bumped = bump.body
     expect(bumped).toMatchObject({ txnId: id, replacedTxid: first, feeRateSatPerVb: 40 })
     expect((await txn(id)).dest_details).toMatchObject({ txid: bumped.txid, replacedTxids: [first] })
     expect(node.chain.mempool.has(bumped.txid) && !node.chain.mempool.has(first)).toBe(true)
     node.chain.mine(1)
     await work()
     expect((await txn(id)).state).toBe('completed')
-    const again = await h.app.inject({
-      method: 'POST',
-      url: `/admin/onchain/sends/${id}/bumpfee`,
-      headers: { authorization: `Bearer ${h.adminToken}`, 'content-type': 'application/json' },
-      payload: {},
-    })
-    expect(again.statusCode).toBe(409)
+    const again = await h.api('POST', `/admin/onchain/sends/${id}/bumpfee`, h.adminToken, {})
+    expect(again.status).toBe(409)
 
     const id2 = await send(PAYEE, '0.002')
     await work()
@@ -515,10 +486,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     const t2 = await txn(id2)
     expect([t2.state, t2.msg]).toEqual(['failed', 'conflicted'])
     const total = totalOf(100_000n, 11n)
-    expect(await balances(bob.accountId)).toEqual({
-      posted: before.posted - total,
-      available: before.available - total,
-    })
+    await expectDebited(before, total)
     await invariantsHold()
   })
 
@@ -543,12 +511,8 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     // The block leaves the best chain; the payment goes back to the mempool.
     node.chain.reorg(1)
     await work()
-    const listed = await h.app.inject({
-      method: 'GET',
-      url: '/admin/onchain/reorgs',
-      headers: { authorization: `Bearer ${h.adminToken}` },
-    })
-    expect(listed.json().data.filter((d: { txid: string }) => d.txid === paid.txid)).toEqual([
+    const listed = await h.api('GET', '/admin/onchain/reorgs', h.adminToken)
+    expect(listed.body.data.filter((d: { txid: string }) => d.txid === paid.txid)).toEqual([
       expect.objectContaining({ txid: paid.txid, vout: 0, amountSats: '500000', txnId: q.body.txnId }),
     ])
     expect(
@@ -567,12 +531,8 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await invariantsHold()
     node.chain.mine(1)
     await work()
-    const cleared = await h.app.inject({
-      method: 'GET',
-      url: '/admin/onchain/reorgs',
-      headers: { authorization: `Bearer ${h.adminToken}` },
-    })
-    expect(cleared.json().data.filter((d: { txid: string }) => d.txid === paid.txid)).toEqual([])
+    const cleared = await h.api('GET', '/admin/onchain/reorgs', h.adminToken)
+    expect(cleared.body.data.filter((d: { txid: string }) => d.txid === paid.txid)).toEqual([])
     const { rows } = await h.c.db.query<{ reconfirmed_at: bigint | null }>(
       'SELECT reconfirmed_at FROM onchain_deposits WHERE txid = $1',
       [paid.txid],
@@ -586,26 +546,18 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     const id = await send(PAYEE, '0.001')
     await work()
     const first = (await txn(id)).dest_details.txid as string
-    const url = await h.app.listen({ port: 0, host: '127.0.0.1' })
-    const saved = { url: process.env.SVCPAY_URL, token: process.env.ADMIN_TOKEN }
-    process.env.SVCPAY_URL = url
-    process.env.ADMIN_TOKEN = h.adminToken
+    const restore = await pointCliAt(h)
     try {
-      const out: string[] = []
-      await run(['onchain', 'bumpfee', id, '--rate', '25'], (line) => out.push(line))
+      const bumped = await runCli('onchain', 'bumpfee', id, '--rate', '25')
       const now = (await txn(id)).dest_details.txid as string
       expect(now).not.toBe(first)
-      expect(out).toEqual([`${id}: ${first} replaced by ${now} at 25 sat/vB`])
+      expect(bumped).toEqual({ out: `${id}: ${first} replaced by ${now} at 25 sat/vB`, code: 0 })
       expect(node.chain.mempool.has(now)).toBe(true)
-      await expect(run(['onchain', 'bumpfee', id, '--rate', 'lots'], () => {})).rejects.toThrow('--rate')
-      const listed: string[] = []
-      await run(['onchain', 'reorgs', '--json'], (line) => listed.push(line))
-      expect(Array.isArray(JSON.parse(listed[0]!))).toBe(true)
+      await expect(runCli('onchain', 'bumpfee', id, '--rate', 'lots')).rejects.toThrow('--rate')
+      const listed = await runCli('onchain', 'reorgs', '--json')
+      expect(Array.isArray(JSON.parse(listed.out))).toBe(true)
     } finally {
-      process.env.SVCPAY_URL = saved.url
-      process.env.ADMIN_TOKEN = saved.token
-      if (saved.url === undefined) delete process.env.SVCPAY_URL
-      if (saved.token === undefined) delete process.env.ADMIN_TOKEN
+      restore()
     }
     node.chain.mine(1)
     await work()
