@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../config/config.js'
-import { ApiError } from '../shared/errors.js'
 import { MAX_MINOR } from '../shared/amount.js'
 import { BTC_MAX_MONEY_SATS, checkQuoteAmounts } from './amount-limits.js'
 import type { CreateInput, Quote } from './flow.js'
+import { isMoneyError } from './errors.js'
 
 const input = (extra: Partial<CreateInput> = {}): CreateInput => ({
   accountId: 'acc_x',
@@ -23,49 +23,39 @@ const quote = (q: Partial<Quote>): Quote => ({
   fromWallet: true,
   ...q,
 })
-const refusal = (fn: () => void) => {
-  try {
-    fn()
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError)
-    return { code: (err as ApiError).code, field: (err as ApiError).details?.[0]?.field }
+/** The field and code of the check's refusal, or undefined when it passes the quote through unchanged. */
+const refusal = (...args: Parameters<typeof checkQuoteAmounts>) => {
+  const checked = checkQuoteAmounts(...args)
+  if (!isMoneyError(checked)) {
+    expect(checked).toBe(args[2])
+    return undefined
   }
-  return undefined
+  return { code: checked.code, field: checked.field }
 }
 const limits = { receiveMaxSats: 1000n * 100_000_000n }
 
 describe('checkQuoteAmounts', () => {
+  const over = (field: string) => ({ code: 'amount_over_limit', field })
+
   it('takes the wallet total (amount + fees) to the cap, unless fees come out of the destination', () => {
-    expect(
-      refusal(() =>
-        checkQuoteAmounts('swap', input(), quote({ srcAmount: MAX_MINOR, destAmount: 1n }), limits),
-      ),
-    ).toBeUndefined()
-    expect(
-      refusal(() =>
-        checkQuoteAmounts(
-          'swap',
-          input(),
-          quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n }),
-          limits,
-        ),
-      ),
-    ).toEqual({ code: 'invalid_amount', field: 'sourceReq.amtRequested' })
-    expect(
-      refusal(() =>
-        checkQuoteAmounts(
-          'swap',
-          input({ deductNetworkFeesFromDest: true }),
-          quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n }),
-          limits,
-        ),
-      ),
-    ).toBeUndefined()
-    expect(
-      refusal(() => checkQuoteAmounts('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)),
-    ).toEqual({
-      code: 'invalid_amount',
+    expect(refusal('swap', input(), quote({ srcAmount: MAX_MINOR, destAmount: 1n }), limits)).toBeUndefined()
+    const withFee = quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n })
+    expect(refusal('swap', input(), withFee, limits)).toEqual(over('sourceReq.amtRequested'))
+    expect(refusal('swap', input({ deductNetworkFeesFromDest: true }), withFee, limits)).toBeUndefined()
+    expect(refusal('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)).toEqual(
+      over('destReq.amtRequested'),
+    )
+    expect(refusal('swap', input(), quote({ srcFee: MAX_MINOR + 1n }), limits)).toEqual(
+      over('sourceReq.svcpayFees'),
+    )
+  })
+
+  it('names the limit in its reason, never the amount', () => {
+    expect(checkQuoteAmounts('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)).toEqual({
+      kind: 'money_error',
+      code: 'amount_over_limit',
       field: 'destReq.amtRequested',
+      reason: 'the destination amount is more than the largest amount one side may carry (1000000000 BTC)',
     })
   })
 
@@ -75,42 +65,23 @@ describe('checkQuoteAmounts', () => {
       destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '1' },
     })
     expect(
-      refusal(() =>
-        checkQuoteAmounts('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats }), limits),
-      ),
+      refusal('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats }), limits),
     ).toBeUndefined()
-    expect(
-      refusal(() =>
-        checkQuoteAmounts('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats + 1n }), limits),
-      ),
-    ).toEqual({
-      code: 'invalid_amount',
-      field: 'destReq.amtRequested',
-    })
-    const send = (q: Partial<Quote>) =>
-      refusal(() => checkQuoteAmounts('onchain_send', input(), quote(q), limits))
+    expect(refusal('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats + 1n }), limits)).toEqual(
+      over('destReq.amtRequested'),
+    )
+    const send = (q: Partial<Quote>) => refusal('onchain_send', input(), quote(q), limits)
     expect(send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS })).toBeUndefined()
     expect(
       send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS, srcNetworkFee: 1n }),
-    ).toEqual({
-      code: 'invalid_amount',
-      field: 'sourceReq.amtRequested',
-    })
+    ).toEqual(over('sourceReq.amtRequested'))
     // A Lightning send whose amount is the invoice's names the invoice.
     const ln = input({
       sourceReq: { ccy: 'BTC', method: 'svcpay' },
       destReq: { ccy: 'BTC', method: 'lightning' },
     })
-    expect(
-      refusal(() =>
-        checkQuoteAmounts(
-          'ln_send',
-          ln,
-          quote({ srcAmount: BTC_MAX_MONEY_SATS + 1n, destAmount: BTC_MAX_MONEY_SATS + 1n }),
-          limits,
-        ),
-      ),
-    ).toEqual({ code: 'invalid_amount', field: 'destReq.reqDetails.paymentRequest' })
+    const whole = quote({ srcAmount: BTC_MAX_MONEY_SATS + 1n, destAmount: BTC_MAX_MONEY_SATS + 1n })
+    expect(refusal('ln_send', ln, whole, limits)).toEqual(over('destReq.reqDetails.paymentRequest'))
   })
 })
 

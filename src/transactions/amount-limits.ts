@@ -1,8 +1,8 @@
 import { MAX_MINOR, formatMinor } from '../shared/amount.js'
-import { fieldError } from '../shared/errors.js'
 import type { CreateInput, Quote } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import { walletDebit } from './money.js'
+import { moneyError, type MoneyError, type MoneyField } from './errors.js'
 
 /**
  * Bitcoin's money supply ceiling, 21 million BTC in sats: no payment on a Bitcoin network, in or out,
@@ -22,25 +22,25 @@ export interface AmountLimits {
  * Every amount a quote decided, given or computed, against the limits, before anything is stored:
  * each side's amount, its fees and the wallet's total within the per-side cap (10^17 minor units,
  * which keeps every sum inside PostgreSQL's bigint); receives within the operator's maximum; Bitcoin
- * sends within the money supply. A breach is 400 `invalid_amount` naming the field; the issue text
- * names the limit, never the amount sent.
+ * sends within the money supply. Returns the quote when it is within them all, else the first breach
+ * as an `amount_over_limit` naming the field; its reason names the limit, never the amount sent.
  */
 export function checkQuoteAmounts(
   kind: TxnKind,
   input: CreateInput,
   quote: Quote,
   limits: AmountLimits,
-): void {
+): Quote | MoneyError {
   const src = input.sourceReq.ccy
   const dest = input.destReq.ccy
-  const cap = (field: string, amount: bigint, ccy: string, what: string) => {
-    if (amount > MAX_MINOR)
-      throw fieldError(
-        'invalid_amount',
-        field,
-        `${what} is more than the largest amount one side may carry (${formatMinor(MAX_MINOR, ccy)} ${ccy})`,
-      )
-  }
+  const overCap = (field: MoneyField, amount: bigint, ccy: string, what: string) =>
+    amount > MAX_MINOR
+      ? moneyError(
+          'amount_over_limit',
+          field,
+          `${what} is more than the largest amount one side may carry (${formatMinor(MAX_MINOR, ccy)} ${ccy})`,
+        )
+      : undefined
   const srcField = 'sourceReq.amtRequested'
   // A Lightning send's amount may come from the invoice alone.
   const destField =
@@ -49,31 +49,38 @@ export function checkQuoteAmounts(
     input.sourceReq.amtRequested === undefined
       ? 'destReq.reqDetails.paymentRequest'
       : 'destReq.amtRequested'
-  cap(srcField, quote.srcAmount, src, 'the source amount')
-  cap('sourceReq.svcpayFees', quote.srcFee, src, 'the service fee')
-  cap('sourceReq.networkFees', quote.srcNetworkFee, src, 'the network fee')
-  cap(destField, quote.destAmount, dest, 'the destination amount')
   const total = walletDebit({
     src_amount: quote.srcAmount,
     src_fee: quote.srcFee,
     src_network_fee: quote.srcNetworkFee,
     deduct_fees_from_dest: input.deductNetworkFeesFromDest,
   })
-  cap(srcField, total, src, 'the amount with its fees')
+  const breach =
+    overCap(srcField, quote.srcAmount, src, 'the source amount') ??
+    overCap('sourceReq.svcpayFees', quote.srcFee, src, 'the service fee') ??
+    overCap('sourceReq.networkFees', quote.srcNetworkFee, src, 'the network fee') ??
+    overCap(destField, quote.destAmount, dest, 'the destination amount') ??
+    overCap(srcField, total, src, 'the amount with its fees') ??
+    (RECEIVES.has(kind) ? overReceiveMax(input, quote, limits) : undefined) ??
+    (BTC_SENDS.has(kind) ? overBitcoinSupply(quote.destAmount, destField, total) : undefined)
+  return breach ?? quote
+}
 
-  if (RECEIVES.has(kind)) {
-    const max = limits.receiveMaxSats < BTC_MAX_MONEY_SATS ? limits.receiveMaxSats : BTC_MAX_MONEY_SATS
-    const field = input.sourceReq.amtRequested !== undefined ? srcField : 'destReq.amtRequested'
-    if (quote.srcAmount > max)
-      throw fieldError(
-        'invalid_amount',
-        field,
-        `a receive may be at most ${formatMinor(max, 'BTC')} BTC on this server`,
-      )
-  }
-  if (BTC_SENDS.has(kind)) {
-    const issue = `is more than all the bitcoin there will ever be (${formatMinor(BTC_MAX_MONEY_SATS, 'BTC')} BTC)`
-    if (quote.destAmount > BTC_MAX_MONEY_SATS) throw fieldError('invalid_amount', destField, issue)
-    if (total > BTC_MAX_MONEY_SATS) throw fieldError('invalid_amount', srcField, `with its fees ${issue}`)
-  }
+function overReceiveMax(input: CreateInput, quote: Quote, limits: AmountLimits): MoneyError | undefined {
+  const max = limits.receiveMaxSats < BTC_MAX_MONEY_SATS ? limits.receiveMaxSats : BTC_MAX_MONEY_SATS
+  if (quote.srcAmount <= max) return undefined
+  const field = input.sourceReq.amtRequested !== undefined ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
+  return moneyError(
+    'amount_over_limit',
+    field,
+    `a receive may be at most ${formatMinor(max, 'BTC')} BTC on this server`,
+  )
+}
+
+function overBitcoinSupply(destAmount: bigint, destField: MoneyField, total: bigint): MoneyError | undefined {
+  const issue = `is more than all the bitcoin there will ever be (${formatMinor(BTC_MAX_MONEY_SATS, 'BTC')} BTC)`
+  if (destAmount > BTC_MAX_MONEY_SATS) return moneyError('amount_over_limit', destField, issue)
+  if (total > BTC_MAX_MONEY_SATS)
+    return moneyError('amount_over_limit', 'sourceReq.amtRequested', `with its fees ${issue}`)
+  return undefined
 }

@@ -6,13 +6,14 @@ import type { AccountsService } from '../accounts/service.js'
 import type { BitcoinRails } from '../rails/index.js'
 import type { BitcoinKeys } from '../rails/keys.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
-import { ApiError, fieldError } from '../shared/errors.js'
+import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from './flow.js'
 import { scheduleCheck, type TxnRow } from './repository.js'
 import type { TransactionsService } from './service.js'
 import { feeFor, requestedAmount } from './money.js'
+import { isMoneyError, moneyError, type MoneyError } from './errors.js'
 
 /** What the Bitcoin flows, the deposit watcher and the sandbox endpoints are built from. */
 export interface BitcoinDeps {
@@ -52,10 +53,15 @@ export const invoicePageUrl = (config: Config, pageId: string) => `${config.invo
 /**
  * The quote of a receive. The amount may be given on either side: the destination's is what the
  * wallet is credited, the source's what the payer pays, and they differ by the receive fee, which
- * is computed on whichever amount was given.
+ * is computed on whichever amount was given. A source amount the fee takes entirely is a refusal.
  */
-export function receiveQuote(input: CreateInput, rule: FeeRule, srcDetails: Record<string, unknown>): Quote {
-  const requested = requestedAmount(input)!
+export function receiveQuote(
+  input: CreateInput,
+  rule: FeeRule,
+  srcDetails: Record<string, unknown>,
+): Quote | MoneyError {
+  const requested = requestedAmount(input)
+  if (isMoneyError(requested)) return requested
   let srcAmount: bigint
   let fee: bigint
   let destAmount: bigint
@@ -68,7 +74,11 @@ export function receiveQuote(input: CreateInput, rule: FeeRule, srcDetails: Reco
     fee = feeFor(rule, srcAmount)
     destAmount = srcAmount - fee
     if (destAmount <= 0n)
-      throw fieldError('invalid_amount', 'sourceReq.amtRequested', 'is too small to cover the receive fee')
+      return moneyError(
+        'amount_below_fees',
+        'sourceReq.amtRequested',
+        'is too small to cover the receive fee',
+      )
   }
   return {
     srcAmount,

@@ -11,6 +11,7 @@ import { ONE } from '../rates/fx.js'
 import type { CreateInput, Flow } from './flow.js'
 import { insertTxn, scheduleCheck, transition, type TxnRow } from './repository.js'
 import { requestedAmount, walletAmounts, walletDebit } from './money.js'
+import { isMoneyError } from './errors.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -403,6 +404,7 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
     async quote({ input, now: at }) {
       const { text, decoded } = parseInvoice(input, at)
       const requested = requestedAmount(input, { optional: true })
+      if (isMoneyError(requested)) return requested
       const requestedField = requested?.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
       let amountSats: bigint
       if (decoded.amountMsat !== null) {
@@ -457,6 +459,7 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
         networkFee,
         deduct: input.deductNetworkFeesFromDest,
       })
+      if (isMoneyError(amounts)) return amounts
       return {
         ...amounts,
         srcNetworkFee: networkFee,

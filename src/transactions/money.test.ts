@@ -2,7 +2,6 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { convertDown } from '../rates/fx.js'
 import { parseRate, type Rate } from '../shared/amount.js'
-import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from './flow.js'
 import {
   feeFor,
@@ -13,6 +12,7 @@ import {
   type Requested,
 } from './money.js'
 import type { TxnRow } from './repository.js'
+import { isMoneyError, type MoneyError } from './errors.js'
 
 /** The money arithmetic of wallet-funded transactions, alone: exact, rounded in the service's favour. */
 
@@ -25,16 +25,6 @@ const input = (
   sourceReq: { ccy: 'BTC', method: 'svcpay', ...src },
   destReq: { ccy: 'USD', method: 'svcpay', ...dest },
 })
-
-const apiError = (fn: () => unknown): ApiError => {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof ApiError) return err
-    throw err
-  }
-  throw new Error('expected an ApiError')
-}
 
 const rateArb = fc
   .tuple(fc.bigInt({ min: 1n, max: 10n ** 12n }), fc.integer({ min: 0, max: 8 }))
@@ -77,16 +67,32 @@ describe('requestedAmount', () => {
   })
 
   it('refuses both sides, neither side, and an amount the currency cannot hold, naming the field', () => {
-    const both = apiError(() => requestedAmount(input({ amtRequested: '1' }, { amtRequested: '1' })))
-    expect(both.code).toBe('invalid_request')
-    expect(both.details?.[0]?.field).toBe('destReq.amtRequested')
-    expect(apiError(() => requestedAmount(input({}, {}))).code).toBe('invalid_request')
-    const tooPrecise = apiError(() => requestedAmount(input({ amtRequested: '0.000000001' }, {})))
-    expect(tooPrecise.code).toBe('invalid_amount')
-    expect(tooPrecise.details?.[0]?.field).toBe('sourceReq.amtRequested')
-    expect(apiError(() => requestedAmount(input({}, { amtRequested: '1.001' }))).details?.[0]?.field).toBe(
-      'destReq.amtRequested',
-    )
+    expect(requestedAmount(input({ amtRequested: '1' }, { amtRequested: '1' }))).toEqual<MoneyError>({
+      kind: 'money_error',
+      code: 'amount_on_both_sides',
+      field: 'destReq.amtRequested',
+      reason: 'must be left out when sourceReq.amtRequested is set',
+    })
+    expect(requestedAmount(input({}, {}))).toEqual<MoneyError>({
+      kind: 'money_error',
+      code: 'amount_missing',
+      field: 'destReq.amtRequested',
+      reason: 'set amtRequested on the source or the destination side',
+    })
+    expect(requestedAmount(input({ amtRequested: '0.000000001' }, {}))).toMatchObject({
+      kind: 'money_error',
+      code: 'amount_malformed',
+      field: 'sourceReq.amtRequested',
+    })
+    expect(requestedAmount(input({}, { amtRequested: '1.001' }))).toMatchObject({
+      code: 'amount_malformed',
+      field: 'destReq.amtRequested',
+    })
+    // Where the amount is optional, a malformed one is still refused.
+    expect(requestedAmount(input({}, { amtRequested: '-1' }), { optional: true })).toMatchObject({
+      code: 'amount_malformed',
+      field: 'destReq.amtRequested',
+    })
   })
 })
 
@@ -133,11 +139,26 @@ describe('walletAmounts', () => {
   it('refuses an amount too small to cover the fees, or that converts to nothing', () => {
     const base = { srcCcy: 'BTC', destCcy: 'USD', fx, feeRule: { fixedMinor: 100n, bps: 0n }, networkFee: 0n }
     expect(
-      apiError(() => walletAmounts({ ...base, requested: { side: 'src', minor: 100n }, deduct: true })).code,
-    ).toBe('invalid_amount')
+      walletAmounts({ ...base, requested: { side: 'src', minor: 100n }, deduct: true }),
+    ).toEqual<MoneyError>({
+      kind: 'money_error',
+      code: 'amount_below_fees',
+      field: 'amtRequested',
+      reason: 'is too small to cover the fees',
+    })
+    // 1 sat at 95,000 USD per BTC is 0.00095 USD: no cent.
     expect(
-      apiError(() => walletAmounts({ ...base, requested: { side: 'src', minor: 1n }, deduct: false })).code,
-    ).toBe('invalid_amount')
+      walletAmounts({ ...base, requested: { side: 'src', minor: 1n }, deduct: false }),
+    ).toEqual<MoneyError>({
+      kind: 'money_error',
+      code: 'converts_to_nothing',
+      field: 'amtRequested',
+      reason: 'converts to nothing at this rate',
+    })
+    // With the fees on top, the same small amount is not refused for them.
+    expect(
+      isMoneyError(walletAmounts({ ...base, requested: { side: 'src', minor: 2_000n }, deduct: false })),
+    ).toBe(false)
   })
 
   it('never gives the destination more than the source converts to, nor less than a destination request', () => {
@@ -148,19 +169,18 @@ describe('walletAmounts', () => {
         fc.bigInt({ min: 1n, max: 10n ** 12n }),
         fc.boolean(),
         (rate, feeRule, minor, fromSource) => {
-          let got
-          try {
-            got = walletAmounts({
-              requested: { side: fromSource ? 'src' : 'dest', minor },
-              srcCcy: 'BTC',
-              destCcy: 'USD',
-              fx: rate,
-              feeRule,
-              networkFee: 0n,
-              deduct: false,
-            })
-          } catch (err) {
-            expect(err).toBeInstanceOf(ApiError)
+          const got = walletAmounts({
+            requested: { side: fromSource ? 'src' : 'dest', minor },
+            srcCcy: 'BTC',
+            destCcy: 'USD',
+            fx: rate,
+            feeRule,
+            networkFee: 0n,
+            deduct: false,
+          })
+          if (isMoneyError(got)) {
+            // Without deduction only the conversion can refuse, and only a source amount.
+            expect([got.code, fromSource]).toEqual(['converts_to_nothing', true])
             return
           }
           expect(got.destAmount).toBeGreaterThan(0n)

@@ -1,10 +1,10 @@
 import type { FeeRule } from '../config/config.js'
 import { bpsOfCeil, parseAmount, type Rate } from '../shared/amount.js'
-import { fieldError, ApiError } from '../shared/errors.js'
 import { convertDown, sourceForDest } from '../rates/fx.js'
 import type { Posting } from '../ledger/ledger.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import type { CreateInput } from './flow.js'
+import { moneyError, type MoneyError } from './errors.js'
 import type { TxnRow } from './repository.js'
 
 /** A fee: the fixed part plus basis points of the amount, rounded up. */
@@ -14,22 +14,32 @@ export function feeFor(rule: FeeRule, amountMinor: bigint): bigint {
 
 export type Requested = { side: 'src' | 'dest'; minor: bigint }
 
-/** The one side carrying `amtRequested`, parsed exactly. Both or neither -> 400. */
+/**
+ * The one side carrying `amtRequested`, parsed exactly. Both sides, or neither unless `optional`, is
+ * a refusal, as is an amount the side's currency cannot hold.
+ */
+export function requestedAmount(input: CreateInput): Requested | MoneyError
+export function requestedAmount(
+  input: CreateInput,
+  opts: { optional: true },
+): Requested | MoneyError | undefined
 export function requestedAmount(
   input: CreateInput,
   opts: { optional?: boolean } = {},
-): Requested | undefined {
+): Requested | MoneyError | undefined {
   const src = input.sourceReq.amtRequested
   const dest = input.destReq.amtRequested
   if (src !== undefined && dest !== undefined) {
-    throw new ApiError('invalid_request', 'Set amtRequested on one side only', [
-      { field: 'destReq.amtRequested', issue: 'must be left out when sourceReq.amtRequested is set' },
-    ])
+    return moneyError(
+      'amount_on_both_sides',
+      'destReq.amtRequested',
+      'must be left out when sourceReq.amtRequested is set',
+    )
   }
   if (src === undefined && dest === undefined) {
     if (opts.optional) return undefined
-    throw fieldError(
-      'invalid_request',
+    return moneyError(
+      'amount_missing',
       'destReq.amtRequested',
       'set amtRequested on the source or the destination side',
     )
@@ -37,12 +47,10 @@ export function requestedAmount(
   const side = src !== undefined ? 'src' : 'dest'
   const ccy = side === 'src' ? input.sourceReq.ccy : input.destReq.ccy
   const parsed = parseAmount(side === 'src' ? src : dest, ccy)
-  if (!parsed.ok)
-    throw fieldError(
-      'invalid_amount',
-      `${side === 'src' ? 'sourceReq' : 'destReq'}.amtRequested`,
-      parsed.issue,
-    )
+  if (!parsed.ok) {
+    const field = side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
+    return moneyError('amount_malformed', field, parsed.issue)
+  }
   return { side, minor: parsed.minor }
 }
 
@@ -55,7 +63,8 @@ export interface WalletAmounts {
 /**
  * Amounts of a wallet-funded transaction. The source amount never includes fees; the wallet pays
  * source amount + fees, unless fees come out of the destination (`deduct`), when it pays the source
- * amount only and the destination gets the conversion of what is left after fees.
+ * amount only and the destination gets the conversion of what is left after fees. Fees that take
+ * the whole amount, or a destination amount of nothing, are refusals.
  */
 export function walletAmounts(opts: {
   requested: Requested
@@ -65,7 +74,7 @@ export function walletAmounts(opts: {
   feeRule: FeeRule
   networkFee: bigint
   deduct: boolean
-}): WalletAmounts {
+}): WalletAmounts | MoneyError {
   const { requested, srcCcy, destCcy, fx } = opts
   const srcAmount =
     requested.side === 'src' ? requested.minor : sourceForDest(requested.minor, srcCcy, destCcy, fx)
@@ -73,10 +82,11 @@ export function walletAmounts(opts: {
   let destAmount = requested.side === 'dest' ? requested.minor : convertDown(srcAmount, srcCcy, destCcy, fx)
   if (opts.deduct) {
     const left = srcAmount - srcFee - opts.networkFee
-    if (left <= 0n) throw fieldError('invalid_amount', 'amtRequested', 'is too small to cover the fees')
+    if (left <= 0n) return moneyError('amount_below_fees', 'amtRequested', 'is too small to cover the fees')
     destAmount = convertDown(left, srcCcy, destCcy, fx)
   }
-  if (destAmount <= 0n) throw fieldError('invalid_amount', 'amtRequested', 'converts to nothing at this rate')
+  if (destAmount <= 0n)
+    return moneyError('converts_to_nothing', 'amtRequested', 'converts to nothing at this rate')
   return { srcAmount, srcFee, destAmount }
 }
 

@@ -11,6 +11,7 @@ import { fieldError } from '../shared/errors.js'
 import { ONE } from '../rates/fx.js'
 import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
+import { isMoneyError } from './errors.js'
 import { decimalDetail } from './present.js'
 import { getTxn, type TxnRow } from './repository.js'
 import {
@@ -353,7 +354,8 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
       if (!check.ok) throw fieldError('invalid_address', ADDRESS_FIELD, check.issue)
       // Stored, sent and compared in its one canonical spelling (bech32 in lower case).
       const address = check.address
-      const requested = requestedAmount(input)!
+      const requested = requestedAmount(input)
+      if (isMoneyError(requested)) return requested
       const amountField = requested.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
       const belowMinimum = () =>
         fieldError(
@@ -375,6 +377,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
         networkFee,
         deduct: input.deductNetworkFeesFromDest,
       })
+      if (isMoneyError(amounts)) return amounts
       if (amounts.destAmount < ONCHAIN_SEND_MIN_SATS) throw belowMinimum()
       return {
         ...amounts,

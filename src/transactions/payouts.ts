@@ -49,6 +49,7 @@ import type { TxnKind } from './state-machine.js'
 import type { TxnRow } from './repository.js'
 import type { TransactionsService } from './service.js'
 import { requestedAmount, walletAmounts, walletDebit, walletOutPostings } from './money.js'
+import { isMoneyError, type MoneyError } from './errors.js'
 
 /** Logging of rail trouble. Only codes and the transaction id are logged, never a payout's personal data. */
 export interface PayoutLog {
@@ -91,7 +92,7 @@ interface PayoutNetwork {
   pollMs: number
   /** The `msg` of a payout the network refused at submission. */
   refusedReason: string
-  quote(ctx: QuoteContext): Promise<Quote>
+  quote(ctx: QuoteContext): Promise<Quote | MoneyError>
   /** Hand the payout to the rail; idempotent by the transaction id. */
   submit(txn: TxnRow): Promise<string>
   /** The payout's state, and details to record with a final one (what the network charged). */
@@ -129,8 +130,10 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
       const checked = validateTronAddress(address)
       if (!checked.ok) throw fieldError('invalid_address', field, checked.issue)
       const networkFee = deps.config.tronNetworkFeeUsdtMinor
+      const requested = requestedAmount(input)
+      if (isMoneyError(requested)) return requested
       const amounts = walletAmounts({
-        requested: requestedAmount(input)!,
+        requested,
         srcCcy: 'USDT',
         destCcy: 'USDT',
         fx: ONE,
@@ -138,6 +141,7 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
         networkFee,
         deduct: input.deductNetworkFeesFromDest,
       })
+      if (isMoneyError(amounts)) return amounts
       // A TRON payout carries no KYC: none is stored even when a caller sends it.
       return {
         ...amounts,
@@ -189,8 +193,10 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
         src === 'VND'
           ? ONE
           : allInRate(deps.rates.perBtc(rates, src), deps.rates.perBtc(rates, 'VND'), deps.config.fxSpreadBps)
+      const requested = requestedAmount(input)
+      if (isMoneyError(requested)) return requested
       const amounts = walletAmounts({
-        requested: requestedAmount(input)!,
+        requested,
         srcCcy: src,
         destCcy: 'VND',
         fx,
@@ -198,6 +204,7 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
         networkFee: 0n,
         deduct: input.deductNetworkFeesFromDest,
       })
+      if (isMoneyError(amounts)) return amounts
       return {
         ...amounts,
         srcNetworkFee: 0n,

@@ -24,6 +24,7 @@ import {
 } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
+import { isMoneyError, moneyApiError } from './errors.js'
 import { createTxnReader } from './reads.js'
 import { approvalReasons } from '../approvals/policy.js'
 import { insertApproval } from '../approvals/repository.js'
@@ -279,8 +280,10 @@ export function createTransactionsService(deps: {
         if (existing) return sameRequestOr409(existing, hash, rawBody)
       }
       const at = now()
-      const quote = await flow.quote({ input, rates: await deps.rates.current(), now: at })
-      checkQuoteAmounts(kind, input, quote, { receiveMaxSats: config.receiveMaxSats })
+      const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
+      const limits = { receiveMaxSats: config.receiveMaxSats }
+      const quote = isMoneyError(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
+      if (isMoneyError(quote)) throw moneyApiError(quote)
       const expiresAt = at + config.quoteTtlS * 1000
       const id = newId('txn')
       // One statement, so no transaction around it: the quote, its outbox event and, for a

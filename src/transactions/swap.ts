@@ -5,6 +5,7 @@ import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
+import { isMoneyError } from './errors.js'
 
 /** Swap between two wallets of one account: confirm settles at once at the quoted rate. */
 export function swapFlow(deps: { config: Config; rates: RatesService; accounts: AccountsService }): Flow {
@@ -18,8 +19,10 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
         deps.rates.perBtc(rates, dest),
         deps.config.fxSpreadBps,
       )
+      const requested = requestedAmount(input)
+      if (isMoneyError(requested)) return requested
       const amounts = walletAmounts({
-        requested: requestedAmount(input)!,
+        requested,
         srcCcy: src,
         destCcy: dest,
         fx,
@@ -27,6 +30,7 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
         networkFee: 0n,
         deduct: input.deductNetworkFeesFromDest,
       })
+      if (isMoneyError(amounts)) return amounts
       return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
     },
     async settlement(q, txn, now) {
