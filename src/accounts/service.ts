@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
+import { openWallet } from '../ledger/ledger.js'
 
 export type Tier = 'standard' | 'premium'
 
@@ -62,11 +63,7 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
           [id, name, parentId, tier, now],
         )
         for (const ccy of deps.walletCurrencies) {
-          await q.query(
-            `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
-             VALUES ($1, $2, 'wallet', $3, $4, $4)`,
-            [newId('wal'), id, ccy, now],
-          )
+          await openWallet(q, { id: newId('wal'), accountId: id, ccy, now })
         }
       })
       return { id, displayName: name, parentId, tier, createdAt: now }

@@ -52,6 +52,18 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
   }
 }
 
+/** Open an account's wallet in `ccy`, empty. */
+export async function openWallet(
+  q: Queryable,
+  wallet: { id: string; accountId: string; ccy: string; now: number },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
+     VALUES ($1, $2, 'wallet', $3, $4, $4)`,
+    [wallet.id, wallet.accountId, wallet.ccy, wallet.now],
+  )
+}
+
 /**
  * Hold `amount` of a wallet for a transaction: availableBalance falls, the balance does not.
  * Returns false, changing nothing, when the wallet's available balance does not cover it. The wallet

@@ -9,7 +9,7 @@ import { MINE_BLOCKS_MAX } from '../rails/onchain/sandbox.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../transactions/bitcoin-common.js'
-import type { TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
 import { completeLnReceive } from '../transactions/lightning.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
 
@@ -178,12 +178,7 @@ export function sandboxBitcoinRoutes(
         const height = await db.tx(async (q) => {
           const h = await onchain.mine(q, body?.blocks ?? 1)
           // Everything waiting for confirmations is looked at again now.
-          await q.query(
-            `UPDATE transactions SET next_check_at = $1
-              WHERE (kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
-                 OR (kind = 'onchain_send' AND state = 'destsent')`,
-            [now()],
-          )
+          await scheduleCheck(q, 'awaiting-confirmations', now(), 'exact')
           await wakeWorkers(q)
           return h
         })

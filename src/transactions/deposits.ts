@@ -7,7 +7,16 @@ import { RailFailure } from '../rails/rail.js'
 import { backoffDelayMs } from '../rails/attempts.js'
 import { assert } from '../shared/assert.js'
 import { newId } from '../shared/ids.js'
-import { getTxn, insertTxn, scheduleCheck, transition, type TxnRow } from './repository.js'
+import {
+  getTxn,
+  insertTxn,
+  recordConfirmations,
+  scheduleCheck,
+  setRailRef,
+  setSrcFee,
+  transition,
+  type TxnRow,
+} from './repository.js'
 import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
 
 /**
@@ -332,7 +341,7 @@ async function createDepositTxn(
     updated_at: at,
   })
   assert(row, 'a deposit transaction has no extRefId to collide on')
-  await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [row.id, addr.address])
+  await setRailRef(q, row.id, addr.address)
   await recordEvent(q, row, deps.config.webhookVariant)
   return row
 }
@@ -366,12 +375,7 @@ export async function advanceDeposit(
   const confirmations = output?.confirmations ?? 0
   if (confirmations < deps.config.onchainConfirmations) {
     // A payment that left the mempool (replaced, or a reorganisation) is simply waited for.
-    await deps.db.query(
-      `UPDATE transactions SET src_details = jsonb_set(src_details, '{confirmations}', $2::jsonb),
-              next_check_at = LEAST(COALESCE(next_check_at, $3), $3)
-        WHERE id = $1 AND state = 'srccreated'`,
-      [txn.id, JSON.stringify(confirmations), now() + pollMs],
-    )
+    await recordConfirmations(deps.db, txn.id, confirmations, now() + pollMs)
     return
   }
   await deps.transactions().apply(txn.id, async (q, t) => {
@@ -388,7 +392,7 @@ export async function advanceDeposit(
       postings: receivePostings('onchain', wallet.id, received, fee),
     })
     // The fee was quoted on the amount asked for; it is charged on what arrived.
-    if (fee !== t.src_fee) await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [t.id, fee])
+    if (fee !== t.src_fee) await setSrcFee(q, t.id, fee)
     // How it was credited, so that the sweep can tell if its block later leaves the chain.
     await q.query(
       `UPDATE onchain_deposits SET credited_at = $3, credited_confirmations = $4, block_hash = $5

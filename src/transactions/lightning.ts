@@ -9,7 +9,7 @@ import { assert } from '../shared/assert.js'
 import { fieldError } from '../shared/errors.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Flow } from './flow.js'
-import { insertTxn, scheduleCheck, transition, type TxnRow } from './repository.js'
+import { insertTxn, scheduleCheck, setRailRef, transition, type TxnRow } from './repository.js'
 import { requestedAmount, walletAmounts, walletDebit } from './money.js'
 import { isMoneyError } from './errors.js'
 import {
@@ -180,7 +180,7 @@ export async function creditSecondPayment(
       { event: { webhookVariant: deps.config.webhookVariant } },
     )
     assert(row, 'a deposit transaction has no extRefId to collide on')
-    await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [row.id, paymentHash])
+    await setRailRef(q, row.id, paymentHash)
     await postEntry(q, {
       txnId: row.id,
       kind: 'deposit',
@@ -565,24 +565,20 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
       // that an outside payer cannot pay it a second time with nobody credited.
       if (txn.state === 'completed' && txn.dest_details.internal === true && txn.rail_ref) {
         const hash = txn.rail_ref
+        // The receive of that invoice, once completed by this send.
+        const receive = { kind: 'ln_receive', railRef: hash } as const
         try {
           await rails.lightning.cancelInvoice(hash)
         } catch (err) {
           // The node could not be told, or says the invoice is paid there: the receive's own check
           // keeps at it until the invoice is cancelled on the node or its payment there credited.
-          await deps.db.query(
-            `UPDATE transactions SET next_check_at = $2 WHERE kind = 'ln_receive' AND rail_ref = $1 AND state = 'completed'`,
-            [hash, now() + RAIL_RETRY_MS],
-          )
+          await scheduleCheck(deps.db, receive, now() + RAIL_RETRY_MS, 'exact', { state: 'completed' })
           if (!(err instanceof RailFailure) || err.code !== 'invoice_already_settled') throw err
           // An outside payer paid the invoice on the node before it could be cancelled: that money
           // has arrived and belongs to the invoice's owner, already paid by this send. Credit it
           // now; the receive's check is then left with nothing to do.
           await creditSecondPayment(deps, hash)
-          await deps.db.query(
-            `UPDATE transactions SET next_check_at = NULL WHERE kind = 'ln_receive' AND rail_ref = $1 AND state = 'completed'`,
-            [hash],
-          )
+          await scheduleCheck(deps.db, receive, null, 'exact', { state: 'completed' })
         }
       }
     },

@@ -13,7 +13,7 @@ import type { Flow } from './flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { isMoneyError } from './errors.js'
 import { decimalDetail } from './present.js'
-import { getTxn, type TxnRow } from './repository.js'
+import { getTxn, recordSendRate, setDestDetails, type TxnRow } from './repository.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -214,11 +214,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
       const chosen = await sendRate(txn)
       if (chosen === null) return
       rate = chosen
-      await deps.db.query(
-        `UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', $2::jsonb)
-          WHERE id = $1 AND state = 'srccreated'`,
-        [txn.id, JSON.stringify(Number(rate))],
-      )
+      await recordSendRate(deps.db, txn.id, Number(rate))
     }
     let txid: string
     try {
@@ -250,11 +246,12 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     await deps.transactions().apply(txn.id, async (q, t) => {
       if (t.state !== 'destsent' || t.dest_details.txid !== txn.dest_details.txid) return
       const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
-      await q.query('UPDATE transactions SET dest_details = $2, next_check_at = $3 WHERE id = $1', [
+      await setDestDetails(
+        q,
         t.id,
         { ...t.dest_details, txid: replacement, replacedTxids: [...replaced, t.dest_details.txid] },
         now(),
-      ])
+      )
     })
   }
 
@@ -471,15 +468,12 @@ export async function bumpOnchainSend(
     await deps.transactions().apply(txn.id, async (q, t) => {
       if (t.state !== 'destsent' || t.dest_details.txid !== txid) return
       const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
-      await q.query('UPDATE transactions SET dest_details = $2 WHERE id = $1', [
-        t.id,
-        {
-          ...t.dest_details,
-          txid: result.txid,
-          replacedTxids: [...replaced, txid],
-          feeRateSentSatPerVb: Number(rate),
-        },
-      ])
+      await setDestDetails(q, t.id, {
+        ...t.dest_details,
+        txid: result.txid,
+        replacedTxids: [...replaced, txid],
+        feeRateSentSatPerVb: Number(rate),
+      })
     })
     deps.log?.warn(
       { txnId, replacedTxid: txid, txid: result.txid, feeRateSatPerVb: rate.toString() },

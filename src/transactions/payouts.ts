@@ -28,7 +28,7 @@ import { createHash } from 'node:crypto'
 import { postEntry, systemAccountId, voidHolds, type Posting, type SystemPurpose } from '../ledger/ledger.js'
 import { recordEvent } from '../events/outbox.js'
 import { newId } from '../shared/ids.js'
-import { getTxn, insertTxn, scheduleCheck } from './repository.js'
+import { getTxn, insertTxn, markPayoutReturned, scheduleCheck, settleReturn } from './repository.js'
 import {
   RailFailure,
   type BankPayoutRail,
@@ -486,12 +486,12 @@ async function recordReturn(
       updated_at: stamp,
     })
     assert(inserted, 'a payout return has no extRefId to collide on')
-    const { rows } = await q.query<TxnRow>(
-      `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
-        WHERE id = $1 RETURNING *`,
-      [inserted.id, payout.id, reason, payout.dest_amount, refund],
-    )
-    const ret = rows[0]
+    const ret = await settleReturn(q, inserted.id, {
+      payoutId: payout.id,
+      reason,
+      src: payout.dest_amount,
+      dest: refund,
+    })
     assert(ret, 'the payout return was just inserted')
     await postEntry(q, {
       txnId: ret.id,
@@ -499,12 +499,7 @@ async function recordReturn(
       now: at,
       postings: returnPostings(payout, wallet.id, net.system),
     })
-    await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
-      payout.id,
-      JSON.stringify({ ...payout.dest_details, returnTxnId: ret.id, returnReason: reason }),
-      'payout_returned',
-      at,
-    ])
+    await markPayoutReturned(q, payout, { returnTxnId: ret.id, reason, at })
     await recordEvent(q, ret, deps.config.webhookVariant)
     deps.log.warn(
       { txnId: payout.id, returnTxnId: ret.id, kind: net.kind, reason },
@@ -525,14 +520,7 @@ export async function checkPayoutNow(
   ref: string,
   now: number,
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE transactions SET next_check_at = $3
-      WHERE rail_ref = $1 AND kind = $2
-        AND (state = 'destsent'
-             OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`,
-    [ref, kind, now],
-  )
-  if (!rowCount) return false
+  if (!(await scheduleCheck(db, { kind, payoutRef: ref }, now, 'exact'))) return false
   await db.notify(WAKE_CHANNEL)
   return true
 }

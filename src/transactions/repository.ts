@@ -276,35 +276,169 @@ export async function settleQuoted(
  */
 export type CheckMode = 'earliest' | 'exact' | 'latest'
 
-const CHECK_SET: Record<CheckMode, string> = {
-  earliest: 'LEAST(COALESCE(next_check_at, $2), $2)',
-  exact: '$2',
-  latest: 'GREATEST(next_check_at, $2)',
+/** The value `next_check_at` takes in each mode, `at` being the placeholder of the time asked for. */
+function checkSet(mode: CheckMode, at: string): string {
+  if (mode === 'earliest') return `LEAST(COALESCE(next_check_at, ${at}), ${at})`
+  if (mode === 'latest') return `GREATEST(next_check_at, ${at})`
+  return at
+}
+
+/** The rows `scheduleCheck` sets the check of. */
+export type CheckTarget =
+  /** One transaction, by id. */
+  | string
+  /** The transactions of `kind` a rail knows by `railRef`. */
+  | { kind: TxnKind; railRef: string }
+  /**
+   * The payout of `kind` a rail knows by `payoutRef` that a partner's notice may be about: still
+   * sent, or a completed bank payout with no return recorded (the notice may be its return).
+   */
+  | { kind: TxnKind; payoutRef: string }
+  /** Every on-chain receive and deposit, and every on-chain send, waiting for confirmations. */
+  | 'awaiting-confirmations'
+
+function targetWhere(p: Param, target: CheckTarget): string {
+  if (target === 'awaiting-confirmations') {
+    return `(kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
+         OR (kind = 'onchain_send' AND state = 'destsent')`
+  }
+  if (typeof target === 'string') return `id = ${p(target)}`
+  if ('railRef' in target) return `kind = ${p(target.kind)} AND rail_ref = ${p(target.railRef)}`
+  return `rail_ref = ${p(target.payoutRef)} AND kind = ${p(target.kind)}
+        AND (state = 'destsent'
+             OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`
 }
 
 /**
  * The one way to set a transaction's `next_check_at` outside a transition's patch. `only.state`
- * skips the row if it has moved on since it was read; `only.scheduled` skips a row with no
- * check set (it is waiting for nothing). Returns whether the row was changed.
+ * skips a row that has moved on since it was read; `only.scheduled` skips a row with no check set
+ * (it is waiting for nothing). Returns whether any row was changed.
  */
 export async function scheduleCheck(
   q: Queryable,
-  id: string,
+  target: CheckTarget,
   atMs: number | bigint | null,
   mode: CheckMode,
   only: { state?: TxnState; scheduled?: boolean } = {},
 ): Promise<boolean> {
   assert(atMs !== null || mode === 'exact', 'only an exact check can be cleared')
-  const values: unknown[] = [id, atMs]
-  let where = 'id = $1'
-  if (only.state !== undefined) {
-    values.push(only.state)
-    where += ' AND state = $3'
+  const values: unknown[] = []
+  const p: Param = (value) => {
+    values.push(value)
+    return `$${values.length}`
   }
-  if (only.scheduled) where += ' AND next_check_at IS NOT NULL'
-  const { rowCount } = await q.query(
-    `UPDATE transactions SET next_check_at = ${CHECK_SET[mode]} WHERE ${where}`,
-    values,
-  )
+  let where = targetWhere(p, target)
+  const set = checkSet(mode, p(atMs))
+  if (only.state !== undefined) where = `(${where}) AND state = ${p(only.state)}`
+  if (only.scheduled) where = `(${where}) AND next_check_at IS NOT NULL`
+  const { rowCount } = await q.query(`UPDATE transactions SET next_check_at = ${set} WHERE ${where}`, values)
   return Boolean(rowCount)
+}
+
+/**
+ * Claim up to `max` transactions whose check is due at `now`, skipping rows another worker holds,
+ * and put their next check `leaseMs` later so that no other worker takes them meanwhile. Returns
+ * their ids.
+ */
+export async function claimDue(q: Queryable, now: number, leaseMs: number, max: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE transactions SET next_check_at = $2
+      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= $1
+                    ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+      RETURNING id`,
+    [now, now + leaseMs, max],
+  )
+  return rows.map((r) => r.id)
+}
+
+/** Record the reference the rail knows a transaction by (an address, a payment hash). */
+export async function setRailRef(q: Queryable, id: string, railRef: string): Promise<void> {
+  await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [id, railRef])
+}
+
+/** Charge `fee` as the source fee of a transaction (a receive's fee on what arrived). */
+export async function setSrcFee(q: Queryable, id: string, fee: bigint): Promise<void> {
+  await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [id, fee])
+}
+
+/**
+ * Note the confirmations a receive or deposit still waiting in srccreated has, and look at it again
+ * by `checkAtMs` (in the same statement; an earlier check already planned still happens).
+ */
+export async function recordConfirmations(
+  q: Queryable,
+  id: string,
+  confirmations: number,
+  checkAtMs: number,
+): Promise<void> {
+  await q.query(
+    `UPDATE transactions SET src_details = jsonb_set(src_details, '{confirmations}', $2::jsonb),
+            next_check_at = ${checkSet('earliest', '$3')}
+      WHERE id = $1 AND state = 'srccreated'`,
+    [id, JSON.stringify(confirmations), checkAtMs],
+  )
+}
+
+/** Note the fee rate an on-chain send still in srccreated is about to be broadcast at. */
+export async function recordSendRate(q: Queryable, id: string, satPerVb: number): Promise<void> {
+  await q.query(
+    `UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', $2::jsonb)
+      WHERE id = $1 AND state = 'srccreated'`,
+    [id, JSON.stringify(satPerVb)],
+  )
+}
+
+/**
+ * Replace a transaction's destination details without a transition (an on-chain send followed on
+ * to the transaction that replaced its own); with `checkAtMs`, its next check too, in the same
+ * statement.
+ */
+export async function setDestDetails(
+  q: Queryable,
+  id: string,
+  details: Record<string, unknown>,
+  checkAtMs?: number,
+): Promise<void> {
+  const values: unknown[] = [id, JSON.stringify(details)]
+  let sets = 'dest_details = $2'
+  if (checkAtMs !== undefined) {
+    values.push(checkAtMs)
+    sets += `, next_check_at = ${checkSet('exact', '$3')}`
+  }
+  await q.query(`UPDATE transactions SET ${sets} WHERE id = $1`, values)
+}
+
+/**
+ * Settle the return of a payout just inserted (insertTxn leaves these unset): it points at the
+ * payout by `rail_ref`, says why as its `msg` and is settled for both amounts. Returns the row.
+ */
+export async function settleReturn(
+  q: Queryable,
+  id: string,
+  settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
+): Promise<TxnRow | undefined> {
+  const { rows } = await q.query<TxnRow>(
+    `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
+      WHERE id = $1 RETURNING *`,
+    [id, settled.payoutId, settled.reason, settled.src, settled.dest],
+  )
+  return rows[0]
+}
+
+/** Mark a completed payout returned: its details name the return and why, its message says so. */
+export async function markPayoutReturned(
+  q: Queryable,
+  payout: Pick<TxnRow, 'id' | 'dest_details'>,
+  returned: { returnTxnId: string; reason: string; at: number },
+): Promise<void> {
+  await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
+    payout.id,
+    JSON.stringify({
+      ...payout.dest_details,
+      returnTxnId: returned.returnTxnId,
+      returnReason: returned.reason,
+    }),
+    'payout_returned',
+    returned.at,
+  ])
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../test/helpers/harness.js'
-import { scheduleCheck } from './repository.js'
+import { getTxn, scheduleCheck, setRailRef } from './repository.js'
 
 /** `scheduleCheck`'s modes, against the real database of either engine. */
 describe('scheduleCheck', () => {
@@ -70,5 +70,19 @@ describe('scheduleCheck', () => {
     await setTo(null)
     expect(await scheduleCheck(h.c.db, id, 8_000, 'latest', { scheduled: true })).toBe(false)
     expect(await nextCheck()).toBe(null)
+  })
+
+  it('sets the rows of a kind that a rail knows by a reference, and no other', async () => {
+    const { kind } = (await getTxn(h.c.db, id))!
+    await setRailRef(h.c.db, id, 'ref-1')
+    await setTo(5_000)
+    const other = kind === 'ln_receive' ? 'ln_send' : 'ln_receive'
+    expect(await scheduleCheck(h.c.db, { kind: other, railRef: 'ref-1' }, 1_000, 'exact')).toBe(false)
+    expect(await scheduleCheck(h.c.db, { kind, railRef: 'ref-2' }, 1_000, 'exact')).toBe(false)
+    expect(await nextCheck()).toBe(5_000)
+    expect(await scheduleCheck(h.c.db, { kind, railRef: 'ref-1' }, 1_000, 'exact', { state: 'quoted' })).toBe(
+      true,
+    )
+    expect(await nextCheck()).toBe(1_000)
   })
 })

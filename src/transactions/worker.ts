@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
-import { getTxn } from './repository.js'
+import { claimDue, getTxn } from './repository.js'
 import { expireApprovalIfDue } from '../approvals/service.js'
 import { recordAttempts, withAttemptLog, type AttemptLog, type RailOpsConfig } from '../rails/attempts.js'
 
@@ -25,14 +25,8 @@ export async function runDueTransactions(deps: {
   railOps?: RailOpsConfig
 }): Promise<boolean> {
   const now = (deps.now ?? Date.now)()
-  const { rows } = await deps.db.query<{ id: string }>(
-    `UPDATE transactions SET next_check_at = $2
-      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= $1
-                    ORDER BY next_check_at LIMIT ${BATCH_MAX} FOR UPDATE SKIP LOCKED)
-      RETURNING id`,
-    [now, now + CLAIM_LEASE_MS],
-  )
-  for (const { id } of rows) {
+  const ids = await claimDue(deps.db, now, CLAIM_LEASE_MS, BATCH_MAX)
+  for (const id of ids) {
     try {
       const txn = await getTxn(deps.db, id)
       if (!txn) continue
@@ -62,5 +56,5 @@ export async function runDueTransactions(deps: {
       deps.log.error({ txnId: id, error: (err as Error).message }, 'advancing a transaction failed')
     }
   }
-  return rows.length === BATCH_MAX
+  return ids.length === BATCH_MAX
 }
