@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { httpRequest, parseJsonText } from './http-json.js'
+import { httpRequest, parseJsonText, renameTransportFailure } from './http-json.js'
 import { RailFailure } from './rail.js'
 
 const servers: http.Server[] = []
@@ -112,6 +112,63 @@ describe('httpRequest', () => {
     const cut = await failureOf(httpRequest({ url, method: 'GET', timeoutMs: 2000 }))
     expect(cut.code).toBe('node_unreachable')
     expect(cut.retryable).toBe(true)
+  })
+})
+
+describe('httpRequest: what the partner adapters need', () => {
+  it('sends body bytes unchanged, and names the request by its label in failures', async () => {
+    let received = Buffer.alloc(0)
+    const url = await serve((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        received = Buffer.concat(chunks)
+        res.end(`${req.headers['content-length']}`)
+      })
+    })
+    const bytes = Buffer.from('{"name":"Nguyễn Văn An"}', 'utf8')
+    const res = await httpRequest({ url, method: 'POST', body: bytes, timeoutMs: 2000 })
+    expect(received.equals(bytes)).toBe(true)
+    expect(res.text).toBe(String(bytes.length))
+
+    const silent = await serve(() => {})
+    const slow = await failureOf(httpRequest({ url: silent, method: 'GET', timeoutMs: 100, label: '/v1/x' }))
+    expect(slow.message).toBe('/v1/x did not answer within 100 ms')
+  })
+
+  it('answers a redirect with its status, or refuses it as unreachable when asked', async () => {
+    const url = await serve((_req, res) => res.writeHead(302, { location: 'http://example.invalid/' }).end())
+    expect((await httpRequest({ url, method: 'GET', timeoutMs: 2000 })).status).toBe(302)
+    const refused = await failureOf(
+      httpRequest({ url, method: 'GET', timeoutMs: 2000, refuseRedirects: true }),
+    )
+    expect([refused.code, refused.retryable]).toEqual(['node_unreachable', true])
+  })
+})
+
+describe('renameTransportFailure', () => {
+  const names = {
+    node_timeout: 'x_timeout',
+    node_unreachable: 'x_unreachable',
+    node_tls_error: 'x_unreachable',
+    response_too_large: 'x_bad_response',
+  }
+
+  it('renames the transport failures, all retryable, and keeps their messages', () => {
+    const slow = renameTransportFailure(new RailFailure('node_timeout', 'late', true), names) as RailFailure
+    expect([slow.code, slow.message, slow.retryable]).toEqual(['x_timeout', 'late', true])
+    const big = renameTransportFailure(
+      new RailFailure('response_too_large', 'big', false),
+      names,
+    ) as RailFailure
+    expect([big.code, big.retryable]).toEqual(['x_bad_response', true])
+    const odd = renameTransportFailure(new TypeError('bad header'), names) as RailFailure
+    expect([odd.code, odd.message, odd.retryable]).toEqual(['x_unreachable', 'bad header', true])
+  })
+
+  it('passes any other failure unchanged', () => {
+    const own = new RailFailure('invalid_config', 'no', false)
+    expect(renameTransportFailure(own, names)).toBe(own)
   })
 })
 

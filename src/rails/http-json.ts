@@ -1,11 +1,14 @@
 /**
- * A small HTTP client for the real rail adapters (LND REST, bitcoind JSON-RPC, Esplora, partners).
+ * The one HTTP client of the real rail adapters (LND REST, bitcoind JSON-RPC, Esplora, TronGrid,
+ * the bank payout partner).
  *
  * It is built on node:http/https rather than the global fetch because LND serves a self-signed
  * certificate that must be trusted per connection (an `https.Agent` with `ca`), and because LND's
  * streaming endpoints are read only up to their first message. Every request has one deadline that
- * covers connecting, sending and reading the answer. Failures to get an answer at all become
- * retryable `RailFailure`s; what an answer means is left to the adapter.
+ * covers connecting, sending and reading the answer, and every answer is read up to a size bound.
+ * Failures to get an answer at all become `RailFailure`s with the codes of `TRANSPORT_CODES`; what
+ * an answer means, whatever its status, is left to the adapter. Adapters that name these failures
+ * their own way (`tron_timeout`, `bank_unreachable`) rename them with `renameTransportFailure`.
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -27,12 +30,21 @@ export const TRANSPORT_CODES = {
   badResponse: 'bad_response',
 } as const
 
+/** The codes `httpRequest` itself raises: every way of getting no usable answer. */
+export type TransportCode = (typeof TRANSPORT_CODES)[Exclude<keyof typeof TRANSPORT_CODES, 'badResponse'>]
+
+/** The statuses fetch calls redirects; an adapter may refuse to take one for an answer. */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
+
 export interface HttpRequest {
   url: string
   method: 'GET' | 'POST'
   headers?: Record<string, string>
-  /** Sent as given (callers stringify JSON themselves, so amounts keep their exact text). */
-  body?: string
+  /**
+   * Sent as given (callers stringify JSON themselves, so amounts keep their exact text). Bytes go
+   * out unchanged, so a caller that signs the body can sign exactly what is sent.
+   */
+  body?: string | Uint8Array
   /** The whole exchange: connect, send, read (up to the first line when `firstLineOnly`). */
   timeoutMs: number
   /** A keep-alive agent of the adapter, e.g. an `https.Agent` trusting LND's own certificate. */
@@ -43,6 +55,13 @@ export interface HttpRequest {
    */
   firstLineOnly?: boolean
   responseBytesMax?: number
+  /** How failure messages name the request; by default its method, host and path. */
+  label?: string
+  /**
+   * A redirect (301, 302, 303, 307, 308) is a failure (`unreachable`) instead of an answer: an API
+   * that moved is reconfigured by an operator, never followed.
+   */
+  refuseRedirects?: boolean
 }
 
 export interface HttpResponse {
@@ -73,7 +92,7 @@ export function httpRequest(req: HttpRequest): Promise<HttpResponse> {
   if (!transport)
     return Promise.reject(new RailFailure('invalid_config', `unsupported URL scheme ${url.protocol}`, false))
   const bytesMax = req.responseBytesMax ?? RESPONSE_BYTES_MAX_DEFAULT
-  const where = `${req.method} ${url.host}${url.pathname}`
+  const where = req.label ?? `${req.method} ${url.host}${url.pathname}`
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers }
   if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body))
 
@@ -90,6 +109,18 @@ export function httpRequest(req: HttpRequest): Promise<HttpResponse> {
     const request = transport.request(url, { method: req.method, headers, agent: req.agent }, (res) => {
       const status = res.statusCode ?? 0
       const contentType = String(res.headers['content-type'] ?? '')
+      if (req.refuseRedirects && REDIRECT_STATUSES.has(status)) {
+        settle(() =>
+          reject(
+            new RailFailure(
+              TRANSPORT_CODES.unreachable,
+              `${where}: redirected (HTTP ${status}), not followed`,
+              true,
+            ),
+          ),
+        )
+        return
+      }
       const chunks: Buffer[] = []
       let size = 0
       res.on('data', (chunk: Buffer) => {
@@ -97,19 +128,23 @@ export function httpRequest(req: HttpRequest): Promise<HttpResponse> {
         if (size > bytesMax) {
           settle(() =>
             reject(
-              new RailFailure(TRANSPORT_CODES.tooLarge, `${where}: answer over ${bytesMax} bytes`, false),
+              new RailFailure(
+                TRANSPORT_CODES.tooLarge,
+                `${where}: answer larger than ${bytesMax} bytes`,
+                false,
+              ),
             ),
           )
           return
         }
         chunks.push(chunk)
         if (req.firstLineOnly && chunk.includes(0x0a)) {
-          const text = Buffer.concat(chunks).toString('utf8')
+          const text = decode(chunks)
           settle(() => resolve({ status, contentType, text: text.slice(0, text.indexOf('\n')) }))
         }
       })
       res.on('end', () => {
-        settle(() => resolve({ status, contentType, text: Buffer.concat(chunks).toString('utf8') }))
+        settle(() => resolve({ status, contentType, text: decode(chunks) }))
       })
       // A connection that closes before the body is complete is a transport failure, not an answer.
       const cut = (): void =>
@@ -133,12 +168,34 @@ export function httpRequest(req: HttpRequest): Promise<HttpResponse> {
     const timer = setTimeout(() => {
       settle(() =>
         reject(
-          new RailFailure(TRANSPORT_CODES.timeout, `${where}: no answer within ${req.timeoutMs} ms`, true),
+          new RailFailure(
+            TRANSPORT_CODES.timeout,
+            `${where} did not answer within ${req.timeoutMs} ms`,
+            true,
+          ),
         ),
       )
     }, req.timeoutMs)
     request.end(req.body)
   })
+}
+
+/** UTF-8 as fetch's `text()` reads it: a leading byte order mark is dropped, bad bytes become U+FFFD. */
+function decode(chunks: Buffer[]): string {
+  return new TextDecoder().decode(Buffer.concat(chunks))
+}
+
+/**
+ * The failure `err` from `httpRequest` under the adapter's own code from `names`, keeping its
+ * message. Another try may get an answer, so it is retryable (an answer too large included: the
+ * node may be answering from a bad state). An error that is no `RailFailure` (a header value the
+ * request could not carry) counts as unreachable; the adapter's other failures pass unchanged.
+ */
+export function renameTransportFailure(err: unknown, names: Record<TransportCode, string>): unknown {
+  if (!(err instanceof RailFailure))
+    return new RailFailure(names[TRANSPORT_CODES.unreachable], (err as Error).message, true)
+  const code = err.code as TransportCode
+  return Object.hasOwn(names, code) ? new RailFailure(names[code], err.message, true) : err
 }
 
 /**

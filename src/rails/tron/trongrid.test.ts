@@ -802,6 +802,18 @@ describe('createTronGridRail: following a transfer', () => {
     const lying = await failure(tron.getTransfer(txHash))
     expect([lying.code, lying.retryable]).toEqual(['tron_bad_response', true])
   })
+
+  it('refuses a redirect as unreachable and an answer over 8 MiB as a bad response, both retryable', async () => {
+    const tron = rail()
+    const path = '/walletsolidity/gettransactioninfobyid'
+    node.fault(path, { kind: 'status', status: 302, body: '' })
+    const moved = await failure(tron.getTransfer('ab'.repeat(32)))
+    expect([moved.code, moved.retryable]).toEqual(['tron_unreachable', true])
+    node.fault(path, { kind: 'status', status: 200, body: `{"pad":"${'x'.repeat(8 * 1024 * 1024)}"}` })
+    const huge = await failure(tron.getTransfer('ab'.repeat(32)))
+    expect([huge.code, huge.retryable]).toEqual(['tron_bad_response', true])
+    expect(huge.message).toContain('larger than 8388608 bytes')
+  })
 })
 
 describe('createTronGridRail: check()', () => {

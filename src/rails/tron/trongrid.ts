@@ -29,6 +29,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { assert } from '../../shared/assert.js'
 import { ceilDiv, formatScaled } from '../../shared/amount.js'
+import { httpRequest, renameTransportFailure, TRANSPORT_CODES, type TransportCode } from '../http-json.js'
 import {
   RailFailure,
   type RailCheckReport,
@@ -123,8 +124,16 @@ const SOLID_LAG_BLOCKS_MAX = 100
 export const TRON_CONFIRMATIONS_DEFAULT = 19
 export const TRONGRID_TIMEOUT_MS_DEFAULT = 10_000
 const TIMEOUT_MS_MAX = 60_000
-/** `getnowblock` returns the whole latest block, transactions included; a few MiB is ample. */
-const RESPONSE_BYTES_MAX = 8 * 1024 * 1024
+/**
+ * Our codes for a request that got no usable answer (the codes `httpRequest` raises). A redirect
+ * is refused as unreachable; what an answer's status and body mean is decided in `request`.
+ */
+const NO_ANSWER: Record<TransportCode, string> = {
+  [TRANSPORT_CODES.timeout]: 'tron_timeout',
+  [TRANSPORT_CODES.unreachable]: 'tron_unreachable',
+  [TRANSPORT_CODES.tls]: 'tron_unreachable',
+  [TRANSPORT_CODES.tooLarge]: 'tron_bad_response',
+}
 /** Signed transactions waiting for a node to accept them, at most. Each lives about a minute. */
 const IN_FLIGHT_MAX = 10_000
 /**
@@ -211,36 +220,36 @@ export function createTronGridRail(config: TronGridConfig): TronGridRail {
 
   /** A java-tron POST with a JSON body, or (no body) a GET of TronGrid's v1 API. */
   async function request(path: string, body?: Json): Promise<Json> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+    const headers: Record<string, string> = {}
     if (body) headers['content-type'] = 'application/json'
     if (config.apiKey) headers['TRON-PRO-API-KEY'] = config.apiKey
-    let text: string
+    let res: { status: number; text: string }
     try {
-      const res = await fetch(baseUrl + path, {
+      res = await httpRequest({
+        url: baseUrl + path,
         method: body ? 'POST' : 'GET',
         headers,
         ...(body ? { body: JSON.stringify(body) } : {}),
-        redirect: 'error',
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
+        // The default bound (8 MiB) is ample for the largest answer, `getnowblock`'s whole block.
+        label: path,
+        refuseRedirects: true,
       })
-      text = await readCapped(res, RESPONSE_BYTES_MAX)
-      // TronGrid's v1 API answers a bad request 400 with {success: false, error}: keep its reason.
-      if (!body && res.status === 400)
-        throw new RailFailure('tron_http_400', `${path.split('?')[0]}: ${v1Error(text)}`, true)
-      if (res.status === 401 || res.status === 403)
-        throw new RailFailure(
-          'tron_api_key_refused',
-          `${path}: TronGrid refused the API key (HTTP ${res.status})`,
-          true,
-        )
-      if (res.status !== 200)
-        throw new RailFailure(`tron_http_${res.status}`, `${path} answered HTTP ${res.status}`, true)
     } catch (err) {
-      if (err instanceof RailFailure) throw err
-      if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-        throw new RailFailure('tron_timeout', `${path} did not answer within ${timeoutMs} ms`, true)
-      throw new RailFailure('tron_unreachable', `${path}: ${(err as Error).message}`, true)
+      throw renameTransportFailure(err, NO_ANSWER)
     }
+    const text = res.text
+    // TronGrid's v1 API answers a bad request 400 with {success: false, error}: keep its reason.
+    if (!body && res.status === 400)
+      throw new RailFailure('tron_http_400', `${path.split('?')[0]}: ${v1Error(text)}`, true)
+    if (res.status === 401 || res.status === 403)
+      throw new RailFailure(
+        'tron_api_key_refused',
+        `${path}: TronGrid refused the API key (HTTP ${res.status})`,
+        true,
+      )
+    if (res.status !== 200)
+      throw new RailFailure(`tron_http_${res.status}`, `${path} answered HTTP ${res.status}`, true)
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
@@ -1029,22 +1038,4 @@ function reasonCode(name: string): string {
     .replace(/[^a-z0-9_]/g, '_')
     .slice(0, 64)
   return code.length > 0 ? code : 'transfer_failed'
-}
-
-async function readCapped(res: Response, bytesMax: number): Promise<string> {
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.length
-    if (total > bytesMax) {
-      await reader.cancel()
-      throw new RailFailure('tron_bad_response', `answer larger than ${bytesMax} bytes`, true)
-    }
-    chunks.push(value)
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks))
 }

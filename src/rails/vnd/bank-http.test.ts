@@ -227,6 +227,19 @@ describe('createBankHttpRail: submitting', () => {
     expect([err.code, err.retryable]).toEqual(['bank_bad_response', true])
   })
 
+  it('refuses a redirect as unreachable and an answer over 256 KiB as a bad response, both retryable', async () => {
+    partner.override = () => ({ status: 307 })
+    const moved = await failure(rail().submitPayout(PAYOUT))
+    expect([moved.code, moved.retryable]).toEqual(['bank_unreachable', true])
+    partner.override = () => ({
+      status: 201,
+      json: { id: 'po_1', status: 'pending', pad: 'x'.repeat(256 * 1024) },
+    })
+    const huge = await failure(rail().submitPayout(PAYOUT))
+    expect([huge.code, huge.retryable]).toEqual(['bank_bad_response', true])
+    expect(huge.message).toContain('larger than 262144 bytes')
+  })
+
   it('treats an unreachable partner as retryable', async () => {
     const url = partner.url
     await partner.stop()

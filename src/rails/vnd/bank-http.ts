@@ -21,6 +21,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { assert } from '../../shared/assert.js'
 import { formatMinor } from '../../shared/amount.js'
+import { httpRequest, renameTransportFailure, TRANSPORT_CODES, type TransportCode } from '../http-json.js'
 import {
   RailFailure,
   type BankPayoutRail,
@@ -90,6 +91,16 @@ const TIMEOUT_MS_MAX = 60_000
 /** A payout is a few hundred bytes; a partner answering more than this is broken. */
 const RESPONSE_BYTES_MAX = 256 * 1024
 const NOTIFICATION_BYTES_MAX = 64 * 1024
+/**
+ * Our codes for a request that got no usable answer (the codes `httpRequest` raises). A redirect
+ * is refused as unreachable; what an answer's status means is decided by each operation.
+ */
+const NO_ANSWER: Record<TransportCode, string> = {
+  [TRANSPORT_CODES.timeout]: 'bank_timeout',
+  [TRANSPORT_CODES.unreachable]: 'bank_unreachable',
+  [TRANSPORT_CODES.tls]: 'bank_unreachable',
+  [TRANSPORT_CODES.tooLarge]: 'bank_bad_response',
+}
 /** Partner ids go into a URL path; anything outside this alphabet is refused rather than escaped blindly. */
 const PAYOUT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const REASON_CODE = /^[a-z0-9_]{1,64}$/
@@ -133,32 +144,31 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
     extraHeaders: Record<string, string> = {},
   ): Promise<{ status: number; json: Json | undefined }> {
     const headers: Record<string, string> = {
-      accept: 'application/json',
       authorization: `Bearer ${config.apiKey}`,
       ...extraHeaders,
     }
     if (body) headers['content-type'] = 'application/json'
-    const sent = body ? JSON.stringify(body) : ''
+    // These bytes are both signed and sent: the partner checks the signature over what it received.
+    const sent = body ? Buffer.from(JSON.stringify(body), 'utf8') : undefined
     if (config.signingSecret) {
       const timestamp = String(now())
       headers[TIMESTAMP_HEADER] = timestamp
-      headers[SIGNATURE_HEADER] = signRequest(config.signingSecret, timestamp, method, path, sent)
+      headers[SIGNATURE_HEADER] = signRequest(config.signingSecret, timestamp, method, path, sent ?? '')
     }
     try {
-      const res = await fetch(baseUrl + path, {
+      const res = await httpRequest({
+        url: baseUrl + path,
         method,
         headers,
-        body: body ? sent : undefined,
-        redirect: 'error',
-        signal: AbortSignal.timeout(timeoutMs),
+        body: sent,
+        timeoutMs,
+        responseBytesMax: RESPONSE_BYTES_MAX,
+        label: `${method} ${path}`,
+        refuseRedirects: true,
       })
-      const text = await readCapped(res, RESPONSE_BYTES_MAX)
-      return { status: res.status, json: parseObject(text) }
+      return { status: res.status, json: parseObject(res.text) }
     } catch (err) {
-      if (err instanceof RailFailure) throw err
-      if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-        throw new RailFailure('bank_timeout', `${method} ${path} did not answer within ${timeoutMs} ms`, true)
-      throw new RailFailure('bank_unreachable', `${method} ${path}: ${(err as Error).message}`, true)
+      throw renameTransportFailure(err, NO_ANSWER)
     }
   }
 
@@ -405,22 +415,4 @@ function parseObject(text: string): Json | undefined {
   } catch {
     return undefined
   }
-}
-
-async function readCapped(res: Response, bytesMax: number): Promise<string> {
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.length
-    if (total > bytesMax) {
-      await reader.cancel()
-      throw new RailFailure('bank_bad_response', `answer larger than ${bytesMax} bytes`, true)
-    }
-    chunks.push(value)
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks))
 }
