@@ -51,6 +51,9 @@ describe('delivery wake-ups', () => {
     wakes.length = 0
     const q = await h.api('POST', '/api/v2/transaction', hooked.token, swap)
     await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, hooked.token)
+    // A notification reaches the listener some time after its commit (on PostgreSQL through a
+    // sender and the listening connection), so a fixed wait may end before the second one comes.
+    await expect.poll(() => wakes.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     await settle()
     // Variant a: the quote and its completion each enqueued a delivery.
     expect(wakes.length).toBe(2)

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { createTestDb } from '../../test/helpers/harness.js'
 import { createNotifier, type Notifier } from './notifier.js'
+import { untilRedisCarries } from './testing.js'
 
 const quiet = { warn: () => {} }
 const REDIS_URL = 'redis://127.0.0.1:6379'
@@ -46,8 +47,9 @@ describe('the notifier hub, announcing many commits at once over Redis', () => {
       await listener.onAny((txnId) => {
         if (txnId.startsWith(prefix)) heard.set(txnId, (heard.get(txnId) ?? 0) + 1)
       })
-      // The subscription and the publisher's connection are asynchronous; give them a moment.
-      await new Promise((r) => setTimeout(r, 500))
+      // The subscription and the publisher's connection are made in the background; a fixed wait
+      // could end before they are.
+      await untilRedisCarries(publisher, listener)
 
       const ids = Array.from({ length: 40 }, (_, i) => `${prefix}${i}`)
       for (const id of ids) publisher.publish(id)

@@ -4,6 +4,7 @@ import { createTestDb } from '../../test/helpers/harness.js'
 import type { Db } from '../db/db.js'
 import { createNotifier, mirrorTxnNotifies, NotifierFullError, type Notifier } from './notifier.js'
 import { TXN_CHANNEL, WAKE_CHANNEL } from './channels.js'
+import { untilRedisCarries } from './testing.js'
 
 const quiet = { warn: () => {} }
 const REDIS_URL = 'redis://127.0.0.1:6379'
@@ -113,8 +114,8 @@ describe('the notifier hub', () => {
       const txnId = `txn_redis_${Date.now()}`
       let calls = 0
       await listenerHub.subscribe(txnId, () => calls++)
-      // The subscription is asynchronous; give it a moment to reach Redis.
-      await new Promise((r) => setTimeout(r, 300))
+      // The subscription reaches Redis in the background; a fixed wait could end before it does.
+      await untilRedisCarries(publisherHub, listenerHub)
 
       await expect(
         mirrored.tx(async (q) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 
 import type { Container } from '../container.js'
 import { scaledRetryDelay, type DeliveryWorkerDeps } from './delivery-worker.js'
+import type { Notifier } from './notifier.js'
 import { verifySignature } from './signature.js'
 
 /** One request as a webhook receiver saw it. */
@@ -114,5 +115,32 @@ export function deliveryDepsOf(
     ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
     log: { error: () => {}, warn: () => {} },
     ...overrides,
+  }
+}
+
+/**
+ * Resolves once a publish by `publisher` reaches `listener` over Redis. Both connect in the
+ * background (the listener's SUBSCRIBE is sent on its first subscription, the publisher drops what
+ * it is asked to publish before it is connected), so a test that publishes earlier may lose it.
+ * The probe ids start with `probe_`.
+ */
+export async function untilRedisCarries(
+  publisher: Notifier,
+  listener: Notifier,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const probe = `probe_${Date.now()}_${Math.random().toString(36).slice(2)}`
+  let heard = false
+  const stop = await listener.onAny((txnId) => {
+    if (txnId === probe) heard = true
+  })
+  try {
+    for (const deadline = Date.now() + timeoutMs; !heard;) {
+      if (Date.now() > deadline) throw new Error(`Redis carried no probe within ${timeoutMs} ms`)
+      publisher.publish(probe)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  } finally {
+    stop()
   }
 }
