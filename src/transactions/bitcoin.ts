@@ -1,6 +1,7 @@
 import type { Flow } from './flow.js'
 import type { BitcoinDeps } from './bitcoin-common.js'
-import { lnReceiveFlow, lnSendFlow } from './lightning.js'
+import { lnReceiveFlow } from './lightning.js'
+import { lnSendFlow } from './lightning-send.js'
 import { depositFlow, onchainReceiveFlow, onchainSendFlow } from './onchain.js'
 
 export type { BitcoinDeps } from './bitcoin-common.js'
