@@ -16,15 +16,14 @@
  * - A bad request answers HTTP 400 `{success: false, error}`; a good one `{success: true, data, meta}`.
  */
 import { RailFailure, type RailPayment } from '../rail.js'
+import { v1Error, type Json } from './trongrid-http.js'
+import { TX_HASH } from './trongrid-transaction.js'
 
 /** Transfers per page: TronGrid's maximum. */
 export const TRC20_PAGE_SIZE = 200
 /** Pages read at most in one listing (10,000 transfers): beyond that the rail cannot say. */
 export const TRC20_PAGES_MAX = 50
-const TX_ID = /^[0-9a-f]{64}$/
 const VALUE = /^\d{1,78}$/
-
-type Json = Record<string, unknown>
 
 export interface Trc20Source {
   /** A GET of a TronGrid path with its query; throws RailFailure on transport or HTTP trouble. */
@@ -82,21 +81,9 @@ function readTransfer(item: Json, source: Trc20Source): RailPayment | undefined 
   const txId = item.transaction_id
   const value = item.value
   const at = item.block_timestamp
-  if (typeof txId !== 'string' || !TX_ID.test(txId) || typeof value !== 'string' || !VALUE.test(value))
+  if (typeof txId !== 'string' || !TX_HASH.test(txId) || typeof value !== 'string' || !VALUE.test(value))
     throw new RailFailure('tron_bad_response', 'a TRC-20 transfer without a transaction id or value', true)
   if (typeof at !== 'number' || !Number.isSafeInteger(at))
     throw new RailFailure('tron_bad_response', `transfer ${txId} has no block time`, true)
   return { ref: txId, direction: 'out', amountMinor: BigInt(value), at }
-}
-
-/** The reason of a TronGrid v1 error body, kept short and printable. */
-export function v1Error(text: string): string {
-  let reason = text
-  try {
-    const parsed = JSON.parse(text) as Json
-    if (typeof parsed.error === 'string') reason = parsed.error
-  } catch {
-    // Not JSON: a gateway's page. Its first characters say enough.
-  }
-  return reason.replace(/\p{Cc}/gu, ' ').slice(0, 200) || 'no reason given'
 }

@@ -15,17 +15,16 @@ import {
 } from '../../../test/standins/trongrid.js'
 import { RailFailure } from '../rail.js'
 import { tronAddressFromPrivateKey } from './address.js'
+import { createTronGridRail } from './trongrid.js'
+import type { TronGridConfig } from './trongrid-deps.js'
+import { TRC20_TRANSFER_TOPIC } from './trongrid-outcome.js'
+import type { TronSendRecord, TronSendStore } from './trongrid-sends.js'
 import {
-  createTronGridRail,
   decodeTriggerTransaction,
   encodeTrc20Transfer,
   signTxId,
   TRC20_TRANSFER_SELECTOR,
-  TRC20_TRANSFER_TOPIC,
-  type TronGridConfig,
-  type TronSendRecord,
-  type TronSendStore,
-} from './trongrid.js'
+} from './trongrid-transaction.js'
 
 const base58check = createBase58check(sha256)
 
