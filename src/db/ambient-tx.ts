@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
+import { ScopedStorage } from '../shared/scoped-storage.js'
 import type { Db, Queryable } from './db.js'
 
 /**
@@ -17,7 +17,8 @@ interface Scope {
   savepoints: number
 }
 
-const scopes = new AsyncLocalStorage<Scope>()
+// Enabled only while an ambient transaction is open, so that the API's requests pay nothing for it.
+const scopes = new ScopedStorage<Scope>()
 
 function currentScope(): Scope | undefined {
   const scope = scopes.getStore()

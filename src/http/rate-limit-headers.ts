@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringify } from '../shared/json.js'
 import { applyRateLimitHeaders, rateLimitErrorBody, type Decision } from './rate-limit.js'
 
@@ -21,22 +21,28 @@ export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz',
  * Nothing here touches an account's windows: only a request whose credentials were verified does.
  */
 export function installRateLimitHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.hasHeader('x-ratelimit-limit') || isExempt(request)) return payload
-    const status = reply.statusCode
-    const limiter = request.server.rateLimiter
-    if (status >= 400 && status < 500 && status !== 429) {
-      const decision = await limiter.consumeAnonymous(request.ip)
-      applyRateLimitHeaders(reply, decision)
-      if (decision.allowed) return payload
-      reply.code(429).type('application/json; charset=utf-8')
-      return stringify(rateLimitErrorBody(decision))
-    }
-    const seen = await limiter.peekAnonymous(request.ip)
-    // Retry-After belongs to refusals only.
-    applyRateLimitHeaders(reply, status === 429 ? seen : ({ ...seen, allowed: true } satisfies Decision))
-    return payload
+  // A callback hook: most answers were counted and carry the headers already, and leave here
+  // without a promise or a turn of the microtask queue.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.hasHeader('x-ratelimit-limit') || isExempt(request)) return done(null, payload)
+    complete(request, reply, payload).then((answer) => done(null, answer), done)
   })
+}
+
+async function complete(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const status = reply.statusCode
+  const limiter = request.server.rateLimiter
+  if (status >= 400 && status < 500 && status !== 429) {
+    const decision = await limiter.consumeAnonymous(request.ip)
+    applyRateLimitHeaders(reply, decision)
+    if (decision.allowed) return payload
+    reply.code(429).type('application/json; charset=utf-8')
+    return stringify(rateLimitErrorBody(decision))
+  }
+  const seen = await limiter.peekAnonymous(request.ip)
+  // Retry-After belongs to refusals only.
+  applyRateLimitHeaders(reply, status === 429 ? seen : ({ ...seen, allowed: true } satisfies Decision))
+  return payload
 }
 
 function isExempt(request: FastifyRequest): boolean {

@@ -10,10 +10,10 @@
  * from the first step again. The flows keep their own retry times; the backoff only ever makes the
  * next look later, never earlier.
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Queryable } from '../db/db.js'
 import { scheduleCheck } from '../transactions/repository.js'
 import type { TxnState } from '../transactions/state-machine.js'
+import { ScopedStorage } from '../shared/scoped-storage.js'
 import { RailFailure, type RailKind } from './rail.js'
 
 export const RAIL_KINDS: readonly RailKind[] = ['lightning', 'onchain', 'tron', 'bank']
@@ -69,7 +69,8 @@ export interface AttemptLog {
   calls: RailCall[]
 }
 
-const current = new AsyncLocalStorage<AttemptLog>()
+// Enabled only while the worker advances a transaction (see ScopedStorage).
+const current = new ScopedStorage<AttemptLog>()
 
 /** Run `fn`, noting in `log` every call it makes to an observed rail (also when `fn` throws). */
 export function withAttemptLog<T>(log: AttemptLog, fn: () => Promise<T>): Promise<T> {
