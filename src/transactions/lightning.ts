@@ -9,7 +9,7 @@ import { assert } from '../shared/assert.js'
 import { fieldError } from '../shared/errors.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Flow } from './flow.js'
-import { insertTxn, scheduleCheck, setRailRef, transition, type TxnRow } from './repository.js'
+import { scheduleCheck, setRailRef, type TxnRow } from './repository.js'
 import { requestedAmount, walletAmounts, walletDebit } from './money.js'
 import { isMoneyError } from './errors.js'
 import {
@@ -90,7 +90,7 @@ function internalInvoiceIssue(
  * that no internal send can pay an invoice that an outside payer has already paid.
  */
 export async function completeLnReceive(
-  deps: Pick<BitcoinDeps, 'accounts' | 'config'>,
+  deps: Pick<BitcoinDeps, 'accounts' | 'repository'>,
   q: Queryable,
   txn: TxnRow,
   paidSats: bigint,
@@ -106,12 +106,12 @@ export async function completeLnReceive(
     now: at,
     postings: receivePostings('lightning', wallet.id, paidSats, fee),
   })
-  return transition(
+  return deps.repository.transition(
     q,
     txn,
     'completed',
     { src_settled: paidSats, dest_settled: paidSats - fee },
-    { now: at, webhookVariant: deps.config.webhookVariant },
+    { now: at },
   )
 }
 
@@ -144,7 +144,7 @@ export async function creditSecondPayment(
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
     const at = BigInt(now)
-    const row = await insertTxn(
+    const row = await deps.repository.insertTxn(
       q,
       {
         id: newId('txn'),
@@ -177,7 +177,7 @@ export async function creditSecondPayment(
         created_at: at,
         updated_at: at,
       },
-      { event: { webhookVariant: deps.config.webhookVariant } },
+      { event: true },
     )
     assert(row, 'a deposit transaction has no extRefId to collide on')
     await setRailRef(q, row.id, paymentHash)
@@ -187,12 +187,12 @@ export async function creditSecondPayment(
       now,
       postings: receivePostings('lightning', wallet.id, paidSats, fee),
     })
-    return transition(
+    return deps.repository.transition(
       q,
       { ...row, rail_ref: paymentHash },
       'completed',
       { src_settled: paidSats, dest_settled: paidSats - fee },
-      { now, webhookVariant: deps.config.webhookVariant },
+      { now },
     )
   })
 }
@@ -543,14 +543,13 @@ export function lnSendFlow(deps: BitcoinDeps): Flow {
         now: ctx.now,
         postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
       })
-      await transition(
+      await deps.repository.transition(
         q,
         receive,
         'completed',
         { src_settled: receive.src_amount, dest_settled: receive.dest_amount },
         {
           now: ctx.now,
-          webhookVariant: config.webhookVariant,
         },
       )
       return ctx.transition('completed', {
