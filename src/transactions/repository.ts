@@ -110,7 +110,7 @@ export interface TxnRepository {
     settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
     at: ChangeTime,
   ): Promise<TxnRow | undefined>
-  /** Record a change made without a transition (a row inserted final) in the outbox. */
+  /** Write the outbox event of a transaction inserted without one (a deposit, a payout return). */
   recordEvent(q: Queryable, txn: OutboxTxn): Promise<void>
 }
 
