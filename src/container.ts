@@ -17,6 +17,7 @@ import { createMetrics, type Metrics } from './http/observability.js'
 import { PRECISION } from './shared/currency.js'
 import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
+import { createTxnRepository } from './transactions/repository.js'
 import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
@@ -135,6 +136,9 @@ export async function createContainer(
   const reconcileBrake = brakeSettings(config.env)
   const reconcileInterval = reconcileIntervalMs(config.env)
   const reconcileWindow = reconcileWindowMs(config.env)
+  // The writes of transactions, built once with the webhook variant and the clock of their outbox
+  // events, and handed to the service and to every flow that writes transactions.
+  const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now })
   const flows: Flow[] = [swapFlow({ config, rates, accounts })]
   // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
   // lazily, for worker-side transitions, because the service is built from this list of flows.
@@ -142,7 +146,7 @@ export async function createContainer(
   // Every rail the flows use is observed, so the worker knows what each one last answered.
   const tronRail = observeRail('tron', payoutRails.tron)
   const bankRail = observeRail('bank', payoutRails.bank)
-  const payoutDeps = { config, rates, accounts, db, log, transactions: () => transactions }
+  const payoutDeps = { config, rates, accounts, db, log, repository, transactions: () => transactions }
   flows.push(
     tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
     vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
@@ -163,11 +167,12 @@ export async function createContainer(
       onchain: observeRail('onchain', bitcoinRails.onchain),
     },
     keys: bitcoinKeys,
+    repository,
     transactions: () => transactions,
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
-  const transactions = createTransactionsService({ db, config, accounts, rates, flows, log })
+  const transactions = createTransactionsService({ db, config, accounts, rates, flows, repository, log })
   const approvals = createApprovalsService({ db, transactions })
   const webhooks = createWebhooksService({
     db,

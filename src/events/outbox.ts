@@ -52,9 +52,18 @@ export function takeEnqueued<T extends object>(row: T & { enqueued?: number }): 
   return [row, enqueued]
 }
 
+/**
+ * How the outbox writes: the webhook variant (b delivers final states only) and the clock its event
+ * and delivery rows are stamped with.
+ */
+export interface OutboxConfig {
+  webhookVariant: 'a' | 'b'
+  now: () => number
+}
+
 /** The values of outboxSql's two parameters, for a change to `state`. */
-export function outboxParams(state: TxnState, variant: 'a' | 'b'): [number, boolean] {
-  return [Date.now(), variant === 'a' || FINAL_STATES.has(state)]
+export function outboxParams(state: TxnState, config: OutboxConfig): [number, boolean] {
+  return [config.now(), config.webhookVariant === 'a' || FINAL_STATES.has(state)]
 }
 
 /**
@@ -62,8 +71,8 @@ export function outboxParams(state: TxnState, variant: 'a' | 'b'): [number, bool
  * delivery for the account's live webhook (variant b only for final states), and a NOTIFY that
  * PostgreSQL sends only if the transaction commits.
  */
-export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | 'b'): Promise<void> {
-  const now = Date.now()
+export async function recordEvent(q: Queryable, txn: OutboxTxn, config: OutboxConfig): Promise<void> {
+  const [now, withDeliveries] = outboxParams(txn.state, config)
   // One statement: the event and its deliveries; then the NOTIFY, which leaves after the commit.
   const written = await q.query(
     `WITH event AS (
@@ -72,16 +81,7 @@ export async function recordEvent(q: Queryable, txn: OutboxTxn, variant: 'a' | '
      INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
      SELECT event.id, w.id, 'pending', $7, $7, $7 FROM event, webhooks w
       WHERE $8::boolean AND w.account_id = $2 AND w.deleted_at IS NULL`,
-    [
-      txn.id,
-      txn.account_id,
-      txn.state,
-      txn.msg,
-      txn.ext_ref_id ?? '',
-      txn.updated_at,
-      now,
-      variant === 'a' || FINAL_STATES.has(txn.state),
-    ],
+    [txn.id, txn.account_id, txn.state, txn.msg, txn.ext_ref_id ?? '', txn.updated_at, now, withDeliveries],
   )
   await notifyChange(q, txn.id, written.rowCount)
 }

@@ -10,7 +10,7 @@ import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from './flow.js'
-import { scheduleCheck, type TxnRow } from './repository.js'
+import { scheduleCheck, type TxnRepository, type TxnRow } from './repository.js'
 import type { TransactionsService } from './service.js'
 import { feeFor, requestedAmount } from './money.js'
 import { isMoneyError, moneyError, type MoneyError } from './errors.js'
@@ -24,6 +24,8 @@ export interface BitcoinDeps {
   keys: BitcoinKeys
   /** The transactions service. It is built from the flows, so it is bound after them. */
   transactions(): TransactionsService
+  /** The writes of transactions, built with the service's webhook variant and clock. */
+  repository: TxnRepository
   now?: () => number
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }

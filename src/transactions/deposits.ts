@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import type { Queryable } from '../db/db.js'
-import { recordEvent } from '../events/outbox.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { OnchainOutput } from '../rails/rail.js'
 import { RailFailure } from '../rails/rail.js'
@@ -9,12 +8,10 @@ import { assert } from '../shared/assert.js'
 import { newId } from '../shared/ids.js'
 import {
   getTxn,
-  insertTxn,
   recordConfirmations,
   scheduleCheck,
   setRailRef,
   setSrcFee,
-  transition,
   type TxnRow,
 } from './repository.js'
 import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from './bitcoin-common.js'
@@ -241,7 +238,6 @@ export async function reorgedDeposits(
 
 async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainOutput): Promise<boolean> {
   const now = (deps.now ?? Date.now)()
-  const opts = { now, webhookVariant: deps.config.webhookVariant }
   return deps.db.tx(async (q) => {
     const addr = (
       await q.query<AddressRow>('SELECT * FROM onchain_addresses WHERE address = $1 FOR UPDATE', [address])
@@ -256,7 +252,7 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
       addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
     if (receive && receive.state === 'srcintent') {
       await insertDeposit(q, output, address, receive.id, now)
-      await transition(
+      await deps.repository.transition(
         q,
         receive,
         'srccreated',
@@ -269,7 +265,7 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
           },
           next_check_at: now,
         },
-        opts,
+        { now },
       )
       return true
     }
@@ -302,7 +298,7 @@ async function createDepositTxn(
 ) {
   const fee = receiveFee(deps.config.fees.onchain_receive!, output.amountSats)
   const at = BigInt(now)
-  const row = await insertTxn(q, {
+  const row = await deps.repository.insertTxn(q, {
     id: newId('txn'),
     account_id: addr.account_id,
     ext_ref_id: null,
@@ -342,7 +338,7 @@ async function createDepositTxn(
   })
   assert(row, 'a deposit transaction has no extRefId to collide on')
   await setRailRef(q, row.id, addr.address)
-  await recordEvent(q, row, deps.config.webhookVariant)
+  await deps.repository.recordEvent(q, row)
   return row
 }
 
@@ -399,7 +395,7 @@ export async function advanceDeposit(
         WHERE txid = $1 AND vout = $2`,
       [deposit.txid, deposit.vout, at, confirmations, output?.blockHash ?? null],
     )
-    await transition(
+    await deps.repository.transition(
       q,
       t,
       'completed',
@@ -408,7 +404,7 @@ export async function advanceDeposit(
         dest_settled: received - fee,
         src_details: { ...t.src_details, confirmations },
       },
-      { now: at, webhookVariant: deps.config.webhookVariant },
+      { now: at },
     )
   })
 }

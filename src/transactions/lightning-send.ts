@@ -4,7 +4,7 @@ import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/l
 import { ceilDiv } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow } from './flow.js'
-import { scheduleCheck, transition, type TxnRow } from './repository.js'
+import { scheduleCheck, type TxnRow } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from './bitcoin-common.js'
 import {
@@ -199,15 +199,12 @@ export async function confirmLnSend(
     now: ctx.now,
     postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
   })
-  await transition(
+  await deps.repository.transition(
     q,
     receive,
     'completed',
     { src_settled: receive.src_amount, dest_settled: receive.dest_amount },
-    {
-      now: ctx.now,
-      webhookVariant: config.webhookVariant,
-    },
+    { now: ctx.now },
   )
   return ctx.transition('completed', {
     ...patch,

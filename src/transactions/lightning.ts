@@ -6,7 +6,7 @@ import { RailFailure } from '../rails/rail.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import type { Flow } from './flow.js'
-import { insertTxn, scheduleCheck, setRailRef, transition, type TxnRow } from './repository.js'
+import { scheduleCheck, setRailRef, type TxnRow } from './repository.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -74,7 +74,7 @@ export function internalInvoiceIssue(
  * that no internal send can pay an invoice that an outside payer has already paid.
  */
 export async function completeLnReceive(
-  deps: Pick<BitcoinDeps, 'accounts' | 'config'>,
+  deps: Pick<BitcoinDeps, 'accounts' | 'repository'>,
   q: Queryable,
   txn: TxnRow,
   paidSats: bigint,
@@ -90,12 +90,12 @@ export async function completeLnReceive(
     now: at,
     postings: receivePostings('lightning', wallet.id, paidSats, fee),
   })
-  return transition(
+  return deps.repository.transition(
     q,
     txn,
     'completed',
     { src_settled: paidSats, dest_settled: paidSats - fee },
-    { now: at, webhookVariant: deps.config.webhookVariant },
+    { now: at },
   )
 }
 
@@ -128,7 +128,7 @@ export async function creditSecondPayment(
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
     const at = BigInt(now)
-    const row = await insertTxn(
+    const row = await deps.repository.insertTxn(
       q,
       {
         id: newId('txn'),
@@ -161,7 +161,7 @@ export async function creditSecondPayment(
         created_at: at,
         updated_at: at,
       },
-      { event: { webhookVariant: deps.config.webhookVariant } },
+      { event: true },
     )
     assert(row, 'a deposit transaction has no extRefId to collide on')
     await setRailRef(q, row.id, paymentHash)
@@ -171,12 +171,12 @@ export async function creditSecondPayment(
       now,
       postings: receivePostings('lightning', wallet.id, paidSats, fee),
     })
-    return transition(
+    return deps.repository.transition(
       q,
       { ...row, rail_ref: paymentHash },
       'completed',
       { src_settled: paidSats, dest_settled: paidSats - fee },
-      { now, webhookVariant: deps.config.webhookVariant },
+      { now },
     )
   })
 }

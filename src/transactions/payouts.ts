@@ -26,9 +26,8 @@ import type { RatesService } from '../rates/service.js'
 import { allInRate, ONE } from '../rates/fx.js'
 import { createHash } from 'node:crypto'
 import { postEntry, systemAccountId, voidHolds, type Posting, type SystemPurpose } from '../ledger/ledger.js'
-import { recordEvent } from '../events/outbox.js'
 import { newId } from '../shared/ids.js'
-import { getTxn, insertTxn, markPayoutReturned, scheduleCheck, settleReturn } from './repository.js'
+import { getTxn, markPayoutReturned, scheduleCheck, settleReturn, type TxnRepository } from './repository.js'
 import {
   RailFailure,
   type BankPayoutRail,
@@ -66,6 +65,8 @@ export interface PayoutFlowDeps {
    * from the list of flows this one belongs to.
    */
   transactions: () => TransactionsService
+  /** The writes of transactions, built with the service's webhook variant and clock. */
+  repository: TxnRepository
   log: PayoutLog
   now?: () => number
 }
@@ -454,7 +455,7 @@ async function recordReturn(
     assert(wallet, 'a payout is funded from a wallet of its account')
     const stamp = BigInt(at)
     const refund = walletDebit(payout)
-    const inserted = await insertTxn(q, {
+    const inserted = await deps.repository.insertTxn(q, {
       id: newId('txn'),
       account_id: payout.account_id,
       ext_ref_id: null,
@@ -500,7 +501,7 @@ async function recordReturn(
       postings: returnPostings(payout, wallet.id, net.system),
     })
     await markPayoutReturned(q, payout, { returnTxnId: ret.id, reason, at })
-    await recordEvent(q, ret, deps.config.webhookVariant)
+    await deps.repository.recordEvent(q, ret)
     deps.log.warn(
       { txnId: payout.id, returnTxnId: ret.id, kind: net.kind, reason },
       'a completed payout came back',

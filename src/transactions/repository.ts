@@ -1,7 +1,16 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition, FINAL_STATES } from './state-machine.js'
-import { ENQUEUED_COLUMN, notifyChange, outboxParams, outboxSql, takeEnqueued } from '../events/outbox.js'
+import {
+  ENQUEUED_COLUMN,
+  notifyChange,
+  outboxParams,
+  outboxSql,
+  recordEvent,
+  takeEnqueued,
+  type OutboxConfig,
+  type OutboxTxn,
+} from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
 import { entryCtes, holdCtes, type EntryInput, type Param } from '../ledger/ledger.js'
 
@@ -65,18 +74,64 @@ function param(column: string, value: unknown): unknown {
   return value
 }
 
+/** The time of a change, as its caller took it (the same instant as the change's ledger entry). */
+export interface ChangeTime {
+  now: number
+}
+
+/** What a new transaction may be written with: its outbox event; with it, the hold of a quote. */
+export interface InsertOptions {
+  event?: boolean
+  hold?: { accountId: string; ccy: string; amount: bigint; now: number }
+}
+
 /**
- * Insert a new transaction; returns undefined when its (account, extRefId) already exists. With
- * `event`, its outbox event is written by the same statement (one round trip), as recordEvent would;
- * with `hold` as well, the wallet hold of a wallet-funded quote (see holdCtes), when it is covered.
+ * The writes of transactions that need the service's configuration, built once with it (see
+ * src/container.ts) and handed to the flows in their deps: every outbox event they write follows the
+ * configured webhook variant and is stamped by the configured clock. A change's own time (`now` of
+ * a transition or settlement) is still the caller's, who uses the same instant for its ledger entry.
  */
-export async function insertTxn(
+export interface TxnRepository {
+  /** The clock the outbox is stamped with, for the service's own times. */
+  now: () => number
+  /**
+   * Insert a new transaction; returns undefined when its (account, extRefId) already exists. With
+   * `event`, its outbox event is written by the same statement (one round trip), as recordEvent
+   * would; with `hold` as well, the wallet hold of a wallet-funded quote (see holdCtes), when it is
+   * covered.
+   */
+  insertTxn(q: Queryable, txn: NewTxn, opts?: InsertOptions): Promise<TxnRow | undefined>
+  /** See `transition` below. */
+  transition(q: Queryable, txn: TxnRow, to: TxnState, patch: TxnPatch, at: ChangeTime): Promise<TxnRow>
+  /** See `settleQuoted` below. */
+  settleQuoted(
+    q: Queryable,
+    txn: TxnRow,
+    settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
+    at: ChangeTime,
+  ): Promise<TxnRow | undefined>
+  /** Write the outbox event of a transaction inserted without one (a deposit, a payout return). */
+  recordEvent(q: Queryable, txn: OutboxTxn): Promise<void>
+}
+
+export function createTxnRepository(config: OutboxConfig): TxnRepository {
+  return {
+    now: config.now,
+    insertTxn: (q, txn, opts = {}) => insertTxn(q, txn, opts, config),
+    transition: (q, txn, to, patch, at) => transition(q, txn, to, patch, { ...at, outbox: config }),
+    settleQuoted: (q, txn, settlement, at) => settleQuoted(q, txn, settlement, { ...at, outbox: config }),
+    recordEvent: (q, txn) => recordEvent(q, txn, config),
+  }
+}
+
+/** A change's time and the outbox configuration its event is written with. */
+type ChangeOptions = ChangeTime & { outbox: OutboxConfig }
+
+async function insertTxn(
   q: Queryable,
   txn: NewTxn,
-  opts: {
-    event?: { webhookVariant: 'a' | 'b' }
-    hold?: { accountId: string; ccy: string; amount: bigint; now: number }
-  } = {},
+  opts: InsertOptions,
+  outbox: OutboxConfig,
 ): Promise<TxnRow | undefined> {
   const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
   const insert = `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
@@ -87,15 +142,15 @@ export async function insertTxn(
     return rows[0]
   }
   // The columns, then the outbox's two parameters, then the hold's.
-  const params: unknown[] = [...values, ...outboxParams(txn.state, opts.event.webhookVariant)]
-  const outbox = outboxSql(values.length + 1)
+  const params: unknown[] = [...values, ...outboxParams(txn.state, outbox)]
+  const outboxCtes = outboxSql(values.length + 1)
   const p = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
   }
   const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (${insert}), ${outbox}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
+    `WITH changed AS (${insert}), ${outboxCtes}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
     params,
   )
   if (!rows[0]) return undefined
@@ -164,12 +219,12 @@ export class StaleTransition extends Error {}
  * database transaction. Refuses transitions outside the state machine (a bug), and throws
  * `StaleTransition` when the row is no longer in the state the caller read (a lost race).
  */
-export async function transition(
+async function transition(
   q: Queryable,
   txn: TxnRow,
   to: TxnState,
   patch: TxnPatch,
-  opts: { now: number; webhookVariant: 'a' | 'b' },
+  opts: ChangeOptions,
 ): Promise<TxnRow> {
   const values: unknown[] = []
   const p: Param = (value) => {
@@ -193,12 +248,12 @@ export async function transition(
  * item, nothing changes unless that item returned a row. The caller announces the change with
  * notifyChange once the row came back.
  */
-export function transitionCtes(
+function transitionCtes(
   p: Param,
   txn: Pick<TxnRow, 'id' | 'kind' | 'state'>,
   to: TxnState,
   patch: TxnPatch,
-  opts: { now: number; webhookVariant: 'a' | 'b' },
+  opts: ChangeOptions,
   onlyIf?: string,
 ): string {
   if (!canTransition(txn.kind, txn.state, to)) {
@@ -214,7 +269,7 @@ export function transitionCtes(
   for (const [column, value] of Object.entries(patch)) sets.push(`${column} = ${p(param(column, value))}`)
   if (!('next_check_at' in patch) && FINAL_STATES.has(to)) sets.push('next_check_at = NULL')
   const where = `id = ${p(txn.id)} AND state = ${p(txn.state)}${onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''}`
-  const [outboxNow, withDeliveries] = outboxParams(to, opts.webhookVariant)
+  const [outboxNow, withDeliveries] = outboxParams(to, opts.outbox)
   const first = Number(p(outboxNow).slice(1))
   p(withDeliveries)
   return `changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE ${where} RETURNING *),
@@ -229,11 +284,11 @@ export function transitionCtes(
  * (the caller then takes the ordinary path, which tells why). The entry's own check and a check
  * that the transition went with the entry undo the whole statement if either fails.
  */
-export async function settleQuoted(
+async function settleQuoted(
   q: Queryable,
   txn: TxnRow,
   settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
-  opts: { now: number; webhookVariant: 'a' | 'b' },
+  opts: ChangeOptions,
 ): Promise<TxnRow | undefined> {
   const values: unknown[] = []
   const p: Param = (value) => {

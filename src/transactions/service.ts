@@ -13,13 +13,11 @@ import type { TxnKind } from './state-machine.js'
 import {
   getByExtRef,
   getTxn,
-  insertTxn,
   lockForConfirm,
-  settleQuoted,
   StaleTransition,
-  transition,
   type NewTxn,
   type TxnPatch,
+  type TxnRepository,
   type TxnRow,
 } from './repository.js'
 import { walletDebit } from './money.js'
@@ -129,14 +127,15 @@ export function createTransactionsService(deps: {
   accounts: AccountsService
   rates: RatesService
   flows: Flow[]
-  now?: () => number
+  /** The writes of transactions, with the clock this service takes its times from. */
+  repository: TxnRepository
   log?: { warn(obj: object, msg: string): void }
 }): TransactionsService {
   const { db, config } = deps
-  const now = deps.now ?? Date.now
+  const { transition, settleQuoted, insertTxn, now } = deps.repository
   const flows = new Map(deps.flows.map((f) => [f.kind, f]))
   const reader = createTxnReader(db)
-  const opts = () => ({ now: now(), webhookVariant: config.webhookVariant })
+  const opts = () => ({ now: now() })
 
   function flowOf(kind: TxnKind): Flow {
     const flow = flows.get(kind)
@@ -184,10 +183,7 @@ export function createTransactionsService(deps: {
     const flow = flowOf(quoted.kind)
     const at = now()
     if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
-    return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), {
-      now: at,
-      webhookVariant: config.webhookVariant,
-    })
+    return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
   }
 
   /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
@@ -199,13 +195,7 @@ export function createTransactionsService(deps: {
 
   async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {
     await voidHolds(q, txn.id, at)
-    return transition(
-      q,
-      txn,
-      'expired',
-      { msg: 'quote_expired' },
-      { now: at, webhookVariant: config.webhookVariant },
-    )
+    return transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at })
   }
 
   /**
@@ -241,7 +231,7 @@ export function createTransactionsService(deps: {
       if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
         return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
       }
-      const stepOpts = { now: at, webhookVariant: config.webhookVariant }
+      const stepOpts = { now: at }
       // Above its approval threshold, a send waits here, funds held, for a second operator
       // (src/approvals/): approval later runs the flow's confirm from `processing`.
       const reasons = approvalReasons(txn, config.approvalThresholds)
@@ -336,7 +326,7 @@ export function createTransactionsService(deps: {
         now: at,
       }
       const result = await insertTxn(db, fields, {
-        event: { webhookVariant: config.webhookVariant },
+        event: true,
         ...(quote.fromWallet ? { hold } : {}),
       })
       if (result) {

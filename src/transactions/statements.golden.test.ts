@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Queryable } from '../db/db.js'
 import { entryCtes, holdCtes, type Param } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
-import { settleQuoted, type TxnRow } from './repository.js'
+import { createTxnRepository, type TxnRow } from './repository.js'
 
 /**
  * The text of the hardest statements, pinned: the swap confirm (one statement that locks the quote,
@@ -46,14 +46,8 @@ const swap = {
 } as TxnRow
 
 describe('statement text', () => {
-  // The outbox stamps its event with the clock, not the transition's time: hold the clock still.
-  beforeAll(() => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    vi.setSystemTime(NOW)
-  })
-  afterAll(() => {
-    vi.useRealTimers()
-  })
+  // The outbox stamps its event with the repository's clock, not the transition's time: a still one.
+  const repository = createTxnRepository({ webhookVariant: 'a', now: () => NOW })
 
   it('the swap confirm', async () => {
     const sent: Array<{ sql: string; values: unknown[] }> = []
@@ -71,14 +65,11 @@ describe('statement text', () => {
       now: NOW,
       postings: walletOutPostings(swap, 'wal_btc', { wallet: 'wal_usd' }),
     }
-    const row = await settleQuoted(
+    const row = await repository.settleQuoted(
       recorder,
       swap,
       { entry, to: 'completed', patch: {} },
-      {
-        now: NOW,
-        webhookVariant: 'a',
-      },
+      { now: NOW },
     )
     expect(row).toBeUndefined()
     expect(sent).toHaveLength(1)

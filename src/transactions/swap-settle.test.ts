@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { systemAccountId } from '../ledger/ledger.js'
-import { getTxn, settleQuoted } from './repository.js'
+import { createTxnRepository, getTxn } from './repository.js'
 
 const swap = (amt: string) => ({
   sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: amt, reqDetails: {} },
@@ -160,7 +160,7 @@ describe('swap confirm in one statement', () => {
     const txn = (await getTxn(h.c.db, txnId))!
     const before = await written(txnId)
     await expect(
-      settleQuoted(
+      createTxnRepository({ webhookVariant: 'a', now: Date.now }).settleQuoted(
         h.c.db,
         txn,
         {
@@ -176,7 +176,7 @@ describe('swap confirm in one statement', () => {
           to: 'completed',
           patch: { src_settled: txn.src_amount },
         },
-        { now: Date.now(), webhookVariant: 'a' },
+        { now: Date.now() },
       ),
     ).rejects.toThrow(/ledger invariant/)
     expect(await written(txnId)).toEqual(before)
