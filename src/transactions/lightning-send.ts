@@ -151,7 +151,6 @@ export async function confirmLnSend(
   txn: TxnRow,
   ctx: ConfirmContext,
 ): Promise<TxnRow> {
-  const { config } = deps
   const paymentRequest = String(txn.dest_details.paymentRequest)
   const paymentHash = String(txn.dest_details.paymentHash)
   const receive = await receiveFor(q, paymentHash, true)
