@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import type { Db, Queryable } from '../db/db.js'
 import { inOneTransaction } from '../db/ambient-tx.js'
 import { refuseSpentAddress } from '../http/auth-hook.js'
+import { fieldOf, paramsOf, PathParams } from '../http/request-fields.js'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
 import { ApiError } from '../shared/errors.js'
 import { SYSTEM_OPERATOR_ID, sameSecret, type Actor, type OperatorsService } from '../operators/service.js'
@@ -103,7 +104,7 @@ export function installAdminGuard(
   // the console's routes only (below), so that no other request pays for it.
   const checkFormToken = async (request: FastifyRequest): Promise<void> => {
     if (!request.csrfInForm) return
-    const given = (request.body as Record<string, unknown> | undefined)?.[CSRF_FORM_FIELD]
+    const given = fieldOf(request.body, CSRF_FORM_FIELD)
     if (typeof given !== 'string' || !sameSecret(given, request.operator?.csrfToken ?? ''))
       throw new ApiError(
         'forbidden',
@@ -181,10 +182,10 @@ function isAdminPath(url: string): boolean {
 
 /** The route's path parameters (`accountId=acc_…`), else the body's accountId, as the audit target. */
 function defaultTarget(request: FastifyRequest): string | null {
-  const params = Object.entries((request.params ?? {}) as Record<string, string>)
+  const params = Object.entries(paramsOf(request, PathParams))
   if (params.length > 0) return params.map(([k, v]) => `${k}=${v}`).join(',')
-  const body = request.body as { accountId?: unknown } | undefined
-  return typeof body?.accountId === 'string' ? `accountId=${body.accountId}` : null
+  const accountId = fieldOf(request.body, 'accountId')
+  return typeof accountId === 'string' ? `accountId=${accountId}` : null
 }
 
 async function limitByAddress(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import type { Queryable } from '../db/db.js'
+import { paramsOf } from '../http/request-fields.js'
 
 /**
  * Who may do what in the operator API. Roles are sets of permissions; ADMIN_ROUTES is the one table
@@ -93,8 +95,9 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     need: 'accounts.tier',
     action: 'account.tier',
     before: async (q, request) => {
-      const { accountId } = request.params as { accountId: string }
-      const { rows } = await q.query('SELECT tier FROM accounts WHERE id = $1 FOR UPDATE', [accountId])
+      const { rows } = await q.query('SELECT tier FROM accounts WHERE id = $1 FOR UPDATE', [
+        paramsOf(request, Type.Object({ accountId: Type.String() })).accountId,
+      ])
       return rows[0] ? { tier: rows[0].tier } : null
     },
   },
@@ -103,9 +106,8 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     need: 'keys.write',
     action: 'key.revoke',
     before: async (q, request) => {
-      const { apiKey } = request.params as { apiKey: string }
       const { rows } = await q.query('SELECT account_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [
-        apiKey,
+        paramsOf(request, Type.Object({ apiKey: Type.String() })).apiKey,
       ])
       return rows[0]
         ? {

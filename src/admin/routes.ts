@@ -1,7 +1,8 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { timingSafeEqual, createHash } from 'node:crypto'
 import { Type } from 'typebox'
-import type { AccountsService, Tier } from '../accounts/service.js'
+import type { AccountsService } from '../accounts/service.js'
 import type { AuthService } from '../auth/service.js'
 import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
@@ -37,7 +38,7 @@ export function adminAuth(adminToken: string) {
 }
 
 export function adminRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: {
     accounts: AccountsService
     auth: AuthService
@@ -47,6 +48,7 @@ export function adminRoutes(
     checkRails(): Promise<RailsCheckResult>
   },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = adminAuth(deps.adminToken)
   const schema = { hide: true, tags: ['Admin'] }
   const TierSchema = Type.Union([Type.Literal('standard'), Type.Literal('premium')])
@@ -66,7 +68,7 @@ export function adminRoutes(
       },
     },
     async (request) => {
-      const body = request.body as { name: string; parentId?: string; tier?: Tier; withKey?: boolean }
+      const body = request.body
       const account = await deps.accounts.create({
         displayName: body.name,
         parentId: body.parentId ?? null,
@@ -81,10 +83,17 @@ export function adminRoutes(
 
   app.put(
     '/admin/accounts/:accountId/tier',
-    { onRequest, schema: { ...schema, body: Type.Object({ tier: TierSchema }) } },
+    {
+      onRequest,
+      schema: {
+        ...schema,
+        params: Type.Object({ accountId: Type.String() }),
+        body: Type.Object({ tier: TierSchema }),
+      },
+    },
     async (request) => {
-      const { accountId } = request.params as { accountId: string }
-      const { tier } = request.body as { tier: Tier }
+      const { accountId } = request.params
+      const { tier } = request.body
       if (!(await deps.accounts.setTier(accountId, tier)))
         throw new ApiError('not_found', 'Account not found')
       return { accountId, tier }
@@ -95,17 +104,21 @@ export function adminRoutes(
     '/admin/keys',
     { onRequest, schema: { ...schema, body: Type.Object({ accountId: Type.String({ maxLength: 64 }) }) } },
     async (request) => {
-      const { accountId } = request.body as { accountId: string }
+      const { accountId } = request.body
       if (!(await deps.accounts.get(accountId))) throw new ApiError('not_found', 'Account not found')
       return { accountId, ...(await deps.auth.createKey(accountId)) }
     },
   )
 
-  app.post('/admin/keys/:apiKey/revoke', { onRequest, schema }, async (request) => {
-    const { apiKey } = request.params as { apiKey: string }
-    if (!(await deps.auth.revokeKey(apiKey))) throw new ApiError('not_found', 'No such active key')
-    return { apiKey, revoked: true }
-  })
+  app.post(
+    '/admin/keys/:apiKey/revoke',
+    { onRequest, schema: { ...schema, params: Type.Object({ apiKey: Type.String() }) } },
+    async (request) => {
+      const { apiKey } = request.params
+      if (!(await deps.auth.revokeKey(apiKey))) throw new ApiError('not_found', 'No such active key')
+      return { apiKey, revoked: true }
+    },
+  )
 
   app.get('/admin/ledger/check', { onRequest, schema }, async () => checkBooks(deps.db))
 
@@ -124,7 +137,7 @@ export function adminRoutes(
       },
     },
     async (request) => {
-      const query = request.query as { page?: string; limit?: string }
+      const { query } = request
       const limit = Number(query.limit ?? 20)
       if (limit > 100) throw new ApiError('invalid_request', 'limit: at most 100')
       return listStuck(deps.db, deps.config.railOps, Date.now(), { page: Number(query.page ?? 1), limit })

@@ -56,8 +56,7 @@ export function approvalRoutes(fastify: FastifyInstance, deps: { approvals: Appr
     { schema: { ...schema, params: txnParams, body: Type.Object({ note }) } },
     async (request) => {
       const { txnId } = request.params
-      const body = (request.body ?? {}) as { note?: string }
-      const view = await deps.approvals.review(txnId, actorOf(request), body.note ?? null)
+      const view = await deps.approvals.review(txnId, actorOf(request), request.body.note ?? null)
       auditNote(request, { target: target(txnId), before: { status: 'waiting', review: null } })
       return view
     },
@@ -68,8 +67,7 @@ export function approvalRoutes(fastify: FastifyInstance, deps: { approvals: Appr
     { schema: { ...schema, params: txnParams, body: Type.Object({ note }) } },
     async (request) => {
       const { txnId } = request.params
-      const body = (request.body ?? {}) as { note?: string }
-      const view = await deps.approvals.approve(txnId, actorOf(request), body.note ?? null)
+      const view = await deps.approvals.approve(txnId, actorOf(request), request.body.note ?? null)
       auditNote(request, { target: target(txnId), before: { status: 'waiting', txnState: 'processing' } })
       return view
     },

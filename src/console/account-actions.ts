@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import type { Tier } from '../accounts/service.js'
 import type { Container } from '../container.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { CONSOLE_BASE } from './nav.js'
-import { consoleAction, field } from './page.js'
+import { AccountParams } from './accounts.js'
+import { consoleAction, field, type ConsoleContext } from './page.js'
 import type { Localized } from './strings.js'
 
 /**
@@ -44,10 +47,12 @@ const TEXT: Localized<{
   },
 }
 
+const KeyParams = Type.Object({ apiKey: Type.String() })
+
 export function accountActions(app: FastifyInstance, c: Container): void {
   const base = `${CONSOLE_BASE}/accounts/:accountId`
-  const accountOf = async (params: unknown) => {
-    const { accountId } = params as { accountId: string }
+  const accountOf = async (ctx: ConsoleContext) => {
+    const { accountId } = paramsOf(ctx.request, AccountParams)
     if (accountId.length > 64 || !(await c.accounts.get(accountId)))
       throw new ApiError('not_found', 'Account not found')
     return accountId
@@ -56,7 +61,7 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     markup`<p><a href="${CONSOLE_BASE}/accounts/${accountId}">${text}</a></p>`
 
   consoleAction(app, `${base}/keys`, 'accounts', async (ctx) => {
-    const accountId = await accountOf(ctx.request.params)
+    const accountId = await accountOf(ctx)
     const t = TEXT[ctx.lang]
     const key = await c.auth.createKey(accountId)
     return {
@@ -69,8 +74,8 @@ export function accountActions(app: FastifyInstance, c: Container): void {
   })
 
   consoleAction(app, `${base}/keys/:apiKey/revoke`, 'accounts', async (ctx) => {
-    const accountId = await accountOf(ctx.request.params)
-    const { apiKey } = ctx.request.params as { apiKey: string }
+    const accountId = await accountOf(ctx)
+    const { apiKey } = paramsOf(ctx.request, KeyParams)
     // Read in the guard's transaction, locked, for the audit row's `before`.
     const { rows } = await c.db.query<{ revoked_at: string | null }>(
       'SELECT revoked_at FROM api_keys WHERE id = $1 AND account_id = $2 FOR UPDATE',
@@ -91,7 +96,7 @@ export function accountActions(app: FastifyInstance, c: Container): void {
   })
 
   consoleAction(app, `${base}/tier`, 'accounts', async (ctx, body) => {
-    const accountId = await accountOf(ctx.request.params)
+    const accountId = await accountOf(ctx)
     const tier = field(body, 'tier', 16)
     if (tier !== 'standard' && tier !== 'premium')
       throw new ApiError('invalid_request', 'tier: standard or premium')

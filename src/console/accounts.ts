@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { roleAllows } from '../admin/permissions.js'
@@ -140,10 +142,13 @@ interface AccountRow {
 /** LIKE's wildcards taken literally. */
 const likeText = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
+/** The account of a console path: any text, since a page answers an unknown one with its 404. */
+export const AccountParams = Type.Object({ accountId: Type.String() })
+
 export function accountPages(app: FastifyInstance, c: Container): void {
   consolePage(app, `${CONSOLE_BASE}/accounts`, 'accounts', async (ctx) => {
     const t = ACCOUNT_TEXT[ctx.lang]
-    const raw = (ctx.request.query as { q?: unknown }).q
+    const raw = ctx.query.q
     const q = typeof raw === 'string' ? raw.trim().slice(0, SEARCH_MAX) : ''
     let results: SafeHtml | string = ''
     if (q !== '' && q.length < SEARCH_MIN)
@@ -181,7 +186,7 @@ export function accountPages(app: FastifyInstance, c: Container): void {
   })
 
   consolePage(app, `${CONSOLE_BASE}/accounts/:accountId`, 'accounts', async (ctx) => {
-    const { accountId } = ctx.request.params as { accountId: string }
+    const { accountId } = paramsOf(ctx.request, AccountParams)
     const account = accountId.length <= 64 ? await c.accounts.get(accountId) : undefined
     if (!account) throw new ApiError('not_found', 'Account not found')
     return { title: `${account.displayName}`, body: await accountBody(c, ctx, account.id) }

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
 import { roleAllows } from '../admin/permissions.js'
 import { countApprovals, APPROVAL_STATUSES, type ApprovalStatus } from '../approvals/repository.js'
@@ -151,7 +153,7 @@ function row(a: ApprovalView, ctx: ConsoleContext, t: Text): SafeHtml {
 export function approvalPages(app: FastifyInstance, c: Container): void {
   consolePage(app, BASE, 'approvals', async (ctx) => {
     const t = TEXT[ctx.lang]
-    const asked = (ctx.request.query as { status?: unknown }).status
+    const asked = ctx.query.status
     const status: ApprovalStatus = APPROVAL_STATUSES.includes(asked as ApprovalStatus)
       ? (asked as ApprovalStatus)
       : 'waiting'
@@ -179,19 +181,19 @@ ${APPROVAL_STATUSES.map((s) => markup`<option value="${s}"${s === status ? marku
       audit: { target: `txnId=${txnId}`, before, after },
     }
   }
-  const txnOf = (params: unknown) => {
-    const { txnId } = params as { txnId: string }
+  const txnOf = (ctx: ConsoleContext) => {
+    const { txnId } = paramsOf(ctx.request, Type.Object({ txnId: Type.String() }))
     if (txnId.length > 64) throw new ApiError('not_found', 'No approval for this transaction')
     return txnId
   }
 
   consoleAction(app, `${BASE}/:txnId/review`, 'approvals', async (ctx, body) => {
-    const txnId = txnOf(ctx.request.params)
+    const txnId = txnOf(ctx)
     const view = await c.approvals.review(txnId, ctx.operator, field(body, 'note', NOTE_LENGTH_MAX) ?? null)
     return done(ctx, txnId, TEXT[ctx.lang].reviewedNotice, { status: 'waiting', review: null }, view)
   })
   consoleAction(app, `${BASE}/:txnId/approve`, 'approvals', async (ctx, body) => {
-    const txnId = txnOf(ctx.request.params)
+    const txnId = txnOf(ctx)
     const view = await c.approvals.approve(txnId, ctx.operator, field(body, 'note', NOTE_LENGTH_MAX) ?? null)
     return done(
       ctx,
@@ -202,7 +204,7 @@ ${APPROVAL_STATUSES.map((s) => markup`<option value="${s}"${s === status ? marku
     )
   })
   consoleAction(app, `${BASE}/:txnId/reject`, 'approvals', async (ctx, body) => {
-    const txnId = txnOf(ctx.request.params)
+    const txnId = txnOf(ctx)
     const reason = field(body, 'reason', NOTE_LENGTH_MAX)
     if (!reason) throw new ApiError('invalid_request', TEXT.en.reasonNeeded)
     const view = await c.approvals.reject(txnId, ctx.operator, reason)

@@ -78,7 +78,7 @@ const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.strin
 export function auditLogPage(app: FastifyInstance, c: Container): void {
   consolePage(app, `${CONSOLE_BASE}/audit`, 'audit', async (ctx) => {
     const t = TEXT[ctx.lang]
-    const query = ctx.request.query as Record<string, unknown>
+    const { query } = ctx
     const given: Partial<Record<(typeof FILTERS)[number], string>> = {}
     for (const name of FILTERS) {
       const v = query[name]

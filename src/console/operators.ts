@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
 import { ROLES, isRole } from '../admin/permissions.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
@@ -99,13 +101,15 @@ const TEXT: Localized<{
 const fill = (text: string, values: Record<string, string>) =>
   text.replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? '')
 
+const OperatorParams = Type.Object({ operatorId: Type.String() })
+
 export function operatorPages(app: FastifyInstance, c: Container): void {
   const base = `${CONSOLE_BASE}/operators`
   const back = (t: (typeof TEXT)['en']) => markup`<p><a href="${base}">${t.back}</a></p>`
   const done = (text: string, t: (typeof TEXT)['en']) =>
     markup`<p class="notice good" role="status">${text}</p>${back(t)}`
   const idOf = (ctx: ConsoleContext) => {
-    const { operatorId } = ctx.request.params as { operatorId: string }
+    const { operatorId } = paramsOf(ctx.request, OperatorParams)
     if (operatorId.length > 64) throw new ApiError('not_found', 'Operator not found')
     return operatorId
   }

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
 import { auditNote, type AuditNote } from '../admin/guard.js'
 import { ADMIN_ROUTES } from '../admin/permissions.js'
 import type { SafeHtml } from '../pages/escape.js'
@@ -22,7 +24,27 @@ export interface ConsoleContext {
   operator: Actor
   lang: Lang
   t: ShellStrings
+  /** The query string, each value as given: a page judges its own filters (see ConsoleQuery). */
+  query: ConsoleQuery
 }
+
+/**
+ * A console page's query string as Fastify parses it: every value a string, a repeated name an
+ * array of them. It is checked in the handler, not as the route's schema, and admits every query
+ * there is: a filter a page does not take never becomes a JSON validation error; the page decides
+ * (ignores it, or shows its form with a notice), as it did before.
+ */
+const ConsoleQuery = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))
+export type ConsoleQuery = Static<typeof ConsoleQuery>
+
+/**
+ * A form post's (or a script's JSON) fields by name. A body of another shape (a JSON array or
+ * string) has no fields, as before: it is read here rather than refused by a schema, so that the
+ * action answers it with its page, as it answers a missing field.
+ */
+const FormFields = Type.Record(Type.String(), Type.Unknown())
+export const formFields = (body: unknown): Record<string, unknown> =>
+  Value.Check(FormFields, body) ? body : {}
 
 export interface Rendered {
   title: string
@@ -34,8 +56,9 @@ export interface Rendered {
 }
 
 export function contextOf(request: FastifyRequest, reply: FastifyReply): Omit<ConsoleContext, 'operator'> {
-  const lang = consoleLanguage(request.query, request.headers['accept-language'])
-  return { request, reply, lang, t: SHELL_STRINGS[lang] }
+  const query = Value.Check(ConsoleQuery, request.query) ? request.query : {}
+  const lang = consoleLanguage(query, request.headers['accept-language'])
+  return { request, reply, lang, t: SHELL_STRINGS[lang], query }
 }
 
 /** Sends a console page as HTML with its security headers and a fresh nonce; returns the body. */
@@ -87,8 +110,7 @@ export function consoleAction(
   requireDeclared('POST', path)
   app.post(path, { schema: { hide: true } }, async (request, reply) => {
     const ctx = { ...contextOf(request, reply), operator: actorOf(request) }
-    const body = (request.body ?? {}) as Record<string, unknown>
-    const done = await act(ctx, typeof body === 'object' ? body : {})
+    const done = await act(ctx, formFields(request.body))
     auditNote(request, { after: null, ...done.audit })
     const operator = done.signedOut ? undefined : ctx.operator
     return sendPage(reply, { ...done, lang: ctx.lang, operator, section })

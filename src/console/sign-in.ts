@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { fieldOf } from '../http/request-fields.js'
 import { readCookie } from '../admin/guard.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { clearSessionCookie, cookieAttributes, setSessionCookie } from '../operators/routes.js'
 import { sameSecret, type OperatorsService } from '../operators/service.js'
 import { CONSOLE_BASE } from './nav.js'
-import { consoleAction, contextOf, field, sendPage } from './page.js'
+import { consoleAction, contextOf, field, formFields, sendPage } from './page.js'
 import { safeNext } from './errors.js'
 import type { ShellStrings } from './strings.js'
 
@@ -29,7 +30,7 @@ export function signInRoutes(
   )
 
   app.post(`${CONSOLE_BASE}/sign-in`, { schema: { hide: true } }, async (request, reply) => {
-    const body = (request.body ?? {}) as Record<string, unknown>
+    const body = formFields(request.body)
     const cookie = readCookie(request.headers.cookie, FORM_COOKIE)
     const given = typeof body.form_token === 'string' ? body.form_token : ''
     if (!cookie || !sameSecret(cookie, given)) return signInForm(request, reply, 403, 'expired')
@@ -49,7 +50,7 @@ export function signInRoutes(
         reply.getHeader('set-cookie') as string,
         `${FORM_COOKIE}=; ${cookieAttributes(request, 0).replace('Path=/', `Path=${FORM_COOKIE_PATH}`)}`,
       ])
-      return reply.redirect(safeNext((request.query as { next?: unknown }).next ?? body.next), 303)
+      return reply.redirect(safeNext(fieldOf(request.query, 'next') ?? body.next), 303)
     } catch (err) {
       if (err instanceof ApiError && err.code === 'unauthorized')
         return signInForm(request, reply, 401, 'failed')
@@ -98,7 +99,7 @@ function signInForm(
   const token = randomBytes(32).toString('base64url')
   const attributes = cookieAttributes(request, FORM_TTL_S).replace('Path=/', `Path=${FORM_COOKIE_PATH}`)
   reply.header('set-cookie', `${FORM_COOKIE}=${token}; ${attributes}`)
-  const next = safeNext((request.query as { next?: unknown }).next)
+  const next = safeNext(fieldOf(request.query, 'next'))
   const action = `${CONSOLE_BASE}/sign-in${next === CONSOLE_BASE ? '' : `?next=${encodeURIComponent(next)}`}`
   const message =
     problem === undefined

@@ -1,4 +1,5 @@
 import { pickLanguage, type Lang } from '../pages/i18n.js'
+import type { ConsoleQuery } from './page.js'
 
 /**
  * The console's words in English and Vietnamese. The shell's strings live here; each page keeps
@@ -11,8 +12,8 @@ export function localize<T>(texts: Localized<T>, lang: Lang): T {
 }
 
 /** The language of a console request: `?lang=` when given, else the browser's Accept-Language. */
-export function consoleLanguage(query: unknown, acceptLanguage: string | undefined): Lang {
-  const asked = (query as { lang?: unknown } | undefined)?.lang
+export function consoleLanguage(query: ConsoleQuery, acceptLanguage: string | undefined): Lang {
+  const asked = query.lang
   if (asked === 'en' || asked === 'vi') return asked
   return pickLanguage(acceptLanguage)
 }

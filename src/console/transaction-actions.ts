@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
@@ -16,13 +18,15 @@ const TEXT: Localized<{ queued: string; back: string }> = {
   vi: { queued: 'Sự kiện đã được xếp hàng gửi lại thành lần gửi #{id}.', back: 'Quay lại giao dịch' },
 }
 
+const DeliveryParams = Type.Object({ txnId: Type.String(), deliveryId: Type.String() })
+
 export function transactionActions(app: FastifyInstance, c: Container): void {
   consoleAction(
     app,
     `${CONSOLE_BASE}/transactions/:txnId/deliveries/:deliveryId/redeliver`,
     'transactions',
     async (ctx) => {
-      const { txnId, deliveryId } = ctx.request.params as { txnId: string; deliveryId: string }
+      const { txnId, deliveryId } = paramsOf(ctx.request, DeliveryParams)
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
       const { rows } = await c.db.query<{ account_id: string }>(
         `SELECT t.account_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id

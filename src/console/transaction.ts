@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { paramsOf } from '../http/request-fields.js'
 import { roleAllows } from '../admin/permissions.js'
 import type { Container } from '../container.js'
 import type { DeliveryView } from '../events/delivery-records.js'
@@ -146,9 +148,11 @@ export const TXN_TEXT: Localized<{
 const fill = (s: string, values: Record<string, string | number>) =>
   s.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k] ?? ''))
 
+const TxnParams = Type.Object({ txnId: Type.String() })
+
 export function transactionPage(app: FastifyInstance, c: Container): void {
   consolePage(app, `${CONSOLE_BASE}/transactions/:txnId`, 'transactions', async (ctx) => {
-    const { txnId } = ctx.request.params as { txnId: string }
+    const { txnId } = paramsOf(ctx.request, TxnParams)
     const txn = txnId.length <= 64 ? await getTxn(c.db, txnId) : undefined
     if (!txn) throw new ApiError('not_found', 'Transaction not found')
     const t = TXN_TEXT[ctx.lang]

@@ -6,7 +6,7 @@ import { LIST_METHODS, listTransactions, type ListQuery } from '../transactions/
 import { TXN_STATES } from '../transactions/state-machine.js'
 import type { TxnRow } from '../transactions/repository.js'
 import { CONSOLE_BASE } from './nav.js'
-import { consolePage } from './page.js'
+import { consolePage, type ConsoleQuery } from './page.js'
 import type { Localized } from './strings.js'
 import { txnTable } from './txn-table.js'
 
@@ -107,17 +107,15 @@ const TEXT: Localized<{
   },
 }
 
-type Query = Record<string, string | string[] | undefined>
-
 /** One text value of the query (the last, when repeated), bounded. */
-function one(query: Query, name: string, max = 140): string {
+function one(query: ConsoleQuery, name: string, max = 140): string {
   const v = query[name]
   const text = Array.isArray(v) ? v[v.length - 1] : v
   return typeof text === 'string' ? text.trim().slice(0, max) : ''
 }
 
 /** A list value: repeated checkboxes (states=a&states=b) or the API's comma-separated form. */
-function many(query: Query, name: string): string[] {
+function many(query: ConsoleQuery, name: string): string[] {
   const v = query[name]
   const all = (Array.isArray(v) ? v : v === undefined ? [] : [v]).flatMap((x) => String(x).split(','))
   return all
@@ -129,7 +127,7 @@ function many(query: Query, name: string): string[] {
 export function transactionListPage(app: FastifyInstance, c: Container): void {
   consolePage(app, `${CONSOLE_BASE}/transactions`, 'transactions', async (ctx) => {
     const t = TEXT[ctx.lang]
-    const query = ctx.request.query as Query
+    const { query } = ctx
     const reference = one(query, 'q', 200)
     const accountId = one(query, 'accountId', 64)
     const states = many(query, 'txnStatuses')
@@ -183,7 +181,13 @@ ${found}`,
   })
 }
 
-async function listed(c: Container, accountId: string | null, q: ListQuery, lang: 'en' | 'vi', raw: Query) {
+async function listed(
+  c: Container,
+  accountId: string | null,
+  q: ListQuery,
+  lang: 'en' | 'vi',
+  raw: ConsoleQuery,
+) {
   const t = TEXT[lang]
   const { rows, pagination } = await listTransactions(c.db, accountId, q, Date.now())
   const link = (page: number) => {

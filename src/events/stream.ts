@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 
@@ -41,7 +42,17 @@ export interface StreamDeps {
  * for the transaction on any instance, so no intermediate state is skipped however fast they follow
  * each other.
  */
-export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void {
+/**
+ * Ends an answer with no body at all. The reply typed by the route's response schema only takes
+ * `null` for its empty answers, and a null body is not the same to Fastify: its HEAD handling
+ * cannot take one.
+ */
+function sendEmpty(reply: FastifyReply): FastifyReply {
+  return reply.send()
+}
+
+export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
   const perAccount = new Map<string, number>()
   const open = new Set<() => void>()
@@ -84,7 +95,7 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
     },
     async (request, reply) => {
       const { accountId } = principalOf(request)
-      const { txnId } = request.params as { txnId: string }
+      const { txnId } = request.params
       const { rows } = await deps.db.query<{ id: string }>(
         'SELECT id FROM transactions WHERE id = $1 AND account_id = $2',
         [txnId, accountId],
@@ -92,10 +103,10 @@ export function statusStreamRoutes(app: FastifyInstance, deps: StreamDeps): void
       if (!rows[0]) throw new ApiError('not_found', 'Transaction not found')
       const lastEventId = lastEventIdOf(request.headers['last-event-id'])
       if (lastEventId !== undefined && (await finishedBefore(deps.db, txnId, lastEventId))) {
-        return reply.code(204).send()
+        return sendEmpty(reply.code(204))
       }
       // A HEAD is answered like the other HEADs: the headers a GET would have, no body, no stream.
-      if (request.method === 'HEAD') return reply.code(200).headers(STREAM_HEADERS).send()
+      if (request.method === 'HEAD') return sendEmpty(reply.code(200).headers(STREAM_HEADERS))
       if ((perAccount.get(accountId) ?? 0) >= STREAMS_PER_ACCOUNT_MAX) {
         throw new ApiError(
           'rate_limit_exceeded',

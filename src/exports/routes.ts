@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { writeAudit } from '../admin/audit.js'
 import { toMs } from '../admin/audit-routes.js'
@@ -37,21 +38,21 @@ const querystring = Type.Object({
   accountId: Type.Optional(Type.String({ maxLength: 64 })),
 })
 
-export function exportRoutes(app: FastifyInstance, deps: { db: Db }): void {
+type ExportQuery = Static<typeof querystring>
+
+export function exportRoutes(fastify: FastifyInstance, deps: { db: Db }): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   for (const kind of Object.keys(EXPORT_KINDS) as ExportKind[]) {
     app.get(
       `/admin/exports/${kind}.csv`,
       { schema: { hide: true, tags: ['Admin'], querystring } },
-      async (request, reply) => sendExport(deps.db, kind, request, reply),
+      async (request, reply) => sendExport(deps.db, kind, request.query, request, reply),
     )
   }
 }
 
 /** Parses and checks the range of an export's query string (400 when malformed, 404 for no account). */
-export async function exportRange(
-  db: Db,
-  query: { from: string; to: string; accountId?: string },
-): Promise<ExportRange> {
+export async function exportRange(db: Db, query: ExportQuery): Promise<ExportRange> {
   const fromMs = toMs(query.from, 'from')
   const toMsValue = toMs(query.to, 'to')
   if (toMsValue <= fromMs)
@@ -67,10 +68,11 @@ export async function exportRange(
 async function sendExport(
   db: Db,
   kind: ExportKind,
+  query: ExportQuery,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const range = await exportRange(db, request.query as { from: string; to: string; accountId?: string })
+  const range = await exportRange(db, query)
   const actor = request.operator
   if (!actor) throw new Error('an export ran without the admin guard')
   const from = new Date(range.fromMs).toISOString()

@@ -1,8 +1,9 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../shared/errors.js'
 import { auditNote, SESSION_COOKIE } from '../admin/guard.js'
-import { ROLES, roleAllows, type Role } from '../admin/permissions.js'
+import { ROLES, roleAllows } from '../admin/permissions.js'
 import type { Actor, OperatorsService, RequestContext } from './service.js'
 
 /**
@@ -10,9 +11,10 @@ import type { Actor, OperatorsService, RequestContext } from './service.js'
  * the management of operators. Access to each route is set in src/admin/permissions.ts.
  */
 export function operatorRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: { operators: OperatorsService; sessionMaxMs: number },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const schema = { hide: true, tags: ['Admin'] }
   const { operators } = deps
   const ctx = (request: FastifyRequest): RequestContext => ({
@@ -37,8 +39,7 @@ export function operatorRoutes(
       },
     },
     async (request, reply) => {
-      const body = request.body as { email: string; password: string; code: string }
-      const signed = await operators.signIn(body, ctx(request))
+      const signed = await operators.signIn(request.body, ctx(request))
       setSessionCookie(request, reply, signed.sessionToken, Math.floor(deps.sessionMaxMs / 1000))
       return { operator: signed.operator, csrfToken: signed.csrfToken, expiresAt: signed.expiresAt }
     },
@@ -72,7 +73,7 @@ export function operatorRoutes(
     },
     async (request, reply) => {
       const actor = actorOf(request)
-      const operatorId = (request.body as { operatorId?: string } | undefined)?.operatorId ?? actor.operatorId
+      const operatorId = request.body?.operatorId ?? actor.operatorId
       if (operatorId !== actor.operatorId && !roleAllows(actor.role, 'operators.manage'))
         throw new ApiError('forbidden', "Only an admin may end another operator's sessions")
       if (!(await operators.get(operatorId))) throw new ApiError('not_found', 'Operator not found')
@@ -91,8 +92,7 @@ export function operatorRoutes(
         body: Type.Object({ setupSecret: Type.String({ minLength: 1, maxLength: 128 }) }),
       },
     },
-    async (request) =>
-      operators.setupBegin((request.body as { setupSecret: string }).setupSecret, ctx(request)),
+    async (request) => operators.setupBegin(request.body.setupSecret, ctx(request)),
   )
 
   app.post(
@@ -108,8 +108,7 @@ export function operatorRoutes(
       },
     },
     async (request) => {
-      const body = request.body as { setupSecret: string; password: string; code: string }
-      return { operator: await operators.setupFinish(body, ctx(request)) }
+      return { operator: await operators.setupFinish(request.body, ctx(request)) }
     },
   )
 
@@ -127,8 +126,7 @@ export function operatorRoutes(
       },
     },
     async (request) => {
-      const body = request.body as { email: string; role: Role }
-      const created = await operators.create(body)
+      const created = await operators.create(request.body)
       auditNote(request, {
         action: 'operator.create',
         target: `operator:${created.operator.id}`,
@@ -142,25 +140,20 @@ export function operatorRoutes(
     },
   )
 
-  app.post(
-    '/admin/operators/:operatorId/disable',
-    { schema: { ...schema, params: Type.Object({ operatorId: Type.String({ maxLength: 64 }) }) } },
-    async (request) => {
-      const { operatorId } = request.params as { operatorId: string }
-      const changed = await operators.disable(operatorId)
-      if (!changed) throw new ApiError('not_found', 'Operator not found')
-      auditNote(request, {
-        action: 'operator.disable',
-        target: `operator:${operatorId}`,
-        before: { status: changed.before.status },
-        after: { status: changed.after.status, sessionsEnded: true },
-      })
-      return { operator: changed.after }
-    },
-  )
-
   const params = Type.Object({ operatorId: Type.String({ maxLength: 64 }) })
-  const operatorIdOf = (request: FastifyRequest) => (request.params as { operatorId: string }).operatorId
+
+  app.post('/admin/operators/:operatorId/disable', { schema: { ...schema, params } }, async (request) => {
+    const { operatorId } = request.params
+    const changed = await operators.disable(operatorId)
+    if (!changed) throw new ApiError('not_found', 'Operator not found')
+    auditNote(request, {
+      action: 'operator.disable',
+      target: `operator:${operatorId}`,
+      before: { status: changed.before.status },
+      after: { status: changed.after.status, sessionsEnded: true },
+    })
+    return { operator: changed.after }
+  })
 
   app.post(
     '/admin/operators/:operatorId/role',
@@ -172,8 +165,8 @@ export function operatorRoutes(
       },
     },
     async (request) => {
-      const operatorId = operatorIdOf(request)
-      const changed = await operators.setRole(operatorId, (request.body as { role: Role }).role)
+      const { operatorId } = request.params
+      const changed = await operators.setRole(operatorId, request.body.role)
       if (!changed) throw new ApiError('not_found', 'Operator not found')
       auditNote(request, {
         action: 'operator.role',
@@ -186,7 +179,7 @@ export function operatorRoutes(
   )
 
   app.post('/admin/operators/:operatorId/enable', { schema: { ...schema, params } }, async (request) => {
-    const operatorId = operatorIdOf(request)
+    const { operatorId } = request.params
     const changed = await operators.enable(operatorId)
     if (!changed) throw new ApiError('not_found', 'Operator not found')
     auditNote(request, {
@@ -199,7 +192,7 @@ export function operatorRoutes(
   })
 
   app.post('/admin/operators/:operatorId/reset', { schema: { ...schema, params } }, async (request) => {
-    const operatorId = operatorIdOf(request)
+    const { operatorId } = request.params
     const reset = await operators.reset(operatorId)
     if (!reset) throw new ApiError('not_found', 'Operator not found')
     // The new set-up secret goes to the caller once and never to the audit trail.

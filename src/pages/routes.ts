@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-
+import { Type } from 'typebox'
 import type { Config } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import { NotifierFullError, type Notifier } from '../events/notifier.js'
@@ -80,7 +81,8 @@ export function pagePathPrefix(invoicePageUrl: string): string {
   return new URL(invoicePageUrl).pathname.replace(/\/+$/, '')
 }
 
-export function invoicePageRoutes(app: FastifyInstance, deps: InvoicePageDeps): void {
+export function invoicePageRoutes(fastify: FastifyInstance, deps: InvoicePageDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const prefix = pagePathPrefix(deps.config.invoicePageUrl)
   // The version in the query string changes with the content, so a long cache never serves an old script.
   const scriptUrl = `${prefix}/assets/page.js?v=${SCRIPT_ASSET.etag.slice(1, -1)}`
@@ -125,33 +127,41 @@ export function invoicePageRoutes(app: FastifyInstance, deps: InvoicePageDeps): 
   serveAsset(`${prefix}/assets/page.js`, SCRIPT_ASSET)
   serveAsset(`${prefix}/assets/page.css`, CSS_ASSET)
 
-  app.get(`${prefix}/:pageId`, { preHandler: limitPage, schema: { hide: true } }, async (request, reply) => {
-    const { pageId } = request.params as { pageId: string }
-    const lang = langOf(request)
-    const record = await findPage(deps.db, pageId)
-    if (!record) return sendMessage(reply, 'not_found', lang)
-    if (record.state === 'expired') return sendMessage(reply, 'expired', lang)
-    const fiat = await fiatValue(deps.rates, deps.config.pageFiatCcy, record.amountSats)
-    const view = buildInvoicePageView(pageId, record, { confirmationsNeeded: need, fiat })
-    const nonce = createNonce()
-    const html = await renderInvoicePage(view, lang, {
-      nonce,
-      streamUrl: `${prefix}/${pageId}/events`,
-      scriptUrl,
-    })
-    return reply
-      .code(200)
-      .headers({ ...pageSecurityHeaders(nonce), Vary: 'Accept-Language' })
-      .type(PAGE_CONTENT_TYPE)
-      .send(html)
-  })
+  // Any text is a page id to look up (one of another shape is simply not found), so this schema
+  // types the parameter without refusing anything: a payer always gets a page, never a JSON error.
+  const params = Type.Object({ pageId: Type.String() })
+
+  app.get(
+    `${prefix}/:pageId`,
+    { preHandler: limitPage, schema: { hide: true, params } },
+    async (request, reply) => {
+      const { pageId } = request.params
+      const lang = langOf(request)
+      const record = await findPage(deps.db, pageId)
+      if (!record) return sendMessage(reply, 'not_found', lang)
+      if (record.state === 'expired') return sendMessage(reply, 'expired', lang)
+      const fiat = await fiatValue(deps.rates, deps.config.pageFiatCcy, record.amountSats)
+      const view = buildInvoicePageView(pageId, record, { confirmationsNeeded: need, fiat })
+      const nonce = createNonce()
+      const html = await renderInvoicePage(view, lang, {
+        nonce,
+        streamUrl: `${prefix}/${pageId}/events`,
+        scriptUrl,
+      })
+      return reply
+        .code(200)
+        .headers({ ...pageSecurityHeaders(nonce), Vary: 'Accept-Language' })
+        .type(PAGE_CONTENT_TYPE)
+        .send(html)
+    },
+  )
 
   app.get(
     `${prefix}/:pageId/events`,
     // A HEAD request would take over the connection like a GET; there is nothing to describe.
-    { preHandler: limitOther, exposeHeadRoute: false, schema: { hide: true } },
+    { preHandler: limitOther, exposeHeadRoute: false, schema: { hide: true, params } },
     async (request, reply) => {
-      const { pageId } = request.params as { pageId: string }
+      const { pageId } = request.params
       const record = isPageIdShape(pageId) ? await findPage(deps.db, pageId) : undefined
       if (!record) throw new ApiError('not_found', 'Payment page not found')
       const read = () => readPageSnapshot(deps.db, record.txnId, need)

@@ -9,8 +9,10 @@
  * on-chain send, TRON payout, VND payout). Sends already confirmed before the pause go on.
  */
 import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
 import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
+import { fieldOf, paramsOf } from '../http/request-fields.js'
 import type { RailKind } from '../rails/rail.js'
 import { ApiError } from '../shared/errors.js'
 import type { RailStatus } from './reconcile.js'
@@ -136,15 +138,14 @@ export function installSendsBrake(
   app.addHook('preHandler', async (request) => {
     const route = request.routeOptions.url
     if (request.method === 'POST' && route === '/api/v2/transaction') {
-      const body = request.body as
-        { sourceReq?: { method?: unknown }; destReq?: { method?: unknown } } | undefined
-      const method = body?.destReq?.method
+      // A hook of many routes reads the body it was given (validated by then) by field.
+      const method = fieldOf(fieldOf(request.body, 'destReq'), 'method')
       // Money leaving a wallet by a rail; a receive (svcpay destination) is never paused.
       const rail = typeof method === 'string' ? RAIL_OF_METHOD[method] : undefined
       const paused = await pausedRail(deps.db, rail)
       if (paused) refuse(paused)
     } else if (request.method === 'PUT' && route === '/api/v2/transaction/:txnId/confirm') {
-      const { txnId } = request.params as { txnId: string }
+      const { txnId } = paramsOf(request, Type.Object({ txnId: Type.String() }))
       const { rows } = await deps.db.query<{ kind: string; state: string }>(
         'SELECT kind, state FROM transactions WHERE id = $1',
         [txnId],

@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
@@ -9,7 +10,6 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { RAIL_CURRENCIES } from './reconcile.js'
 
 const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
-type Rail = (typeof RAILS)[number]
 
 /**
  * Sandbox controls that make the books and the rails part ways, so that reconciliation can be seen
@@ -25,7 +25,7 @@ type Rail = (typeof RAILS)[number]
  *   second time, as a bug crediting one deposit twice would: the books balance, the rail does not.
  */
 export function sandboxDriftRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   deps: {
     db: Db
     lightning: SandboxLightningRail | undefined
@@ -33,6 +33,7 @@ export function sandboxDriftRoutes(
     now?: () => number
   },
 ): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const now = deps.now ?? Date.now
   const schema = { hide: true, tags: ['Sandbox'] }
 
@@ -51,7 +52,7 @@ export function sandboxDriftRoutes(
       },
     },
     async (request) => {
-      const body = request.body as { rail: Rail; direction: 'out' | 'in'; amount: unknown; note?: string }
+      const { body } = request
       const ccy = RAIL_CURRENCIES.find((r) => r.rail === body.rail)!.ccy
       const parsed = parseAmount(body.amount, ccy)
       if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
@@ -75,7 +76,7 @@ export function sandboxDriftRoutes(
     },
     async (request) => {
       if (!deps.lightning) throw new ApiError('not_found', 'The sandbox Lightning network is not configured')
-      const { paymentRequest } = request.body as { paymentRequest: string }
+      const { paymentRequest } = request.body
       const lightning = deps.lightning
       // Only the node's invoice is settled: the receive is left as it is, so the service is not told.
       const paid = await deps.db.tx((q) => lightning.payOurInvoice(q, paymentRequest.trim()))
@@ -91,7 +92,7 @@ export function sandboxDriftRoutes(
       schema: { ...schema, body: Type.Object({ txnId: Type.String({ minLength: 1, maxLength: 64 }) }) },
     },
     async (request) => {
-      const { txnId } = request.body as { txnId: string }
+      const { txnId } = request.body
       return deps.db.tx(async (q) => {
         const { rows: txns } = await q.query<{ kind: string; state: string }>(
           'SELECT kind, state FROM transactions WHERE id = $1 FOR UPDATE',
