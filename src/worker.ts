@@ -2,7 +2,7 @@ import { DELIVERY_CHANNEL, WAKE_CHANNEL } from './events/channels.js'
 import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
-import { runDueAddresses } from './transactions/deposits.js'
+import { runDueAddresses } from './onchain/deposits.js'
 import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.js'
 import { runScheduledReconciliation } from './reconcile/schedule.js'
 
@@ -24,7 +24,7 @@ export function startWorkers(c: Container): Workers {
         runDueTransactions({ db: c.db, transactions: c.transactions, log: c.log, railOps: c.config.railOps }),
       log: c.log,
     }),
-    // The on-chain deposit watcher: sweeps due addresses for new payments (see transactions/deposits.ts).
+    // The on-chain deposit watcher: sweeps due addresses for new payments (see onchain/deposits.ts).
     startLoop({
       name: 'onchain-addresses',
       idleMs: 1_000,

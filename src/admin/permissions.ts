@@ -118,7 +118,7 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     },
   },
   'GET /admin/ledger/check': { need: 'ledger.read' },
-  // Rails (src/admin/routes.ts, src/transactions/onchain-admin-routes.ts)
+  // Rails (src/admin/routes.ts, src/onchain/admin-routes.ts)
   'GET /admin/rails': { need: 'rails.read' },
   'GET /admin/transactions/stuck': { need: 'transactions.read' },
   'GET /admin/onchain/reorgs': { need: 'transactions.read' },

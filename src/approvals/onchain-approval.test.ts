@@ -4,8 +4,8 @@ import { startEsploraStandin, type EsploraStandin } from '../../test/standins/es
 import { testSigner } from '../../test/standins/signer.js'
 import { operatorClient } from '../../test/admin/operator-client.js'
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
-import { createEsploraRail } from '../rails/onchain/esplora.js'
-import { FEE_WAIT_MAX_MS } from '../transactions/onchain.js'
+import { createEsploraRail } from '../onchain/esplora.js'
+import { FEE_WAIT_MAX_MS } from '../onchain/flows.js'
 import { runDueTransactions } from '../transactions/worker.js'
 
 const PAYEE = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js'
-import { buildBip21 } from '../rails/onchain/bip21.js'
+import { buildBip21 } from '../onchain/bip21.js'
 import { convertDown } from '../rates/fx.js'
 import type { RatesService } from '../rates/service.js'
 import { formatMinor } from '../shared/amount.js'
@@ -38,7 +38,7 @@ export interface PageSnapshot {
 }
 
 /**
- * Page ids are 128 random bits in base64url (`newPageId` in transactions/bitcoin-common.ts, 22
+ * Page ids are 128 random bits in base64url (`newPageId` in bitcoin/common.ts, 22
  * characters). Anything else is answered as unknown without a query.
  */
 const PAGE_ID_RE = /^[A-Za-z0-9_-]{22,64}$/
@@ -130,7 +130,7 @@ export function pageStatusOf(
 
 /**
  * Confirmations of the payment as the deposit watcher last counted them from the node
- * (`src_details.confirmations`, see transactions/deposits.ts), capped at the number required: the
+ * (`src_details.confirmations`, see onchain/deposits.ts), capped at the number required: the
  * receive completes as soon as it has them.
  */
 function confirmationsOf(srcDetails: Record<string, unknown>, need: number): { have: number; need: number } {

@@ -17,7 +17,7 @@ import { pointCliAt, runCli } from '../../test/helpers/cli.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { Queryable } from '../db/db.js'
 import { runDueTransactions } from '../transactions/worker.js'
-import { runDueAddresses } from '../transactions/deposits.js'
+import { runDueAddresses } from '../onchain/deposits.js'
 import type { ReconciliationReport } from './reconcile.js'
 
 const PAYEE = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js'
 import { MAX_MINOR, formatScaled } from '../../src/shared/amount.js'
 import { precisionOf } from '../../src/shared/currency.js'
-import { tronAddressFromPrivateKey } from '../../src/rails/tron/address.js'
+import { tronAddressFromPrivateKey } from '../../src/payouts/tron/address.js'
 import { BTC_MAX_MONEY_SATS } from '../../src/transactions/amount-limits.js'
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../helpers/harness.js'
 import { finishCase, historyProblems, moneyProblems } from '../helpers/invariants.js'
 import { runDueTransactions } from '../../src/transactions/worker.js'
-import { runDueAddresses } from '../../src/transactions/deposits.js'
+import { runDueAddresses } from '../../src/onchain/deposits.js'
 
 /**
  * Races through the HTTP API: requests that compete for the same money or the same transaction,

@@ -26,7 +26,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 
-import { decodeInvoice, encodeInvoice } from '../../src/rails/lightning/bolt11.js'
+import { decodeInvoice, encodeInvoice } from '../../src/lightning/bolt11.js'
 import type { Network } from '../../src/rails/network.js'
 import { bodySchema, loadLndSwagger, matchPath, schemaProblems } from './swagger.js'
 

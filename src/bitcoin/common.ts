@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto'
+import type { Config, FeeRule } from '../config/config.js'
+import type { Db, Queryable } from '../db/db.js'
+import { WAKE_CHANNEL } from '../events/channels.js'
+import type { AccountsService } from '../accounts/service.js'
+import type { BitcoinRails } from './rails.js'
+import type { BitcoinKeys } from './keys.js'
+import { systemAccountId, type Posting } from '../ledger/ledger.js'
+import { ApiError } from '../shared/errors.js'
+import { RailFailure } from '../rails/rail.js'
+import { ONE } from '../rates/fx.js'
+import type { CreateInput, Quote } from '../transactions/flow.js'
+import { scheduleCheck, type TxnRepository, type TxnRow } from '../transactions/repository.js'
+import type { TransactionsService } from '../transactions/service.js'
+import { feeFor, requestedAmount } from '../transactions/money.js'
+import { isMoneyError, moneyError, type MoneyError } from '../transactions/errors.js'
+
+/** What the Bitcoin flows, the deposit watcher and the sandbox endpoints are built from. */
+export interface BitcoinDeps {
+  db: Db
+  config: Config
+  accounts: AccountsService
+  rails: BitcoinRails
+  keys: BitcoinKeys
+  /** The transactions service. It is built from the flows, so it is bound after them. */
+  transactions(): TransactionsService
+  /** The writes of transactions, built with the service's webhook variant and clock. */
+  repository: TxnRepository
+  now?: () => number
+  log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
+}
+
+/** Wake every worker once the caller's database transaction commits (NOTIFY is sent on commit). */
+export async function wakeWorkers(q: Queryable): Promise<void> {
+  await q.notify(WAKE_CHANNEL)
+}
+
+/**
+ * Ask the worker to look at a transaction again at `at`, unless someone asked for an earlier look
+ * meanwhile (a sandbox payment sets it to now); only while it is still in the state the caller saw.
+ */
+export async function checkAgainAt(
+  q: Queryable,
+  txn: Pick<TxnRow, 'id' | 'state'>,
+  at: number,
+): Promise<void> {
+  await scheduleCheck(q, txn.id, at, 'earliest', { state: txn.state })
+}
+
+/** A hosted-page id: 128 random bits, URL-safe. It is the page's only secret. */
+export const newPageId = () => randomBytes(16).toString('base64url')
+
+export const invoicePageUrl = (config: Config, pageId: string) => `${config.invoicePageUrl}/${pageId}`
+
+/**
+ * The quote of a receive. The amount may be given on either side: the destination's is what the
+ * wallet is credited, the source's what the payer pays, and they differ by the receive fee, which
+ * is computed on whichever amount was given. A source amount the fee takes entirely is a refusal.
+ */
+export function receiveQuote(
+  input: CreateInput,
+  rule: FeeRule,
+  srcDetails: Record<string, unknown>,
+): Quote | MoneyError {
+  const requested = requestedAmount(input)
+  if (isMoneyError(requested)) return requested
+  let srcAmount: bigint
+  let fee: bigint
+  let destAmount: bigint
+  if (requested.side === 'dest') {
+    destAmount = requested.minor
+    fee = feeFor(rule, destAmount)
+    srcAmount = destAmount + fee
+  } else {
+    srcAmount = requested.minor
+    fee = feeFor(rule, srcAmount)
+    destAmount = srcAmount - fee
+    if (destAmount <= 0n)
+      return moneyError(
+        'amount_below_fees',
+        'sourceReq.amtRequested',
+        'is too small to cover the receive fee',
+      )
+  }
+  return {
+    srcAmount,
+    srcFee: fee,
+    srcNetworkFee: 0n,
+    destAmount,
+    fxRate: ONE,
+    srcDetails,
+    destDetails: {},
+    fromWallet: false,
+  }
+}
+
+/** The receive fee on what actually arrived; never more than the amount itself. */
+export function receiveFee(rule: FeeRule, receivedSats: bigint): bigint {
+  const fee = feeFor(rule, receivedSats)
+  return fee > receivedSats ? receivedSats : fee
+}
+
+/** Postings of money arriving from a network: the network account pays, the wallet and the fee account receive. */
+export function receivePostings(
+  system: 'lightning' | 'onchain',
+  walletId: string,
+  receivedSats: bigint,
+  feeSats: bigint,
+): Posting[] {
+  return [
+    { accountId: systemAccountId(system, 'BTC'), ccy: 'BTC', amount: -receivedSats },
+    { accountId: walletId, ccy: 'BTC', amount: receivedSats - feeSats },
+    { accountId: systemAccountId('fees', 'BTC'), ccy: 'BTC', amount: feeSats },
+  ]
+}
+
+/** Milliseconds between looks at something that may change any moment: often at first, then less. */
+export function pollDelayMs(sinceMs: number, now: number, opts: { minMs: number; maxMs: number }): number {
+  const age = Math.max(0, now - sinceMs)
+  return Math.min(opts.maxMs, Math.max(opts.minMs, Math.floor(age / 20)))
+}
+
+/**
+ * Run a node call made on behalf of a request: a node that cannot answer is a 503 the caller may
+ * retry (the transaction is left as it was), not a 500.
+ */
+export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    throw new ApiError('service_unavailable', `The ${what} is not available right now; try again shortly`)
+  }
+}

@@ -1,0 +1,83 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { describe, expect, it } from 'vitest'
+import { encodeInvoice } from './bolt11.js'
+import type { Network } from '../rails/network.js'
+import { ApiError } from '../shared/errors.js'
+import type { CreateInput } from '../transactions/flow.js'
+import { parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
+
+/** The pure parts of a Lightning send's quote: the routing-fee limit and the invoice check. */
+
+const NODE_KEY = new Uint8Array(32).fill(3)
+const HASH = sha256(utf8ToBytes('lightning-send-quote'))
+const ISSUED_SEC = 1_800_000_000
+const EXPIRY_SEC = 600
+const EXPIRES_AT_MS = (ISSUED_SEC + EXPIRY_SEC) * 1000
+
+const invoice = (network: Network) =>
+  encodeInvoice(
+    {
+      network,
+      amountMsat: 5_000_000n,
+      paymentHash: HASH,
+      paymentSecret: new Uint8Array(32).fill(9),
+      description: 'quote test',
+      expirySeconds: EXPIRY_SEC,
+      timestampSec: ISSUED_SEC,
+    },
+    NODE_KEY,
+  )
+
+const send = (paymentRequest: string): CreateInput => ({
+  accountId: 'acc_x',
+  deductNetworkFeesFromDest: false,
+  sourceReq: { ccy: 'BTC', method: 'svcpay' },
+  destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },
+})
+
+/** The issue of the field error `parse` throws. */
+function refusal(parse: () => unknown): string {
+  try {
+    parse()
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError)
+    const { code, details } = err as ApiError
+    expect(code).toBe('invalid_payment_request')
+    expect(details?.[0]?.field).toBe(PAYMENT_REQUEST_FIELD)
+    return details?.[0]?.issue ?? ''
+  }
+  throw new Error('expected the invoice to be refused')
+}
+
+describe('routingFeeLimitSats', () => {
+  it('is 10 sats up to 2,000 sats, then 0.5% rounded up', () => {
+    expect(routingFeeLimitSats(1n)).toBe(10n)
+    expect(routingFeeLimitSats(2_000n)).toBe(10n)
+    expect(routingFeeLimitSats(2_001n)).toBe(11n)
+    expect(routingFeeLimitSats(2_200n)).toBe(11n)
+    expect(routingFeeLimitSats(2_201n)).toBe(12n)
+    expect(routingFeeLimitSats(100_000_000n)).toBe(500_000n)
+  })
+})
+
+describe('parseInvoice', () => {
+  const text = invoice('regtest')
+
+  it('takes an upper-case invoice behind a lightning: scheme, and stores it lower case', () => {
+    const parsed = parseInvoice('regtest', send(`  LIGHTNING:${text.toUpperCase()} `), EXPIRES_AT_MS - 1)
+    expect(parsed.text).toBe(text)
+    expect(parsed.decoded).toMatchObject({ paymentHash: bytesToHex(HASH), amountMsat: 5_000_000n })
+  })
+
+  it('refuses a missing, a mixed-case, a foreign-network and an expired invoice', () => {
+    expect(refusal(() => parseInvoice('regtest', send(' '), 0))).toBe('is required: a BOLT11 invoice')
+    const mixed = text.slice(0, 10).toUpperCase() + text.slice(10)
+    expect(refusal(() => parseInvoice('regtest', send(mixed), 0))).toMatch(/^mixed case/)
+    expect(refusal(() => parseInvoice('mainnet', send(text), 0))).toBe(
+      'the invoice is for regtest; this service runs on mainnet',
+    )
+    expect(refusal(() => parseInvoice('regtest', send(text), EXPIRES_AT_MS))).toBe('the invoice has expired')
+    expect(refusal(() => parseInvoice('regtest', send(text.slice(0, -1)), 0))).not.toBe('')
+  })
+})

@@ -1,0 +1,300 @@
+import type { Queryable } from '../db/db.js'
+import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
+import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
+import { ceilDiv } from '../shared/amount.js'
+import { assert } from '../shared/assert.js'
+import type { ConfirmContext, Flow } from '../transactions/flow.js'
+import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
+import { walletDebit } from '../transactions/money.js'
+import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
+import {
+  creditSecondPayment,
+  internalInvoiceIssue,
+  MSAT_PER_SAT,
+  RAIL_RETRY_MS,
+  receiveFor,
+} from './receive.js'
+import { quoteLnSend } from './send-quote.js'
+
+/** A payment in flight is asked about again this often. */
+const PAYMENT_POLL_MS = 2_000
+/** How long a receive's own check waits while an internal send cancels its invoice and settles it. */
+const SETTLE_INSIDE_MS = 30_000
+
+/** What the send's functions are given: the Bitcoin deps with the clock filled in. */
+export type LnSendDeps = BitcoinDeps & { now: () => number }
+
+/**
+ * Lightning send: quote checks the invoice and the amount rules; confirm holds amount + fees and
+ * either settles an invoice of this service at once (both transactions complete, no routing fee)
+ * or leaves the payment to the worker (srccreated). The worker pays through the node, idempotent
+ * by payment hash: completed with the preimage and the unused routing fee returned, or failed with
+ * the hold released.
+ */
+export function lnSendFlow(options: BitcoinDeps): Flow {
+  const deps: LnSendDeps = { ...options, now: options.now ?? Date.now }
+  return {
+    kind: 'ln_send',
+    quote: (ctx) => quoteLnSend(deps, ctx),
+    prepareConfirm: (txn) => cancelInternalInvoiceFirst(deps, txn),
+    confirm: (q, txn, ctx) => confirmLnSend(deps, q, txn, ctx),
+    afterConfirm: (txn) => cancelSettledInvoice(deps, txn),
+    advance: (txn) => advanceLnSend(deps, txn),
+  }
+}
+
+/**
+ * Whether confirming `txn` now would settle `receive` inside the service: the invoice is still
+ * payable, for this amount, and the send's funds are already held. Without a hold (a quote made
+ * before the wallet was funded) the confirm may still fail for want of funds, and an invoice is
+ * not cancelled on the node for a payment that may never come.
+ */
+async function willSettleInside(deps: LnSendDeps, txn: TxnRow, receive: TxnRow): Promise<boolean> {
+  const { now } = deps
+  const paymentRequest = String(txn.dest_details.paymentRequest)
+  if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.src_amount !== txn.dest_amount)
+    return false
+  const { rows } = await deps.db.query<{ held: string }>(
+    `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
+    [txn.id],
+  )
+  return BigInt(rows[0]?.held ?? '0') >= walletDebit(txn)
+}
+
+/** The wallet pays `walletDebit` less whatever part of the fee limit the route did not use. */
+export function sendPostings(
+  txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>,
+  walletId: string,
+  routingFeeSats: bigint,
+): Posting[] {
+  const debit = walletDebit(txn) - (txn.src_network_fee - routingFeeSats)
+  return [
+    { accountId: walletId, ccy: 'BTC', amount: -debit },
+    { accountId: systemAccountId('fees', 'BTC'), ccy: 'BTC', amount: txn.src_fee },
+    { accountId: systemAccountId('lightning', 'BTC'), ccy: 'BTC', amount: debit - txn.src_fee },
+  ]
+}
+
+/** Settles the send's hold with its journal entry; returns the patch that completes it. */
+async function completeSend(
+  deps: LnSendDeps,
+  q: Queryable,
+  txn: TxnRow,
+  routingFeeSats: bigint,
+  preimage: string | null,
+  at: number,
+) {
+  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
+  assert(wallet, 'the sending account has a BTC wallet')
+  await postEntry(q, {
+    txnId: txn.id,
+    kind: 'ln_send',
+    now: at,
+    settleHolds: true,
+    postings: sendPostings(txn, wallet.id, routingFeeSats),
+  })
+  return {
+    src_network_fee: routingFeeSats,
+    src_settled: txn.src_amount,
+    dest_settled: txn.dest_amount,
+    dest_details: { ...txn.dest_details, preimage },
+  }
+}
+
+/** Fails a send still in flight, releasing its hold. */
+async function failSend(deps: LnSendDeps, txnId: string, reason: string) {
+  const { now } = deps
+  await deps.transactions().apply(txnId, async (q, t, move) => {
+    if (t.state !== 'srccreated') return
+    await voidHolds(q, t.id, now())
+    await move('failed', { msg: reason })
+  })
+}
+
+/**
+ * Before the confirm transaction. An invoice of ours is settled inside the service. Before that, it
+ * must stop being payable on the node, or an outside payer could pay it too and nobody would be
+ * credited: cancel it there first, then ask the node where it stands. Settled means an outside payer
+ * was first (the worker has not seen it yet): the invoice is paid and this send fails. Cancelled
+ * means only this settlement can pay it. No answer leaves it to the cancel after the settlement.
+ */
+export async function cancelInternalInvoiceFirst(
+  deps: LnSendDeps,
+  txn: TxnRow,
+): Promise<{ nodeSettled: boolean }> {
+  const { rails, now } = deps
+  const paymentHash = String(txn.dest_details.paymentHash)
+  const receive = await receiveFor(deps.db, paymentHash, false)
+  if (!receive) return { nodeSettled: false }
+  if (await willSettleInside(deps, txn, receive)) {
+    // Keep the receive's own check off the node for a while, so that it does not take the
+    // cancel for an expiry before this settlement commits.
+    await scheduleCheck(deps.db, receive.id, now() + SETTLE_INSIDE_MS, 'latest', { state: 'srccreated' })
+    try {
+      await rails.lightning.cancelInvoice(paymentHash)
+    } catch (err) {
+      // LND refuses to cancel a settled invoice: an outside payer was first.
+      if (err instanceof RailFailure && err.code === 'invoice_already_settled') return { nodeSettled: true }
+    }
+  }
+  const onNode = await rails.lightning.lookupInvoice(paymentHash).catch(() => undefined)
+  return { nodeSettled: onNode?.state === 'settled' }
+}
+
+/**
+ * Inside the confirm transaction: an invoice of ours is settled here, both sides at once; any other
+ * is left to the worker, one transaction per payment hash.
+ */
+export async function confirmLnSend(
+  deps: LnSendDeps,
+  q: Queryable,
+  txn: TxnRow,
+  ctx: ConfirmContext,
+): Promise<TxnRow> {
+  const paymentRequest = String(txn.dest_details.paymentRequest)
+  const paymentHash = String(txn.dest_details.paymentHash)
+  const receive = await receiveFor(q, paymentHash, true)
+  if (receive && (ctx.prepared as { nodeSettled?: boolean } | undefined)?.nodeSettled) {
+    await voidHolds(q, txn.id, ctx.now)
+    return ctx.transition('failed', { msg: 'invoice_already_paid', rail_ref: paymentHash })
+  }
+  if (!receive) {
+    // The node pays a payment hash once and reports that one payment to every later call, so
+    // a second transaction of ours for the same invoice would be charged for the first one's
+    // payment. One transaction per hash goes out; the lock orders concurrent confirms.
+    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_send:${paymentHash}`])
+    const { rows: others } = await q.query<{ state: string }>(
+      `SELECT state FROM transactions
+        WHERE kind = 'ln_send' AND rail_ref = $1 AND id <> $2 AND state IN ('srccreated', 'completed')
+        LIMIT 1`,
+      [paymentHash, txn.id],
+    )
+    if (others[0]) {
+      await voidHolds(q, txn.id, ctx.now)
+      return ctx.transition('failed', {
+        msg: others[0].state === 'completed' ? 'invoice_already_paid' : 'payment_in_flight',
+        rail_ref: paymentHash,
+      })
+    }
+    await wakeWorkers(q)
+    return ctx.transition('srccreated', { rail_ref: paymentHash, next_check_at: ctx.now })
+  }
+  const issue = internalInvoiceIssue(receive, paymentRequest, ctx.now)
+  if (issue || receive.src_amount !== txn.dest_amount) {
+    await voidHolds(q, txn.id, ctx.now)
+    return ctx.transition('failed', {
+      msg: issue?.msg ?? 'incorrect_payment_details',
+      rail_ref: paymentHash,
+    })
+  }
+  // Both sides settle in this one database transaction: the sender's entry pays the Lightning
+  // account, the receiver's entry is paid from it, so it nets to zero as if routed.
+  const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+  assert(wallet, 'the receiving account has a BTC wallet')
+  const patch = await completeSend(deps, q, txn, 0n, null, ctx.now)
+  await postEntry(q, {
+    txnId: receive.id,
+    kind: 'ln_receive',
+    now: ctx.now,
+    postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
+  })
+  await deps.repository.transition(
+    q,
+    receive,
+    'completed',
+    { src_settled: receive.src_amount, dest_settled: receive.dest_amount },
+    { now: ctx.now },
+  )
+  return ctx.transition('completed', {
+    ...patch,
+    dest_details: { ...patch.dest_details, internal: true },
+    rail_ref: paymentHash,
+  })
+}
+
+/**
+ * After the confirm committed. An invoice of ours paid inside the service is still open on the
+ * node: cancel it there, so that an outside payer cannot pay it a second time with nobody credited.
+ */
+export async function cancelSettledInvoice(deps: LnSendDeps, txn: TxnRow): Promise<void> {
+  const { rails, now } = deps
+  if (txn.state === 'completed' && txn.dest_details.internal === true && txn.rail_ref) {
+    const hash = txn.rail_ref
+    // The receive of that invoice, once completed by this send.
+    const receive = { kind: 'ln_receive', railRef: hash } as const
+    try {
+      await rails.lightning.cancelInvoice(hash)
+    } catch (err) {
+      // The node could not be told, or says the invoice is paid there: the receive's own check
+      // keeps at it until the invoice is cancelled on the node or its payment there credited.
+      await scheduleCheck(deps.db, receive, now() + RAIL_RETRY_MS, 'exact', { state: 'completed' })
+      if (!(err instanceof RailFailure) || err.code !== 'invoice_already_settled') throw err
+      // An outside payer paid the invoice on the node before it could be cancelled: that money
+      // has arrived and belongs to the invoice's owner, already paid by this send. Credit it
+      // now; the receive's check is then left with nothing to do.
+      await creditSecondPayment(deps, hash)
+      await scheduleCheck(deps.db, receive, null, 'exact', { state: 'completed' })
+    }
+  }
+}
+
+/**
+ * The worker's step for a send in flight: follow the node's record of the payment hash, pay it
+ * only when the node has none, and complete or fail the send on the outcome.
+ */
+export async function advanceLnSend(deps: LnSendDeps, txn: TxnRow): Promise<void> {
+  const { rails, now } = deps
+  if (txn.state !== 'srccreated') return
+  let result: LightningPaymentState
+  try {
+    // The node's record of the hash first: a payment it has (in flight, paid, failed) is
+    // followed, never sent again. Sending again would be refused once the invoice expired
+    // (LND checks the expiry before it looks for the payment) and would restart a failed one.
+    result = await rails.lightning.lookupPayment(String(txn.dest_details.paymentHash))
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    // Without the node's record nothing can be decided, whatever the failure (even a refused
+    // macaroon): a payment may be in flight, so the hold stays and the node is asked again.
+    if (!err.retryable)
+      deps.log?.error(
+        { txnId: txn.id, code: err.code },
+        'the Lightning node refuses to say where a payment stands',
+      )
+    await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+    return
+  }
+  try {
+    if (result.status === 'unknown') {
+      result = await rails.lightning.sendPayment({
+        paymentRequest: String(txn.dest_details.paymentRequest),
+        amountMsat: txn.dest_amount * MSAT_PER_SAT,
+        feeLimitMsat: txn.src_network_fee * MSAT_PER_SAT,
+      })
+    }
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    if (err.retryable) await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+    else await failSend(deps, txn.id, err.code)
+    return
+  }
+  if (result.status === 'succeeded') {
+    let feeSats = ceilDiv(result.feeMsat, MSAT_PER_SAT)
+    if (feeSats > txn.src_network_fee) {
+      // A node must not exceed the limit it was given; if one does, the customer is still
+      // charged no more than quoted and the difference is ours to look into.
+      deps.log?.error(
+        { txnId: txn.id, feeMsat: String(result.feeMsat) },
+        'a payment exceeded its routing-fee limit',
+      )
+      feeSats = txn.src_network_fee
+    }
+    await deps.transactions().apply(txn.id, async (q, t, move) => {
+      if (t.state !== 'srccreated') return
+      const at = now()
+      await move('completed', await completeSend(deps, q, t, feeSats, result.preimage, at))
+    })
+    return
+  }
+  if (result.status === 'failed') return failSend(deps, txn.id, result.reason)
+  await checkAgainAt(deps.db, txn, now() + PAYMENT_POLL_MS)
+}

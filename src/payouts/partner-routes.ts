@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Db } from '../db/db.js'
+import { errors } from '../http/schemas.js'
+import type { PayoutRails } from './rails.js'
+import { ApiError } from '../shared/errors.js'
+import { checkPayoutNow } from './flows.js'
+
+/** A partner notification is one payout; anything near this size is not one. */
+const NOTIFICATION_BODY_MAX = 64 * 1024
+
+/**
+ * Where the bank payout partner tells us a payout changed (docs/payouts.md, "Notifications"). The
+ * body must carry the partner's signature over its exact bytes; a good one makes that payout due
+ * at once, and the worker reads the payout from the partner as it would after a poll. Registered
+ * only when `BANK_PAYOUT_WEBHOOK_SECRET` is set.
+ */
+export function bankNotificationRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; verify: NonNullable<PayoutRails['verifyBankNotification']> },
+): void {
+  app.post(
+    '/partners/bank/notifications',
+    {
+      bodyLimit: NOTIFICATION_BODY_MAX,
+      schema: {
+        tags: ['Fiat payouts'],
+        summary: 'Bank payout partner notification',
+        description:
+          'Called by the bank payout partner, not by API clients. The body is the partner Payout; header X-Partner-Signature is the lowercase hex HMAC-SHA256 of the exact body bytes under BANK_PAYOUT_WEBHOOK_SECRET.',
+        headers: Type.Object({ 'x-partner-signature': Type.Optional(Type.String()) }),
+        response: { 200: Type.Object({ received: Type.Literal(true) }), ...errors(400, 401, 413) },
+      },
+    },
+    async (request) => {
+      const signature = request.headers['x-partner-signature']
+      // Over the bytes as received, not the text decoded from them (invalid UTF-8 would change).
+      const notice = deps.verify(
+        request.rawBodyBytes ?? Buffer.alloc(0),
+        typeof signature === 'string' ? signature : undefined,
+      )
+      if (!notice) throw new ApiError('unauthorized', 'The notification is not signed by the payout partner')
+      // A reference we do not hold in flight (settled, or never ours) is acknowledged all the same:
+      // the partner has nothing to retry.
+      await checkPayoutNow(deps.db, 'vnd_payout', notice.bankRef, Date.now())
+      return { received: true as const }
+    },
+  )
+}

@@ -1,0 +1,149 @@
+import { ConfigError, type Config } from '../config/config.js'
+import type { Db, Queryable } from '../db/db.js'
+import type { BankPayoutRail, TronRail } from '../rails/rail.js'
+import { createSandboxTronRail } from './tron/sandbox.js'
+import { createTronGridRail } from './tron/trongrid.js'
+import type { TronSendRecord, TronSendStore } from './tron/trongrid-sends.js'
+import { createSandboxBankRail } from './vnd/sandbox.js'
+import { createBankHttpRail, type BankHttpRail } from './vnd/bank-http.js'
+
+/** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
+export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
+/** The most TRX a transfer may burn for energy by default: 50 TRX, in sun. */
+export const TRON_FEE_LIMIT_SUN_DEFAULT = 50_000_000n
+
+/** How often a real network is asked about a payout in flight. */
+export const TRON_POLL_MS = 15_000
+export const BANK_POLL_MS = 30_000
+
+/**
+ * The payout rails, chosen by configuration: `TRON=sandbox|trongrid`, `VND=sandbox|bank-http`
+ * (both sandbox when `RAILS=sandbox`). `pollMs` is how long the payout flows wait before asking a
+ * rail again about a payout in flight: a sandbox payout is asked exactly when it settles.
+ */
+export interface PayoutRails {
+  tron: TronRail
+  bank: BankPayoutRail
+  /** Checks a bank partner's notification; there with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
+  verifyBankNotification: BankHttpRail['verifyNotification'] | undefined
+  pollMs: { tron: number; bank: number }
+}
+
+/**
+ * Build the payout rails. The real adapters read their settings from the environment:
+ * - TronGrid: `TRONGRID_URL` (default `https://api.trongrid.io`), `TRONGRID_API_KEY`,
+ *   `TRON_HOT_WALLET_PRIVATE_KEY` (64 hex), `TRON_USDT_CONTRACT` (default the mainnet contract),
+ *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19), `TRON_NETWORK`
+ *   (`mainnet`, `nile` or `shasta`; default mainnet, which `svcpay rails check` holds the node to).
+ * - Bank partner (docs/payouts.md): `BANK_PAYOUT_URL`, `BANK_PAYOUT_API_KEY`, optionally
+ *   `BANK_PAYOUT_WEBHOOK_SECRET` and `BANK_PAYOUT_SIGNING_SECRET` (signs our requests).
+ */
+export function createPayoutRails(config: Config, db: Db): PayoutRails {
+  const delayMs = config.sandboxPayoutDelayMs
+  let tron: TronRail
+  if (config.tron === 'sandbox') {
+    tron = createSandboxTronRail({ db, failAddresses: config.sandboxTronFail, delayMs })
+  } else {
+    tron = tronGrid(config, db)
+  }
+  let bank: BankPayoutRail
+  let verifyBankNotification: PayoutRails['verifyBankNotification']
+  if (config.vnd === 'sandbox') {
+    bank = createSandboxBankRail({ db, delayMs })
+  } else {
+    const partner = bankHttp(config)
+    bank = partner
+    if (config.env.BANK_PAYOUT_WEBHOOK_SECRET) verifyBankNotification = partner.verifyNotification
+  }
+  return {
+    tron,
+    bank,
+    verifyBankNotification,
+    pollMs: {
+      tron: config.tron === 'sandbox' ? delayMs : TRON_POLL_MS,
+      bank: config.vnd === 'sandbox' ? delayMs : BANK_POLL_MS,
+    },
+  }
+}
+
+function tronGrid(config: Config, db: Db): TronRail {
+  const env = config.env
+  const feeLimit = env.TRON_FEE_LIMIT_SUN || String(TRON_FEE_LIMIT_SUN_DEFAULT)
+  if (!/^\d{1,15}$/.test(feeLimit))
+    throw new ConfigError(`TRON_FEE_LIMIT_SUN: expected a whole number of sun, got ${feeLimit}`)
+  const confirmations = env.TRON_CONFIRMATIONS || '19'
+  if (!/^\d{1,3}$/.test(confirmations) || Number(confirmations) < 1) {
+    throw new ConfigError(`TRON_CONFIRMATIONS: expected a whole number from 1, got ${confirmations}`)
+  }
+  const network = env.TRON_NETWORK || 'mainnet'
+  if (network !== 'mainnet' && network !== 'nile' && network !== 'shasta')
+    throw new ConfigError(`TRON_NETWORK: expected mainnet, nile or shasta, got ${network}`)
+  if (network !== 'mainnet' && !env.TRON_USDT_CONTRACT)
+    throw new ConfigError(`TRON_USDT_CONTRACT is required with TRON_NETWORK=${network}`)
+  const privateKeyHex = env.TRON_HOT_WALLET_PRIVATE_KEY
+  if (!privateKeyHex) throw new ConfigError('TRON_HOT_WALLET_PRIVATE_KEY is required by TRON=trongrid')
+  try {
+    return createTronGridRail({
+      url: env.TRONGRID_URL || 'https://api.trongrid.io',
+      ...(env.TRONGRID_API_KEY ? { apiKey: env.TRONGRID_API_KEY } : {}),
+      privateKeyHex,
+      usdtContract: env.TRON_USDT_CONTRACT || USDT_MAINNET_CONTRACT,
+      feeLimitSun: BigInt(feeLimit),
+      confirmationsNeeded: Number(confirmations),
+      network,
+      store: tronSendStore(db),
+    })
+  } catch (err) {
+    // The adapter checks its settings with assertions; at start they are configuration errors.
+    throw new ConfigError(`TRON=trongrid: ${(err as Error).message}`)
+  }
+}
+
+function bankHttp(config: Config): BankHttpRail {
+  const env = config.env
+  for (const name of ['BANK_PAYOUT_URL', 'BANK_PAYOUT_API_KEY']) {
+    if (!env[name]) throw new ConfigError(`${name} is required by VND=bank-http`)
+  }
+  try {
+    return createBankHttpRail({
+      url: env.BANK_PAYOUT_URL!,
+      apiKey: env.BANK_PAYOUT_API_KEY!,
+      ...(env.BANK_PAYOUT_WEBHOOK_SECRET ? { webhookSecret: env.BANK_PAYOUT_WEBHOOK_SECRET } : {}),
+      ...(env.BANK_PAYOUT_SIGNING_SECRET ? { signingSecret: env.BANK_PAYOUT_SIGNING_SECRET } : {}),
+    })
+  } catch (err) {
+    throw new ConfigError(`VND=bank-http: ${(err as Error).message}`)
+  }
+}
+
+/**
+ * The TronGrid adapter's send records in `tron_sends`. A second transfer for a request that already
+ * has one is refused: two processes must never broadcast two different transfers for one payout.
+ */
+export function tronSendStore(db: Queryable, now: () => number = Date.now): TronSendStore {
+  const read = async (column: 'request_id' | 'tx_hash', value: string) => {
+    const { rows } = await db.query<{ tx_hash: string; signed_tx: string | null; expires_at: string | null }>(
+      `SELECT tx_hash, signed_tx, expires_at::text FROM tron_sends WHERE ${column} = $1`,
+      [value],
+    )
+    const row = rows[0]
+    if (!row) return undefined
+    const record: TronSendRecord = { txHash: row.tx_hash }
+    if (row.signed_tx !== null) record.signed = row.signed_tx
+    if (row.expires_at !== null) record.expirationMs = BigInt(row.expires_at)
+    return record
+  }
+  return {
+    get: (requestId) => read('request_id', requestId),
+    byHash: (txHash) => read('tx_hash', txHash),
+    async put(requestId, { txHash, signed, expirationMs }) {
+      await db.query(
+        `INSERT INTO tron_sends (request_id, tx_hash, signed_tx, expires_at, created_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_id) DO NOTHING`,
+        [requestId, txHash, signed, expirationMs.toString(), now()],
+      )
+      if ((await read('request_id', requestId))?.txHash !== txHash)
+        throw new Error(`request ${requestId} already has another TRON transfer`)
+    },
+  }
+}

@@ -1,0 +1,71 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Queryable } from '../../db/db.js'
+import { RailFailure, type BankPayoutRail } from '../../rails/rail.js'
+import { readSandboxPayout } from '../tron/sandbox.js'
+import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
+
+export interface SandboxBankDeps {
+  db: Queryable
+  /** How long after submission a transfer settles (`SANDBOX_PAYOUT_DELAY_MS`). */
+  delayMs: number
+  now?: () => number
+}
+
+/** The sandbox bank's answers, as the contract describes them (section 9). */
+export const SANDBOX_BANK_OUTCOMES = {
+  /** An account number ending 0000: the bank refuses the transfer. */
+  rejected: { suffix: '0000', reason: 'rejected_by_bank' },
+  /** An account number ending 1111: the transfer is accepted, then fails. */
+  failed: { suffix: '1111', reason: 'beneficiary_account_closed' },
+} as const
+
+/**
+ * The sandbox VND bank: a transfer is recorded in `sandbox_payouts` under a bank reference, its
+ * outcome decided at submission from the account number's last four digits, and reads as pending
+ * until `delayMs` has passed. The account number and the beneficiary are not stored: the outcome
+ * is all the sandbox needs from them.
+ */
+export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
+  const now = deps.now ?? Date.now
+  return {
+    name: 'sandbox',
+
+    // What the sandbox bank account holds, from its own records (reconciliation, src/reconcile).
+    reserves: () => sandboxPayoutReserves(deps.db, 'bank', 'VND'),
+    payments: (sinceMs) => sandboxPayoutPayments(deps.db, 'bank', sinceMs),
+
+    async submitPayout(input) {
+      if (input.amountMinor <= 0n)
+        throw new RailFailure('invalid_amount', 'a transfer must move a positive amount', false)
+      const at = now()
+      const { rejected, failed } = SANDBOX_BANK_OUTCOMES
+      const outcome = input.bankAcctNum.endsWith(rejected.suffix)
+        ? { status: 'rejected', reason: rejected.reason }
+        : input.bankAcctNum.endsWith(failed.suffix)
+          ? { status: 'failed', reason: failed.reason }
+          : { status: 'completed', reason: '' }
+      const digest = createHash('sha256')
+        .update(`sandbox-bank:${input.requestId}:`)
+        .update(randomBytes(16))
+        .digest('hex')
+      const bankRef = `SBX${digest.slice(0, 16).toUpperCase()}`
+      await deps.db.query(
+        `INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
+         VALUES ($1, 'bank', $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id) DO NOTHING`,
+        [bankRef, input.requestId, input.amountMinor, outcome.status, outcome.reason, at + deps.delayMs, at],
+      )
+      // A repeated request finds the first transfer: the bank never pays twice for one request.
+      const { rows } = await deps.db.query<{ ref: string }>(
+        `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'bank'`,
+        [input.requestId],
+      )
+      if (!rows[0])
+        throw new RailFailure('request_conflict', `request ${input.requestId} is not a bank payout`, false)
+      return { bankRef: rows[0].ref }
+    },
+
+    async getPayout(bankRef) {
+      return readSandboxPayout(deps.db, 'bank', bankRef, now())
+    },
+  }
+}
