@@ -81,6 +81,21 @@ describe('module structure', () => {
     expect(found).toEqual([])
   })
 
+  it('keeps the engine (src/transactions) free of the flows and their rails', () => {
+    // The engine reaches flows only through the Flow interface and the list the container builds.
+    // Type-only imports count here too: a layer that names another's types depends on it.
+    const flowFolders = ['lightning', 'onchain', 'payouts', 'bitcoin'].map((d) => join(SRC, d) + '/')
+    // The request hash spells an on-chain address the one way the on-chain flow stores it.
+    const allowed = new Set([join(SRC, 'onchain/address.ts')])
+    const reaching = sourceFiles(join(SRC, 'transactions')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/from\s*'(\.[^']+)'/g)]
+        .map((m) => resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')))
+        .filter((target) => flowFolders.some((d) => target.startsWith(d)) && !allowed.has(target))
+        .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+    )
+    expect(reaching).toEqual([])
+  })
+
   it('tells a value import from a type-only one, so that a cycle cannot hide behind the check', () => {
     const file = join(SRC, 'a/b.ts')
     const text = [
