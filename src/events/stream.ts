@@ -10,7 +10,8 @@ import { ApiError } from '../shared/errors.js'
 import { openSse, SSE_HEADERS, type SsePump } from '../http/sse.js'
 import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 import { eventBody, type EventRow } from './delivery-worker.js'
-import { NotifierFullError, type Notifier } from './notifier.js'
+import { liveStreams } from './live-streams.js'
+import type { Notifier } from './notifier.js'
 
 /** Open status streams one account may hold on one process. */
 export const STREAMS_PER_ACCOUNT_MAX = 20
@@ -54,11 +55,10 @@ function sendEmpty(reply: FastifyReply): FastifyReply {
 export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
-  const perAccount = new Map<string, number>()
-  const open = new Set<() => void>()
-
-  app.addHook('onClose', async () => {
-    for (const end of [...open]) end()
+  const streams = liveStreams(fastify, deps.notifier, {
+    perHolderMax: STREAMS_PER_ACCOUNT_MAX,
+    holderFull: `At most ${STREAMS_PER_ACCOUNT_MAX} status streams may be open at once`,
+    processFull: 'Too many status streams are open; try again shortly',
   })
 
   app.get(
@@ -107,49 +107,9 @@ export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): 
       }
       // A HEAD is answered like the other HEADs: the headers a GET would have, no body, no stream.
       if (request.method === 'HEAD') return sendEmpty(reply.code(200).headers(STREAM_HEADERS))
-      if ((perAccount.get(accountId) ?? 0) >= STREAMS_PER_ACCOUNT_MAX) {
-        throw new ApiError(
-          'rate_limit_exceeded',
-          `At most ${STREAMS_PER_ACCOUNT_MAX} status streams may be open at once`,
-        )
-      }
-      perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1)
-      const release = (): void => {
-        const left = (perAccount.get(accountId) ?? 1) - 1
-        if (left <= 0) perAccount.delete(accountId)
-        else perAccount.set(accountId, left)
-      }
-
-      // Subscribe before the first read, so that a change committed in between is not missed.
-      let wake = (): void => {}
-      let unsubscribe: () => void
-      try {
-        unsubscribe = await deps.notifier.subscribe(txnId, () => wake())
-      } catch (err) {
-        release()
-        if (err instanceof NotifierFullError) {
-          throw new ApiError('service_unavailable', 'Too many status streams are open; try again shortly')
-        }
-        throw err
-      }
-
-      // The stream may end before it is returned (a client that already hung up).
-      let stream: StatusStream | undefined = undefined
-      const endThis = (): void => stream?.end()
-      stream = sendStatusStream(reply, {
-        db: deps.db,
-        txnId,
-        lastEventId,
-        heartbeatMs: deps.heartbeatMs,
-        onEnd: () => {
-          unsubscribe()
-          release()
-          open.delete(endThis)
-        },
-      })
-      if (!stream.ended) open.add(endThis)
-      wake = stream.pump
-      stream.pump()
+      await streams.open(accountId, txnId, (onEnd) =>
+        sendStatusStream(reply, { db: deps.db, txnId, lastEventId, heartbeatMs: deps.heartbeatMs, onEnd }),
+      )
     },
   )
 }

@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
-import { NotifierFullError, type Notifier } from '../events/notifier.js'
+import type { Notifier } from '../events/notifier.js'
+import { liveStreams } from '../events/live-streams.js'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
 import type { RatesService } from '../rates/service.js'
 import { ApiError } from '../shared/errors.js'
@@ -88,11 +89,10 @@ export function invoicePageRoutes(fastify: FastifyInstance, deps: InvoicePageDep
   const scriptUrl = `${prefix}/assets/page.js?v=${SCRIPT_ASSET.etag.slice(1, -1)}`
   const stylesheetUrl = `${prefix}/assets/page.css?v=${CSS_ASSET.etag.slice(1, -1)}`
   const need = deps.config.onchainConfirmations
-  const streamsByAddress = new Map<string, number>()
-  const open = new Set<() => void>()
-
-  app.addHook('onClose', async () => {
-    for (const end of [...open]) end()
+  const streams = liveStreams(fastify, deps.notifier, {
+    perHolderMax: deps.config.pageStreamsPerAddressMax,
+    holderFull: `At most ${deps.config.pageStreamsPerAddressMax} payment page streams may be open at once from one address`,
+    processFull: 'Too many live pages are open; reload shortly',
   })
 
   const sendMessage = (reply: FastifyReply, kind: MessagePageKind, lang: Lang): FastifyReply =>
@@ -180,50 +180,14 @@ export function invoicePageRoutes(fastify: FastifyInstance, deps: InvoicePageDep
         return
       }
 
-      const address = request.ip
-      const held = streamsByAddress.get(address) ?? 0
-      if (held >= deps.config.pageStreamsPerAddressMax) {
-        throw new ApiError(
-          'rate_limit_exceeded',
-          `At most ${deps.config.pageStreamsPerAddressMax} payment page streams may be open at once from one address`,
-        )
-      }
-      streamsByAddress.set(address, held + 1)
-      const release = (): void => {
-        const left = (streamsByAddress.get(address) ?? 1) - 1
-        if (left <= 0) streamsByAddress.delete(address)
-        else streamsByAddress.set(address, left)
-      }
-
-      // Subscribe before the stream's first read, so that a change committed in between is not missed.
-      let wake = (): void => {}
-      let unsubscribe: () => void
-      try {
-        unsubscribe = await deps.notifier.subscribe(record.txnId, () => wake())
-      } catch (err) {
-        release()
-        if (err instanceof NotifierFullError) {
-          throw new ApiError('service_unavailable', 'Too many live pages are open; reload shortly')
-        }
-        throw err
-      }
-
-      // The stream may end before it is returned (a browser that already hung up).
-      let stream: SsePump | undefined = undefined
-      const endThis = (): void => stream?.end()
-      stream = sendPageStream(reply, {
-        read,
-        heartbeatMs: deps.config.streamHeartbeatMs,
-        confirmationsPollMs: Math.min(CONFIRMATIONS_POLL_MS, deps.config.streamHeartbeatMs),
-        onEnd: () => {
-          unsubscribe()
-          release()
-          open.delete(endThis)
-        },
-      })
-      if (!stream.ended) open.add(endThis)
-      wake = stream.pump
-      stream.pump()
+      await streams.open(request.ip, record.txnId, (onEnd) =>
+        sendPageStream(reply, {
+          read,
+          heartbeatMs: deps.config.streamHeartbeatMs,
+          confirmationsPollMs: Math.min(CONFIRMATIONS_POLL_MS, deps.config.streamHeartbeatMs),
+          onEnd,
+        }),
+      )
     },
   )
 }
