@@ -64,11 +64,13 @@ describe('quotedRow', () => {
 })
 
 describe('sameRequestOr409', () => {
-  const body = { sourceReq: { amtRequested: '0.001' } }
+  // Hashed apart by the two: the legacy hash keeps the false flag the current one drops.
+  const body = { sourceReq: { amtRequested: '0.001' }, deductNetworkFeesFromDest: false }
   const existing = { request_hash: requestHash(body) } as TxnRow
 
   it('answers the transaction for the same request, also under its legacy hash', () => {
     expect(sameRequestOr409(existing, requestHash(body), body)).toBe(existing)
+    expect(legacyRequestHash(body)).not.toBe(requestHash(body))
     const legacy = { request_hash: legacyRequestHash(body) } as TxnRow
     expect(sameRequestOr409(legacy, requestHash(body), body)).toBe(legacy)
   })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
+import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { flowOf, type Flow } from './flow.js'
 import { createTxnRepository, getTxn, type TxnRow } from './repository.js'
@@ -70,8 +71,16 @@ describe('settleMadeHere', () => {
   })
   afterAll(async () => h?.close())
 
+  // Statements sent through the deps: stepping aside sends none.
+  let sent = 0
   const deps = (now = Date.now) => ({
-    db: h.c.db,
+    db: {
+      ...h.c.db,
+      query: ((sql: string, params?: unknown[]) => {
+        sent++
+        return h.c.db.query(sql, params)
+      }) as Db['query'],
+    },
     repository: createTxnRepository({ webhookVariant: h.c.config.webhookVariant, now }),
   })
   const quote = async (): Promise<TxnRow> => {
@@ -95,6 +104,7 @@ describe('settleMadeHere', () => {
 
   it('steps aside for another account, a quote past its deadline and a flow with work outside the database', async () => {
     const quoted = await quote()
+    sent = 0
     expect(await settleMadeHere(deps(), swap, quoted, 'acc_someone_else')).toBeUndefined()
     const late = () => Number(quoted.expires_at)
     expect(await settleMadeHere(deps(late), swap, quoted, a.accountId)).toBeUndefined()
@@ -102,6 +112,7 @@ describe('settleMadeHere', () => {
     expect(await settleMadeHere(deps(), preparing, quoted, a.accountId)).toBeUndefined()
     const confirming: Flow = { ...swap, settlement: undefined }
     expect(await settleMadeHere(deps(), confirming, quoted, a.accountId)).toBeUndefined()
+    expect(sent).toBe(0)
     expect(await stateOf(quoted.id)).toBe('quoted')
   })
 })
