@@ -139,7 +139,7 @@ export async function createContainer(
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
   // events, and handed to the service and to every flow that writes transactions.
   const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now })
-  const flows: Flow[] = [swapFlow({ config, rates, accounts })]
+  const flows: Flow[] = [swapFlow({ config, rates })]
   // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
   // lazily, for worker-side transitions, because the service is built from this list of flows.
   const payoutRails = createPayoutRails(config, db)
@@ -172,7 +172,7 @@ export async function createContainer(
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
-  const transactions = createTransactionsService({ db, config, accounts, rates, flows, repository, log })
+  const transactions = createTransactionsService({ db, config, rates, flows, repository, log })
   const approvals = createApprovalsService({ db, transactions })
   const webhooks = createWebhooksService({
     db,

@@ -33,19 +33,10 @@ export interface AccountsService {
   wallets(accountId: string): Promise<Wallet[]>
   wallet(walletId: string): Promise<Wallet | undefined>
   walletFor(q: Queryable, accountId: string, ccy: string): Promise<Wallet | undefined>
-  /**
-   * The id of an account's wallet in a currency, without its balances. Remembered in the process:
-   * a wallet's id, account and currency never change, and wallets are never deleted.
-   */
-  walletIdFor(q: Queryable, accountId: string, ccy: string): Promise<string | undefined>
 }
-
-// Wallet ids remembered by (account, currency); bounded so that many accounts cannot grow it forever.
-const WALLET_IDS_MAX = 50_000
 
 export function createAccountsService(deps: { db: Db; walletCurrencies: string[] }): AccountsService {
   const { db } = deps
-  const walletIds = new Map<string, string>()
   return {
     async create({ displayName, parentId = null, tier = 'standard' }) {
       const name = displayName.trim()
@@ -114,22 +105,6 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
         [accountId, ccy],
       )
       return rows[0] ? toWallet(rows[0]) : undefined
-    },
-
-    async walletIdFor(q, accountId, ccy) {
-      const key = `${accountId}\u0000${ccy}`
-      const known = walletIds.get(key)
-      if (known) return known
-      const { rows } = await q.query<{ id: string }>(
-        `SELECT id FROM ledger_accounts WHERE account_id = $1 AND ccy = $2 AND kind = 'wallet'`,
-        [accountId, ccy],
-      )
-      const id = rows[0]?.id
-      if (id) {
-        if (walletIds.size >= WALLET_IDS_MAX) walletIds.clear()
-        walletIds.set(key, id)
-      }
-      return id
     },
   }
 }

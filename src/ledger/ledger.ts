@@ -280,3 +280,20 @@ export async function checkBooks(q: Queryable): Promise<BooksReport> {
     totals,
   }
 }
+
+/**
+ * The ids of an account's wallets in two currencies (a swap's source and destination), read in one
+ * statement; undefined for a currency the account has no wallet in.
+ */
+export async function walletIdPair(
+  q: Queryable,
+  accountId: string,
+  ccys: readonly [string, string],
+): Promise<[string | undefined, string | undefined]> {
+  const { rows } = await q.query<{ id: string; ccy: string }>(
+    `SELECT id, ccy FROM ledger_accounts WHERE account_id = $1 AND ccy IN ($2, $3) AND kind = 'wallet'`,
+    [accountId, ccys[0], ccys[1]],
+  )
+  const idOf = (ccy: string) => rows.find((r) => r.ccy === ccy)?.id
+  return [idOf(ccys[0]), idOf(ccys[1])]
+}

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox'
+import { ApiError } from '../shared/errors.js'
 import type { Queryable } from '../db/db.js'
 import type { EntryInput } from '../ledger/ledger.js'
 import type { Rate } from '../shared/amount.js'
@@ -81,4 +82,15 @@ export interface Flow {
   afterConfirm?(txn: TxnRow): Promise<void>
   /** Called by the worker when the transaction's `next_check_at` is due and it is past `quoted`. */
   advance?(txn: TxnRow): Promise<void>
+}
+
+/** The flow of a kind of transaction; refused when this server does not offer that kind. */
+export function flowOf(flows: ReadonlyMap<TxnKind, Flow>, kind: TxnKind): Flow {
+  const flow = flows.get(kind)
+  if (!flow)
+    throw new ApiError(
+      'method_not_available',
+      `Transactions of kind ${kind} are not available on this server`,
+    )
+  return flow
 }

@@ -1,33 +1,30 @@
 import type { Db, Queryable } from '../db/db.js'
 import type { Config } from '../config/config.js'
-import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
-import { ApiError, fieldError } from '../shared/errors.js'
-import { formatRate } from '../shared/amount.js'
-import { newId } from '../shared/ids.js'
+import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
-import { isCurrency } from '../shared/currency.js'
-import { placeHold, postEntry, voidHolds } from '../ledger/ledger.js'
-import type { CreateInput, Flow } from './flow.js'
+import { placeHold, postEntry } from '../ledger/ledger.js'
+import { approvalReasons } from '../approvals/policy.js'
+import { insertApproval } from '../approvals/repository.js'
+import { flowOf, type CreateInput, type Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import {
-  getByExtRef,
   getTxn,
   lockForConfirm,
   StaleTransition,
-  type NewTxn,
   type TxnPatch,
   type TxnRepository,
   type TxnRow,
 } from './repository.js'
 import { walletDebit } from './money.js'
-import { checkQuoteAmounts } from './amount-limits.js'
-import { isMoneyError, moneyApiError } from './errors.js'
-import { createTxnReader } from './reads.js'
-import { approvalReasons } from '../approvals/policy.js'
-import { insertApproval } from '../approvals/repository.js'
-import { legacyRequestHash, requestHash } from './request-hash.js'
+import { createTxnReader, type TxnReader } from './reads.js'
+import { createQuote } from './quote.js'
+import { cancelQuote, expireInTx, expireQuote } from './quote-end.js'
 
+/**
+ * The transactions engine: a table of named functions over one set of deps. Create is in
+ * quote.ts, cancel and expiry in quote-end.ts; confirm, with both its paths, is here in one file.
+ */
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
   confirm(accountId: string, txnId: string): Promise<TxnRow>
@@ -42,376 +39,223 @@ export interface TransactionsService {
 
 export type Mover = (to: TxnRow['state'], patch?: TxnPatch) => Promise<TxnRow>
 
-/** Which flow serves a method pair; errors name the field at fault. */
-export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind {
-  const s = input.sourceReq
-  const d = input.destReq
-  for (const [side, field] of [
-    [s, 'sourceReq'],
-    [d, 'destReq'],
-  ] as const) {
-    if (side.method === 'eth') {
-      throw new ApiError(
-        'method_not_available',
-        'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts',
-        [{ field: `${field}.method`, issue: 'eth is not available yet' }],
-      )
-    }
-    if (!isCurrency(side.ccy))
-      throw fieldError('unsupported_currency_pair', `${field}.ccy`, 'is not a known currency')
-  }
-  const pair = `${s.method}:${s.ccy}>${d.method}:${d.ccy}`
-  switch (pair) {
-    case 'lightning:BTC>svcpay:BTC':
-      return 'ln_receive'
-    case 'on-chain:BTC>svcpay:BTC':
-      return 'onchain_receive'
-    case 'svcpay:BTC>lightning:BTC':
-      return 'ln_send'
-    case 'svcpay:BTC>on-chain:BTC':
-      return 'onchain_send'
-    case 'svcpay:USDT>tron:USDT':
-      return 'tron_payout'
-  }
-  if (s.method === 'svcpay' && d.method === 'vnd-instant') {
-    if (d.ccy !== 'VND')
-      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'vnd-instant pays out VND')
-    if (!['VND', 'BTC', 'USDT'].includes(s.ccy) || !walletCurrencies.includes(s.ccy)) {
-      throw fieldError(
-        'unsupported_currency_pair',
-        'sourceReq.ccy',
-        'VND payouts are funded from VND, BTC or USDT',
-      )
-    }
-    return 'vnd_payout'
-  }
-  if (s.method === 'svcpay' && d.method === 'svcpay') {
-    if (s.ccy === d.ccy)
-      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'a swap needs two different currencies')
-    for (const [ccy, field] of [
-      [s.ccy, 'sourceReq.ccy'],
-      [d.ccy, 'destReq.ccy'],
-    ] as const) {
-      if (!walletCurrencies.includes(ccy))
-        throw fieldError('unsupported_currency_pair', field, 'has no wallets on this service')
-    }
-    return 'swap'
-  }
-  const known = ['svcpay', 'lightning', 'on-chain', 'tron', 'vnd-instant']
-  if (!known.includes(s.method))
-    throw fieldError('unsupported_method', 'sourceReq.method', `is not a known method (${known.join(', ')})`)
-  if (!known.includes(d.method))
-    throw fieldError('unsupported_method', 'destReq.method', `is not a known method (${known.join(', ')})`)
-  const methodsFit = [
-    'lightning>svcpay',
-    'on-chain>svcpay',
-    'svcpay>lightning',
-    'svcpay>on-chain',
-    'svcpay>tron',
-  ].includes(`${s.method}>${d.method}`)
-  if (methodsFit)
-    throw new ApiError(
-      'unsupported_currency_pair',
-      `${s.method} to ${d.method} does not carry this pair of currencies`,
-    )
-  throw new ApiError('unsupported_method', `Moving from ${s.method} to ${d.method} is not supported`, [
-    { field: 'destReq.method', issue: `not supported with sourceReq.method ${s.method}` },
-  ])
+export const RECENT_QUOTES_MAX = 5_000
+
+/**
+ * The quotes this process made lately, as written (a transaction's kind and quoted amounts never
+ * change): confirm can tell without a read whether the flow has work to do outside the database,
+ * and settle a swap in one statement (`settleMadeHere`). Create remembers each; its confirm takes
+ * it back.
+ *
+ * Why two confirm paths (issue 22 asks for one unless the benchmark shows otherwise): the locked
+ * path is the one every confirm can take (another instance's quote, after a restart, an expired
+ * or failing one), and it is correct alone. This one is kept for its cost: a swap's confirm here
+ * is 1 round trip and no transaction, against 5 round trips in one transaction on the locked
+ * path (`npx tsx bench/count-queries.ts`: 2 round trips per swap against 6 with this path
+ * switched off). Swap create then confirm, 16 connections, 1,500 swaps on PostgreSQL, alternated
+ * three times (2026-11-24, load average 12-20): server CPU 2.27, 2.45, 2.27 ms per swap with it
+ * and 2.62, 3.11, 3.27 ms without; 107, 107, 78 swaps/s against 90, 73, 67.
+ */
+export interface RecentQuotes {
+  remember(txn: TxnRow): void
+  /** The quote `txnId` if this process made it lately, forgotten from here on. */
+  take(txnId: string): TxnRow | undefined
 }
 
-const RECENT_QUOTES_MAX = 5_000
-
-export function createTransactionsService(deps: {
-  db: Db
-  config: Config
-  accounts: AccountsService
-  rates: RatesService
-  flows: Flow[]
-  /** The writes of transactions, with the clock this service takes its times from. */
-  repository: TxnRepository
-  log?: { warn(obj: object, msg: string): void }
-}): TransactionsService {
-  const { db, config } = deps
-  const { transition, settleQuoted, insertTxn, now } = deps.repository
-  const flows = new Map(deps.flows.map((f) => [f.kind, f]))
-  const reader = createTxnReader(db)
-  const opts = () => ({ now: now() })
-
-  function flowOf(kind: TxnKind): Flow {
-    const flow = flows.get(kind)
-    if (!flow)
-      throw new ApiError(
-        'method_not_available',
-        `Transactions of kind ${kind} are not available on this server`,
-      )
-    return flow
-  }
-
-  async function sameRequestOr409(existing: TxnRow, hash: string, rawBody: unknown): Promise<TxnRow> {
-    if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(rawBody)) {
-      throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
-        { field: 'extRefId', issue: 'already used with a different request body' },
-      ])
-    }
-    return existing
-  }
-
-  // The quotes this process made lately, as written (a transaction's kind and quoted amounts never
-  // change): confirm can tell without a read whether the flow has work to do outside the database,
-  // and settle a swap in one statement. Each is forgotten at its confirm.
-  //
-  // Why two confirm paths (issue 22 asks for one unless the benchmark shows otherwise): the locked
-  // path is the one every confirm can take (another instance's quote, after a restart, an expired
-  // or failing one), and it is correct alone. This one is kept for its cost: a swap's confirm here
-  // is 1 round trip and no transaction, against 5 round trips in one transaction on the locked
-  // path (`npx tsx bench/count-queries.ts`: 2 round trips per swap against 6 with this path
-  // switched off). Swap create then confirm, 16 connections, 1,500 swaps on PostgreSQL, alternated
-  // three times (2026-11-24, load average 12-20): server CPU 2.27, 2.45, 2.27 ms per swap with it
-  // and 2.62, 3.11, 3.27 ms without; 107, 107, 78 swaps/s against 90, 73, 67.
-  const recentQuotes = new Map<string, TxnRow>()
-  const rememberQuote = (txn: TxnRow) => {
-    if (recentQuotes.size >= RECENT_QUOTES_MAX) recentQuotes.delete(recentQuotes.keys().next().value!)
-    recentQuotes.set(txn.id, txn)
-  }
-
-  /**
-   * The one-statement confirm of a quote this process made whose flow is a settlement (a swap);
-   * undefined when it does not apply or its conditions no longer hold (nothing was written then).
-   */
-  async function settleMadeHere(quoted: TxnRow, accountId: string): Promise<TxnRow | undefined> {
-    if (quoted.account_id !== accountId) return undefined
-    const flow = flowOf(quoted.kind)
-    const at = now()
-    if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
-    return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
-  }
-
-  /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
-  async function hold(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
-    // The wallet is found by account and currency in the hold's own statement (no wallet: false).
-    const amount = walletDebit(txn)
-    return placeHold(q, { txnId: txn.id, accountId: txn.account_id, ccy: txn.src_ccy, amount, now: at })
-  }
-
-  async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {
-    await voidHolds(q, txn.id, at)
-    return transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at })
-  }
-
-  /**
-   * Confirm under the row lock, in a database transaction. The first read serves flows with work to
-   * do outside that transaction (a call to a node); a quote this process made (`knownKind`), of a
-   * kind without such work, goes straight to the locked read.
-   */
-  async function confirmLocked(accountId: string, txnId: string, knownKind?: TxnKind): Promise<TxnRow> {
-    let flow = knownKind ? flowOf(knownKind) : undefined
-    let prepared: unknown
-    if (!flow || flow.prepareConfirm) {
-      const first = await getTxn(db, txnId, { accountId })
-      if (!first) throw new ApiError('not_found', 'Transaction not found')
-      const settled = settledAnswer(first)
-      if (settled) return settled
-      flow = flowOf(first.kind)
-      prepared =
-        first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
-    }
-    const confirming = flow
-    let expired = false
-    const row = await db.tx(async (q) => {
-      const locked = await lockForConfirm(q, txnId, accountId)
-      if (!locked) throw new ApiError('not_found', 'Transaction not found')
-      const { txn, pendingHold } = locked
-      const again = settledAnswer(txn)
-      if (again) return again
-      const at = now()
-      if (BigInt(at) >= txn.expires_at) {
-        expired = true
-        return expireInTx(q, txn, at)
-      }
-      if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
-        return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
-      }
-      const stepOpts = { now: at }
-      // Above its approval threshold, a send waits here, funds held, for a second operator
-      // (src/approvals/): approval later runs the flow's confirm from `processing`.
-      const reasons = approvalReasons(txn, config.approvalThresholds)
-      if (reasons.length > 0) {
-        const deadline = at + config.approvalTtlS * 1000
-        await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
-        return transition(q, txn, 'processing', { next_check_at: deadline }, stepOpts)
-      }
-      if (confirming.settlement) {
-        const settlement = await confirming.settlement(q, txn, at)
-        await postEntry(q, settlement.entry)
-        return transition(q, txn, settlement.to, settlement.patch, stepOpts)
-      }
-      assert(confirming.confirm, `flow ${confirming.kind} can confirm`)
-      return confirming.confirm(q, txn, {
-        now: at,
-        prepared,
-        transition: (to, patch = {}) => transition(q, txn, to, patch, stepOpts),
-      })
-    })
-    if (expired)
-      throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
-    await followUp(confirming, row)
-    return row
-  }
-
-  /** A flow's follow-up after its confirm committed: what is committed stands, so a failure is logged. */
-  async function followUp(flow: Flow, row: TxnRow): Promise<void> {
-    await flow
-      .afterConfirm?.(row)
-      .catch((err) =>
-        deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
-      )
-  }
-
-  const service: TransactionsService = {
-    flows,
-
-    async create(input, rawBody) {
-      const kind = kindFor(input, config.walletCurrencies)
-      const flow = flowOf(kind)
-      const hash = requestHash(rawBody)
-      if (input.extRefId) {
-        const existing = await getByExtRef(db, input.accountId, input.extRefId)
-        if (existing) return sameRequestOr409(existing, hash, rawBody)
-      }
-      const at = now()
-      const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
-      const limits = { receiveMaxSats: config.receiveMaxSats }
-      const quote = isMoneyError(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
-      if (isMoneyError(quote)) throw moneyApiError(quote)
-      const expiresAt = at + config.quoteTtlS * 1000
-      const id = newId('txn')
-      // One statement, so no transaction around it: the quote, its outbox event and, for a
-      // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without
-      // a hold): confirm tries the hold again.
-      const fields: NewTxn = {
-        id,
-        account_id: input.accountId,
-        ext_ref_id: input.extRefId ?? null,
-        request_hash: hash,
-        kind,
-        state: 'quoted',
-        note: input.note ?? null,
-        deduct_fees_from_dest: input.deductNetworkFeesFromDest,
-        src_ccy: input.sourceReq.ccy,
-        src_method: input.sourceReq.method,
-        src_amount: quote.srcAmount,
-        src_fee: quote.srcFee,
-        src_network_fee: quote.srcNetworkFee,
-        src_details: quote.srcDetails,
-        src_created_at: BigInt(at),
-        src_updated_at: BigInt(at),
-        dest_ccy: input.destReq.ccy,
-        dest_method: input.destReq.method,
-        dest_amount: quote.destAmount,
-        dest_details: quote.destDetails,
-        dest_created_at: BigInt(at),
-        dest_updated_at: BigInt(at),
-        fx_rate: formatRate(quote.fxRate),
-        expires_at: BigInt(expiresAt),
-        kyc: quote.kyc ?? null,
-        source_of_funds: quote.sourceOfFunds ?? null,
-        next_check_at: expiresAt,
-        created_at: BigInt(at),
-        updated_at: BigInt(at),
-      }
-      const hold = {
-        accountId: input.accountId,
-        ccy: input.sourceReq.ccy,
-        amount: walletDebit(fields),
-        now: at,
-      }
-      const result = await insertTxn(db, fields, {
-        event: true,
-        ...(quote.fromWallet ? { hold } : {}),
-      })
-      if (result) {
-        rememberQuote(result)
-        return result
-      }
-      const existing = await getByExtRef(db, input.accountId, input.extRefId!)
-      return sameRequestOr409(existing!, hash, rawBody)
+/** RecentQuotes holding at most `max`, the oldest forgotten first. */
+export function createRecentQuotes(max = RECENT_QUOTES_MAX): RecentQuotes {
+  const quotes = new Map<string, TxnRow>()
+  return {
+    remember(txn) {
+      if (quotes.size >= max) quotes.delete(quotes.keys().next().value!)
+      quotes.set(txn.id, txn)
     },
-
-    async confirm(accountId, txnId) {
-      const quoted = recentQuotes.get(txnId)
-      recentQuotes.delete(txnId)
-      const settled = quoted && (await settleMadeHere(quoted, accountId))
-      if (!settled) return confirmLocked(accountId, txnId, quoted?.kind)
-      await followUp(flowOf(settled.kind), settled)
-      return settled
-    },
-
-    async cancel(accountId, txnId) {
-      // Cancel sees the deadline as confirm does, under the same row lock: a quote past expiresAt
-      // is expired (its hold released, its event sent) and the caller told so, whether or not the
-      // expiry worker reached it yet. The expiry commits before the 409 is thrown.
-      let expired = false
-      const row = await db.tx(async (q) => {
-        const txn = await getTxn(q, txnId, { accountId, lock: true })
-        if (!txn) throw new ApiError('not_found', 'Transaction not found')
-        if (txn.state === 'expired' && txn.msg === 'quote_expired') {
-          throw new ApiError('quote_expired', 'The quote expired before it was cancelled')
-        }
-        if (txn.state !== 'quoted') {
-          throw new ApiError(
-            'invalid_state',
-            `Only a quoted transaction can be cancelled; this one is ${txn.state}`,
-          )
-        }
-        const at = now()
-        if (BigInt(at) >= txn.expires_at) {
-          expired = true
-          return expireInTx(q, txn, at)
-        }
-        await voidHolds(q, txn.id, at)
-        return transition(q, txn, 'usercanceled', { msg: 'user_canceled' }, opts())
-      })
-      if (expired) throw new ApiError('quote_expired', 'The quote expired before it was cancelled')
-      return row
-    },
-
-    async get(accountId, txnId) {
-      const txn = await reader.get(txnId, accountId)
-      if (!txn) throw new ApiError('not_found', 'Transaction not found')
+    take(txnId) {
+      const txn = quotes.get(txnId)
+      quotes.delete(txnId)
       return txn
     },
-
-    async expireQuote(txnId) {
-      await db.tx(async (q) => {
-        const txn = await getTxn(q, txnId, { lock: true })
-        if (!txn || txn.state !== 'quoted' || txn.expires_at > BigInt(now())) return
-        await expireInTx(q, txn, now())
-      })
-    },
-
-    async apply(txnId, fn) {
-      try {
-        await db.tx(async (q) => {
-          const txn = await getTxn(q, txnId, { lock: true })
-          if (!txn) return
-          await fn(q, txn, (to, patch = {}) => transition(q, txn, to, patch, opts()))
-        })
-      } catch (err) {
-        // Another worker moved it first; it will be looked at again from its new state.
-        if (!(err instanceof StaleTransition)) throw err
-      }
-    },
   }
+}
 
-  /** The answer to a confirm of a transaction no longer `quoted`, or undefined when it is. */
-  function settledAnswer(txn: TxnRow): TxnRow | undefined {
-    if (txn.state === 'quoted') return undefined
-    if (txn.state === 'usercanceled') throw new ApiError('invalid_state', 'The transaction was cancelled')
-    if (txn.state === 'expired' && txn.msg === 'quote_expired') {
-      throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+/** What the service's functions are given. */
+export interface TxnServiceDeps {
+  db: Db
+  config: Config
+  rates: RatesService
+  flows: Map<TxnKind, Flow>
+  /** The writes of transactions, with the clock this service takes its times from. */
+  repository: TxnRepository
+  reader: TxnReader
+  recentQuotes: RecentQuotes
+  log?: { warn(obj: object, msg: string): void }
+}
+
+export function createTransactionsService(options: {
+  db: Db
+  config: Config
+  rates: RatesService
+  flows: Flow[]
+  repository: TxnRepository
+  log?: TxnServiceDeps['log']
+}): TransactionsService {
+  const deps: TxnServiceDeps = {
+    ...options,
+    flows: new Map(options.flows.map((f) => [f.kind, f])),
+    reader: createTxnReader(options.db),
+    recentQuotes: createRecentQuotes(),
+  }
+  return {
+    flows: deps.flows,
+    create: (input, rawBody) => createQuote(deps, input, rawBody),
+    confirm: (accountId, txnId) => confirm(deps, accountId, txnId),
+    cancel: (accountId, txnId) => cancelQuote(deps, accountId, txnId),
+    get: (accountId, txnId) => readTxn(deps, accountId, txnId),
+    expireQuote: (txnId) => expireQuote(deps, txnId),
+    apply: (txnId, fn) => applyChange(deps, txnId, fn),
+  }
+}
+
+/** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
+export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<TxnRow> {
+  const quoted = deps.recentQuotes.take(txnId)
+  // A quote made here was made by a flow of this service, so the map has it.
+  const flow = quoted && deps.flows.get(quoted.kind)
+  const settled = flow && (await settleMadeHere(deps, flow, quoted, accountId))
+  if (!settled) return confirmLocked(deps, accountId, txnId, quoted?.kind)
+  await followUp(deps, flow, settled)
+  return settled
+}
+
+/**
+ * The one-statement confirm of a quote this process made whose flow is a settlement (a swap);
+ * undefined when it does not apply or its conditions no longer hold (nothing was written then).
+ */
+export async function settleMadeHere(
+  deps: Pick<TxnServiceDeps, 'db' | 'repository'>,
+  flow: Flow,
+  quoted: TxnRow,
+  accountId: string,
+): Promise<TxnRow | undefined> {
+  if (quoted.account_id !== accountId) return undefined
+  const { db, repository } = deps
+  const at = repository.now()
+  if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
+  return repository.settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
+}
+
+/**
+ * Confirm under the row lock, in a database transaction. The first read serves flows with work to
+ * do outside that transaction (a call to a node); a quote this process made (`knownKind`), of a
+ * kind without such work, goes straight to the locked read.
+ */
+async function confirmLocked(
+  deps: TxnServiceDeps,
+  accountId: string,
+  txnId: string,
+  knownKind?: TxnKind,
+): Promise<TxnRow> {
+  const { db, config, repository } = deps
+  const { now, transition } = repository
+  let flow = knownKind ? flowOf(deps.flows, knownKind) : undefined
+  let prepared: unknown
+  if (!flow || flow.prepareConfirm) {
+    const first = await getTxn(db, txnId, { accountId })
+    if (!first) throw new ApiError('not_found', 'Transaction not found')
+    const settled = settledAnswer(first)
+    if (settled) return settled
+    flow = flowOf(deps.flows, first.kind)
+    prepared = first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+  }
+  const confirming = flow
+  let expired = false
+  const row = await db.tx(async (q) => {
+    const locked = await lockForConfirm(q, txnId, accountId)
+    if (!locked) throw new ApiError('not_found', 'Transaction not found')
+    const { txn, pendingHold } = locked
+    const again = settledAnswer(txn)
+    if (again) return again
+    const at = now()
+    if (BigInt(at) >= txn.expires_at) {
+      expired = true
+      return expireInTx(deps, q, txn, at)
     }
-    return txn
-  }
+    if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await holdFunds(q, txn, at))) {
+      return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, { now: now() })
+    }
+    const stepOpts = { now: at }
+    // Above its approval threshold, a send waits here, funds held, for a second operator
+    // (src/approvals/): approval later runs the flow's confirm from `processing`.
+    const reasons = approvalReasons(txn, config.approvalThresholds)
+    if (reasons.length > 0) {
+      const deadline = at + config.approvalTtlS * 1000
+      await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
+      return transition(q, txn, 'processing', { next_check_at: deadline }, stepOpts)
+    }
+    if (confirming.settlement) {
+      const settlement = await confirming.settlement(q, txn, at)
+      await postEntry(q, settlement.entry)
+      return transition(q, txn, settlement.to, settlement.patch, stepOpts)
+    }
+    assert(confirming.confirm, `flow ${confirming.kind} can confirm`)
+    return confirming.confirm(q, txn, {
+      now: at,
+      prepared,
+      transition: (to, patch = {}) => transition(q, txn, to, patch, stepOpts),
+    })
+  })
+  if (expired)
+    throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+  await followUp(deps, confirming, row)
+  return row
+}
 
-  return service
+/** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
+async function holdFunds(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
+  // The wallet is found by account and currency in the hold's own statement (no wallet: false).
+  const amount = walletDebit(txn)
+  return placeHold(q, { txnId: txn.id, accountId: txn.account_id, ccy: txn.src_ccy, amount, now: at })
+}
+
+/** A flow's follow-up after its confirm committed: what is committed stands, so a failure is logged. */
+async function followUp(deps: Pick<TxnServiceDeps, 'log'>, flow: Flow, row: TxnRow): Promise<void> {
+  await flow
+    .afterConfirm?.(row)
+    .catch((err) =>
+      deps.log?.warn({ txnId: row.id, error: (err as Error).message }, 'after-confirm step failed'),
+    )
+}
+
+/** The answer to a confirm of a transaction no longer `quoted`, or undefined when it is. */
+export function settledAnswer(txn: Pick<TxnRow, 'state' | 'msg'>): TxnRow | undefined {
+  if (txn.state === 'quoted') return undefined
+  if (txn.state === 'usercanceled') throw new ApiError('invalid_state', 'The transaction was cancelled')
+  if (txn.state === 'expired' && txn.msg === 'quote_expired') {
+    throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
+  }
+  return txn as TxnRow
+}
+
+async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<TxnRow> {
+  const txn = await deps.reader.get(txnId, accountId)
+  if (!txn) throw new ApiError('not_found', 'Transaction not found')
+  return txn
+}
+
+async function applyChange(
+  deps: TxnServiceDeps,
+  txnId: string,
+  fn: (q: Queryable, txn: TxnRow, move: Mover) => Promise<void>,
+): Promise<void> {
+  const { transition, now } = deps.repository
+  try {
+    await deps.db.tx(async (q) => {
+      const txn = await getTxn(q, txnId, { lock: true })
+      if (!txn) return
+      await fn(q, txn, (to, patch = {}) => transition(q, txn, to, patch, { now: now() }))
+    })
+  } catch (err) {
+    // Another worker moved it first; it will be looked at again from its new state.
+    if (!(err instanceof StaleTransition)) throw err
+  }
 }

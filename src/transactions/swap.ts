@@ -1,53 +1,93 @@
+import type { Queryable } from '../db/db.js'
 import type { Config } from '../config/config.js'
-import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
-import type { Flow } from './flow.js'
+import { walletIdPair } from '../ledger/ledger.js'
+import type { Flow, QuoteContext, Settlement } from './flow.js'
+import type { TxnRow } from './repository.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { isMoneyError } from './errors.js'
 
+// Wallet ids remembered by (account, currency); bounded so that many accounts cannot grow it forever.
+const WALLET_IDS_MAX = 50_000
+
+/**
+ * The ids of wallets, remembered in the process by `${accountId}\0${ccy}`: a wallet's id, account
+ * and currency never change, and wallets are never deleted, so a swap settles without a read.
+ */
+export type WalletIds = Map<string, string>
+
+export interface SwapDeps {
+  config: Config
+  rates: RatesService
+  walletIds: WalletIds
+}
+
 /** Swap between two wallets of one account: confirm settles at once at the quoted rate. */
-export function swapFlow(deps: { config: Config; rates: RatesService; accounts: AccountsService }): Flow {
+export function swapFlow(options: Omit<SwapDeps, 'walletIds'> & { walletIds?: WalletIds }): Flow {
+  const deps: SwapDeps = { ...options, walletIds: options.walletIds ?? new Map() }
   return {
     kind: 'swap',
-    async quote({ input, rates }) {
-      const src = input.sourceReq.ccy
-      const dest = input.destReq.ccy
-      const fx = allInRate(
-        deps.rates.perBtc(rates, src),
-        deps.rates.perBtc(rates, dest),
-        deps.config.fxSpreadBps,
-      )
-      const requested = requestedAmount(input)
-      if (isMoneyError(requested)) return requested
-      const amounts = walletAmounts({
-        requested,
-        srcCcy: src,
-        destCcy: dest,
-        fx,
-        feeRule: deps.config.fees.swap!,
-        networkFee: 0n,
-        deduct: input.deductNetworkFeesFromDest,
-      })
-      if (isMoneyError(amounts)) return amounts
-      return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
-    },
-    async settlement(q, txn, now) {
-      const from = await deps.accounts.walletIdFor(q, txn.account_id, txn.src_ccy)
-      const to = await deps.accounts.walletIdFor(q, txn.account_id, txn.dest_ccy)
-      assert(from && to, 'swap wallets exist')
-      return {
-        entry: {
-          txnId: txn.id,
-          kind: 'swap',
-          now,
-          settleHolds: true,
-          postings: walletOutPostings(txn, from, { wallet: to }),
-        },
-        to: 'completed',
-        patch: { src_settled: txn.src_amount, dest_settled: txn.dest_amount },
-      }
-    },
+    quote: (ctx) => quoteSwap(deps, ctx),
+    settlement: (q, txn, now) => swapSettlement(deps, q, txn, now),
   }
+}
+
+export async function quoteSwap(deps: SwapDeps, { input, rates }: QuoteContext) {
+  const src = input.sourceReq.ccy
+  const dest = input.destReq.ccy
+  const fx = allInRate(deps.rates.perBtc(rates, src), deps.rates.perBtc(rates, dest), deps.config.fxSpreadBps)
+  const requested = requestedAmount(input)
+  if (isMoneyError(requested)) return requested
+  const amounts = walletAmounts({
+    requested,
+    srcCcy: src,
+    destCcy: dest,
+    fx,
+    feeRule: deps.config.fees.swap!,
+    networkFee: 0n,
+    deduct: input.deductNetworkFeesFromDest,
+  })
+  if (isMoneyError(amounts)) return amounts
+  return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
+}
+
+/** The swap's confirm: one journal entry from the source wallet to the destination wallet. */
+export async function swapSettlement(
+  deps: Pick<SwapDeps, 'walletIds'>,
+  q: Queryable,
+  txn: TxnRow,
+  now: number,
+): Promise<Settlement> {
+  const [from, to] = await swapWallets(deps.walletIds, q, txn)
+  return {
+    entry: {
+      txnId: txn.id,
+      kind: 'swap',
+      now,
+      settleHolds: true,
+      postings: walletOutPostings(txn, from, { wallet: to }),
+    },
+    to: 'completed',
+    patch: { src_settled: txn.src_amount, dest_settled: txn.dest_amount },
+  }
+}
+
+/** The swap's two wallets: remembered ones without a read, else both in one statement. */
+export async function swapWallets(
+  walletIds: WalletIds,
+  q: Queryable,
+  txn: Pick<TxnRow, 'account_id' | 'src_ccy' | 'dest_ccy'>,
+): Promise<[string, string]> {
+  const fromKey = `${txn.account_id}\u0000${txn.src_ccy}`
+  const toKey = `${txn.account_id}\u0000${txn.dest_ccy}`
+  const known = [walletIds.get(fromKey), walletIds.get(toKey)] as const
+  if (known[0] && known[1]) return [known[0], known[1]]
+  const [from, to] = await walletIdPair(q, txn.account_id, [txn.src_ccy, txn.dest_ccy])
+  assert(from && to, 'swap wallets exist')
+  if (walletIds.size >= WALLET_IDS_MAX - 1) walletIds.clear()
+  walletIds.set(fromKey, from)
+  walletIds.set(toKey, to)
+  return [from, to]
 }

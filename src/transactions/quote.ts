@@ -1,0 +1,111 @@
+import { ApiError } from '../shared/errors.js'
+import { formatRate } from '../shared/amount.js'
+import { newId } from '../shared/ids.js'
+import { flowOf, type CreateInput, type Quote } from './flow.js'
+import type { TxnKind } from './state-machine.js'
+import { getByExtRef, type NewTxn, type TxnRow } from './repository.js'
+import { walletDebit } from './money.js'
+import { checkQuoteAmounts } from './amount-limits.js'
+import { isMoneyError, moneyApiError } from './errors.js'
+import { kindFor } from './kind.js'
+import { legacyRequestHash, requestHash } from './request-hash.js'
+import type { TxnServiceDeps } from './service.js'
+
+/**
+ * Create: the flow's quote, checked against the amount limits and stored `quoted`. The same
+ * extRefId with the same request answers the transaction it made; with another request, 409.
+ */
+export async function createQuote(
+  deps: TxnServiceDeps,
+  input: CreateInput,
+  rawBody: unknown,
+): Promise<TxnRow> {
+  const { db, config, repository } = deps
+  const kind = kindFor(input, config.walletCurrencies)
+  const flow = flowOf(deps.flows, kind)
+  const hash = requestHash(rawBody)
+  if (input.extRefId) {
+    const existing = await getByExtRef(db, input.accountId, input.extRefId)
+    if (existing) return sameRequestOr409(existing, hash, rawBody)
+  }
+  const at = repository.now()
+  const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
+  const limits = { receiveMaxSats: config.receiveMaxSats }
+  const quote = isMoneyError(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
+  if (isMoneyError(quote)) throw moneyApiError(quote)
+  const expiresAt = at + config.quoteTtlS * 1000
+  // One statement, so no transaction around it: the quote, its outbox event and, for a
+  // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without
+  // a hold): confirm tries the hold again.
+  const fields = quotedRow({ id: newId('txn'), input, kind, quote, hash, at, expiresAt })
+  const hold = {
+    accountId: input.accountId,
+    ccy: input.sourceReq.ccy,
+    amount: walletDebit(fields),
+    now: at,
+  }
+  const result = await repository.insertTxn(db, fields, {
+    event: true,
+    ...(quote.fromWallet ? { hold } : {}),
+  })
+  if (result) {
+    deps.recentQuotes.remember(result)
+    return result
+  }
+  const existing = await getByExtRef(db, input.accountId, input.extRefId!)
+  return sameRequestOr409(existing!, hash, rawBody)
+}
+
+/** The row a quote is stored as: made at `at`, due to expire (and be looked at) at `expiresAt`. */
+export function quotedRow(q: {
+  id: string
+  input: CreateInput
+  kind: TxnKind
+  quote: Quote
+  hash: string
+  at: number
+  expiresAt: number
+}): NewTxn {
+  const { input, quote, at } = q
+  return {
+    id: q.id,
+    account_id: input.accountId,
+    ext_ref_id: input.extRefId ?? null,
+    request_hash: q.hash,
+    kind: q.kind,
+    state: 'quoted',
+    note: input.note ?? null,
+    deduct_fees_from_dest: input.deductNetworkFeesFromDest,
+    src_ccy: input.sourceReq.ccy,
+    src_method: input.sourceReq.method,
+    src_amount: quote.srcAmount,
+    src_fee: quote.srcFee,
+    src_network_fee: quote.srcNetworkFee,
+    src_details: quote.srcDetails,
+    src_created_at: BigInt(at),
+    src_updated_at: BigInt(at),
+    dest_ccy: input.destReq.ccy,
+    dest_method: input.destReq.method,
+    dest_amount: quote.destAmount,
+    dest_details: quote.destDetails,
+    dest_created_at: BigInt(at),
+    dest_updated_at: BigInt(at),
+    fx_rate: formatRate(quote.fxRate),
+    expires_at: BigInt(q.expiresAt),
+    kyc: quote.kyc ?? null,
+    source_of_funds: quote.sourceOfFunds ?? null,
+    next_check_at: q.expiresAt,
+    created_at: BigInt(at),
+    updated_at: BigInt(at),
+  }
+}
+
+/** The transaction an extRefId already names, when the request is the same one; else 409. */
+export function sameRequestOr409(existing: TxnRow, hash: string, rawBody: unknown): TxnRow {
+  if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(rawBody)) {
+    throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
+      { field: 'extRefId', issue: 'already used with a different request body' },
+    ])
+  }
+  return existing
+}
