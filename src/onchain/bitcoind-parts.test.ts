@@ -1,22 +1,11 @@
 /** The bitcoind rail's pure parts, called alone: answers read, errors mapped, entries and rates converted. */
 import { describe, expect, it } from 'vitest'
 
-import { RailFailure } from '../rails/rail.js'
 import { confTarget, satsPerVbOfFeerate } from './bitcoind-amount.js'
 import { networkOfChain } from './bitcoind-check.js'
 import { mapRpcError, readRpcAnswer, RpcError } from './bitcoind-rpc.js'
 import { liveSendIn } from './bitcoind-send.js'
 import { receiptTo } from './bitcoind-watch.js'
-
-const failure = (run: () => unknown): RailFailure => {
-  try {
-    run()
-  } catch (err) {
-    if (err instanceof RailFailure || err instanceof RpcError) return err as RailFailure
-    throw err
-  }
-  throw new Error('expected a failure')
-}
 
 describe('readRpcAnswer', () => {
   it('keeps numbers as their source text', () => {
@@ -24,26 +13,32 @@ describe('readRpcAnswer', () => {
   })
 
   it('refuses bad credentials for good, and a page that is no JSON-RPC retryably', () => {
-    expect(failure(() => readRpcAnswer('m', 401, ''))).toMatchObject({
-      code: 'unauthorized',
-      retryable: false,
-    })
-    expect(failure(() => readRpcAnswer('m', 403, ''))).toMatchObject({
-      code: 'unauthorized',
-      retryable: false,
-    })
-    expect(failure(() => readRpcAnswer('m', 502, '<html>'))).toMatchObject({
-      code: 'bad_response',
-      retryable: true,
-    })
+    expect(() => readRpcAnswer('m', 401, '')).toThrow(
+      expect.objectContaining({
+        code: 'unauthorized',
+        retryable: false,
+      }),
+    )
+    expect(() => readRpcAnswer('m', 403, '')).toThrow(
+      expect.objectContaining({
+        code: 'unauthorized',
+        retryable: false,
+      }),
+    )
+    expect(() => readRpcAnswer('m', 502, '<html>')).toThrow(
+      expect.objectContaining({
+        code: 'bad_response',
+        retryable: true,
+      }),
+    )
   })
 
   it('throws an error answer as an RpcError with its code and method', () => {
-    const err = failure(() =>
-      readRpcAnswer('getwalletinfo', 500, '{"result":null,"error":{"code":-18,"message":"x"}}'),
+    const answer = '{"result":null,"error":{"code":-18,"message":"x"}}'
+    expect(() => readRpcAnswer('getwalletinfo', 500, answer)).toThrow(RpcError)
+    expect(() => readRpcAnswer('getwalletinfo', 500, answer)).toThrow(
+      expect.objectContaining({ code: -18, method: 'getwalletinfo', message: 'x' }),
     )
-    expect(err).toBeInstanceOf(RpcError)
-    expect(err).toMatchObject({ code: -18, method: 'getwalletinfo', message: 'x' })
   })
 })
 

@@ -41,31 +41,19 @@ describe('parseObject', () => {
 })
 
 describe('payoutRequestBody', () => {
-  it("writes the amount as exact text and the beneficiary under the partner API's names", () => {
-    expect(
-      payoutRequestBody({
-        requestId: 'r',
-        ccy: 'VND',
-        amountMinor: 9_007_199_254_740_993n,
-        bankAcctNum: '0123456789',
-        institutionCode: '970436',
-        beneficiary: { type: 'individual', legalFullName: 'Nguyễn Văn An', countryCode: 'VN' },
-        sourceOfFunds: { purpose: 1, source: 3, relationship: 2 },
-      }),
-    ).toEqual({
-      amount: '9007199254740993',
-      currency: 'VND',
-      beneficiary: {
-        accountNumber: '0123456789',
-        bankBin: '970436',
-        name: 'Nguyễn Văn An',
-        country: 'VN',
-        type: 'individual',
-      },
-      purposeCode: 1,
-      sourceCode: 3,
-      relationshipCode: 2,
+  it('writes the amount as exact text, beyond what a float holds', () => {
+    const body = payoutRequestBody({
+      requestId: 'r',
+      ccy: 'VND',
+      amountMinor: 9_007_199_254_740_993n,
+      bankAcctNum: '0123456789',
+      institutionCode: '970436',
+      beneficiary: { type: 'business', legalFullName: 'Công ty An', countryCode: 'VN' },
+      sourceOfFunds: { purpose: 4, source: 5, relationship: 6 },
     })
+    expect(body.amount).toBe('9007199254740993')
+    expect(body.beneficiary).toMatchObject({ accountNumber: '0123456789', type: 'business' })
+    expect([body.purposeCode, body.sourceCode, body.relationshipCode]).toEqual([4, 5, 6])
   })
 })
 
