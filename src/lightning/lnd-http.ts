@@ -202,6 +202,7 @@ export function intString(value: unknown, field: string): bigint {
   throw new RailFailure(TRANSPORT_CODES.badResponse, `${field} is not an integer`, true)
 }
 
+/** Refuses a payment hash that is not 32 bytes of lower-case hex before it reaches a URL or body. */
 export function checkPaymentHash(paymentHash: string): void {
   assert(/^[0-9a-f]{64}$/.test(paymentHash), 'payment hash must be 64 lower-case hex digits')
 }

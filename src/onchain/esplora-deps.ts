@@ -46,5 +46,6 @@ export function esploraDeps(options: EsploraRailOptions): EsploraDeps {
     baseUrl: options.url.replace(/\/+$/, ''),
     timeoutMs: options.timeoutMs ?? NODE_TIMEOUT_MS_DEFAULT,
   }
-  return { options, request: (path, body) => esploraRequest(endpoint, path, body), now: Date.now }
+  // Date.now is looked up at each call, so that a clock faked after the rail is built is seen.
+  return { options, request: (path, body) => esploraRequest(endpoint, path, body), now: () => Date.now() }
 }
