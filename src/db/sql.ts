@@ -30,7 +30,6 @@ export const sql = Object.assign(sqlTag, {
 
   /** The fragments one after the other with `separator` between them; empty for none. */
   join(fragments: readonly Sql[], separator: Sql): Sql {
-    if (fragments.length === 0) return EMPTY
     const strings = ['']
     const values: unknown[] = []
     for (let i = 0; i < fragments.length; i++) {
