@@ -70,6 +70,11 @@ describe('the sql tag', () => {
     }
   })
 
+  it('writes a whole number into the text and refuses anything else', () => {
+    expect(toQuery(sql`LIMIT ${sql.int(51)} OFFSET ${sql.int(0)}`).text).toBe('LIMIT 51 OFFSET 0')
+    for (const bad of [1.5, NaN, Infinity, 2 ** 53]) expect(() => sql.int(bad)).toThrow(/not a whole number/)
+  })
+
   it('inserts trusted raw text as it is', () => {
     expect(toQuery(sql`count(*) = ${sql.unsafeRaw('5')} AND x = ${5}`)).toEqual({
       text: 'count(*) = 5 AND x = $1',

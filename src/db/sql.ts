@@ -58,8 +58,17 @@ export const sql = Object.assign(sqlTag, {
   },
 
   /**
-   * Text put into the statement as it is. Only for constants our code chose (a count it computed);
-   * never for anything a request or a row supplied: that is what parameters are for.
+   * A whole number written into the text (a LIMIT, or a count the statement's shape follows anyway);
+   * refuses anything but a safe integer.
+   */
+  int(n: number): Sql {
+    if (!Number.isSafeInteger(n)) throw new Error(`not a whole number: ${n}`)
+    return new Sql([String(n)], [])
+  },
+
+  /**
+   * Text put into the statement as it is. Only for constants our code chose (literals a
+   * partial index's predicate must show); never for anything a request or a row supplied: that is what parameters are for.
    */
   unsafeRaw(text: string): Sql {
     return new Sql([text], [])

@@ -227,11 +227,10 @@ export function entryCtes(input: EntryInput, onlyIf?: Sql): { ctes: Sql; check: 
         RETURNING la.id)`,
   )
   // Every posting names a ledger account of its own currency (read without a lock: the ledger's
-  // rows are never deleted, migration 013), and every wallet among them was updated. The count is
-  // text our code computed, as before: the statement's shape already follows it (the VALUES list).
+  // rows are never deleted, migration 013), and every wallet among them was updated.
   const known =
     postings.length > 0
-      ? sql` AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = ${sql.unsafeRaw(String(postings.length))}`
+      ? sql` AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = ${sql.int(postings.length)}`
       : sql.empty
   const check = sql`ledger_require((SELECT count(*) FROM wallets_changed) = (SELECT count(*) FROM targets)${known},
        ${`journal entry ${input.kind} posts to an unknown account or in another currency`})`
