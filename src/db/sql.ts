@@ -77,31 +77,42 @@ export const sql = Object.assign(sqlTag, {
 
 /** A fragment as a statement's text and its values, placeholders numbered by first appearance. */
 export function toQuery(fragment: Sql): { text: string; values: unknown[] } {
-  const values: unknown[] = []
-  let shared: Map<SharedParam, string> | undefined
-  const render = (f: Sql): string => {
-    const { strings, values: inner } = f
-    let text = strings[0]!
-    for (let i = 0; i < inner.length; i++) {
-      const value = inner[i]
-      if (value instanceof Sql) {
-        text += render(value)
-      } else if (value instanceof SharedParam) {
-        shared ??= new Map()
-        let placeholder = shared.get(value)
-        if (placeholder === undefined) {
-          values.push(value.value)
-          placeholder = '$' + values.length
-          shared.set(value, placeholder)
-        }
-        text += placeholder
-      } else {
-        values.push(value)
-        text += '$' + values.length
+  const out: Rendering = { text: '', values: [], shared: undefined }
+  render(fragment, out)
+  return { text: out.text, values: out.values }
+}
+
+interface Rendering {
+  text: string
+  values: unknown[]
+  /** The placeholder of each shared parameter bound so far. */
+  shared: Map<SharedParam, string> | undefined
+}
+
+// '$1', '$2', …: made once, not at every statement.
+const PLACEHOLDERS: string[] = []
+const placeholder = (n: number): string => (PLACEHOLDERS[n] ??= '$' + n)
+
+function render(fragment: Sql, out: Rendering): void {
+  const { strings, values } = fragment
+  out.text += strings[0]!
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    if (typeof value !== 'object' || value === null) {
+      out.text += placeholder(out.values.push(value))
+    } else if (value instanceof Sql) {
+      render(value, out)
+    } else if (value instanceof SharedParam) {
+      out.shared ??= new Map()
+      let bound = out.shared.get(value)
+      if (bound === undefined) {
+        bound = placeholder(out.values.push(value.value))
+        out.shared.set(value, bound)
       }
-      text += strings[i + 1]!
+      out.text += bound
+    } else {
+      out.text += placeholder(out.values.push(value))
     }
-    return text
+    out.text += strings[i + 1]!
   }
-  return { text: render(fragment), values }
 }
