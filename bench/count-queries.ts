@@ -21,6 +21,7 @@ import { buildApp } from '../src/app.js'
 import { startWorkers } from '../src/worker.js'
 import { createLogger } from '../src/logger.js'
 import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
+import { toQuery } from '../src/db/sql.js'
 import { dropDatabase, recreateDatabase } from './lib/pg.js'
 import { SWAP_BODY } from './scenarios/swaps.js'
 
@@ -39,7 +40,8 @@ let counting = false
 function counted(db: Db): Db {
   const wrap = (q: Queryable): Queryable => ({
     async query(sql, params) {
-      if (counting) counter.statements.push(sql.replace(/\s+/g, ' ').trim().slice(0, 100))
+      const text = typeof sql === 'string' ? sql : toQuery(sql).text
+      if (counting) counter.statements.push(text.replace(/\s+/g, ' ').trim().slice(0, 100))
       return q.query(sql, params)
     },
     async notify(channel, payload) {

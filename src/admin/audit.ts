@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 
 export { csvField } from '../shared/csv.js'
 
@@ -74,23 +75,18 @@ export async function writeAudit(q: Queryable, entry: AuditEntry, atMs = Date.no
   )
 }
 
-function where(filter: AuditFilter, beforeId: bigint | undefined): { sql: string; params: unknown[] } {
-  const clauses: string[] = []
-  const params: unknown[] = []
-  const add = (clause: string, value: unknown) => {
-    params.push(value)
-    clauses.push(clause.replace('?', `$${params.length}`))
-  }
+function where(filter: AuditFilter, beforeId: bigint | undefined): Sql {
+  const clauses: Sql[] = []
   if (filter.operator) {
-    params.push(filter.operator)
-    clauses.push(`(operator_id = $${params.length} OR operator_email = $${params.length})`)
+    const operator = sql.param(filter.operator)
+    clauses.push(sql`(operator_id = ${operator} OR operator_email = ${operator})`)
   }
-  if (filter.action) add('action = ?', filter.action)
-  if (filter.target) add('target = ?', filter.target)
-  if (filter.fromMs !== undefined) add('at >= ?', filter.fromMs)
-  if (filter.toMs !== undefined) add('at < ?', filter.toMs)
-  if (beforeId !== undefined) add('id < ?', beforeId)
-  return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params }
+  if (filter.action) clauses.push(sql`action = ${filter.action}`)
+  if (filter.target) clauses.push(sql`target = ${filter.target}`)
+  if (filter.fromMs !== undefined) clauses.push(sql`at >= ${filter.fromMs}`)
+  if (filter.toMs !== undefined) clauses.push(sql`at < ${filter.toMs}`)
+  if (beforeId !== undefined) clauses.push(sql`id < ${beforeId}`)
+  return clauses.length ? sql`WHERE ${sql.join(clauses, sql` AND `)}` : sql.empty
 }
 
 function toRow(r: any): AuditRow {
@@ -114,10 +110,8 @@ async function page(
   beforeId: bigint | undefined,
   limit: number,
 ): Promise<AuditRow[]> {
-  const w = where(filter, beforeId)
   const { rows } = await db.query(
-    `SELECT * FROM admin_audit ${w.sql} ORDER BY id DESC LIMIT ${limit}`,
-    w.params,
+    sql`SELECT * FROM admin_audit ${where(filter, beforeId)} ORDER BY id DESC LIMIT ${sql.int(limit)}`,
   )
   return rows.map(toRow)
 }

@@ -5,13 +5,15 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { Sql, toQuery } from './sql.js'
 
 /**
  * One query interface over both engines: PostgreSQL through node-postgres, and embedded
  * PostgreSQL (PGlite). Both run the same SQL. int8 columns come back as bigint on both.
  */
 export interface Queryable {
-  query<R = any>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>
+  /** A statement as text with its parameters, or as a fragment of the `sql` tag (src/db/sql.ts). */
+  query<R = any>(sql: string | Sql, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>
   /**
    * Tell the listeners of `channel` (src/events/channels.ts). Inside a transaction the notification
    * is sent only if the transaction commits; on PostgreSQL it leaves right after the commit, from a
@@ -119,7 +121,8 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   // the old plan; the names then change (a new generation) and the work is tried again.
   const statementNames = new Map<string, string>()
   let generation = 0
-  const statement = (sql: string, values: unknown[] | undefined): pg.QueryConfig => {
+  const statement = (given: string | Sql, params: unknown[] | undefined): pg.QueryConfig => {
+    const { text: sql, values } = textAndValues(given, params)
     if (!PREPARABLE.test(sql)) return { text: sql, values }
     let name = statementNames.get(sql)
     if (name === undefined) {
@@ -185,7 +188,7 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   const query: Queryable['query'] = async (sql, params) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        const r = await pool.query(statement(sql, params as unknown[]))
+        const r = await pool.query(statement(sql, params))
         return { rows: r.rows, rowCount: r.rowCount ?? 0 }
       } catch (err) {
         if (attempt === 1 && renamingAfter(err)) continue
@@ -215,7 +218,7 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
         const notifications: Array<[string, string]> = []
         const q: Queryable = {
           query: async (sql, params) => {
-            const r = await client.query(statement(sql, params as unknown[]))
+            const r = await client.query(statement(sql, params))
             return { rows: r.rows, rowCount: r.rowCount ?? 0 }
           },
           async notify(channel, payload = '') {
@@ -312,7 +315,8 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
   // One connection, no commit queue to spare: PostgreSQL's own NOTIFY, sent on commit.
   const queryable = (run: Pick<PGlite, 'query'>): Queryable => ({
     query: async (sql, params) => {
-      const r = await run.query<any>(sql, params as unknown[])
+      const { text, values } = textAndValues(sql, params)
+      const r = await run.query<any>(text, values)
       return { rows: int8AsBigint(r), rowCount: r.affectedRows || r.rows.length }
     },
     async notify(channel, payload = '') {
@@ -334,6 +338,13 @@ export async function createPgliteDb(dataDir: string | undefined): Promise<Db> {
       await lite.close()
     },
   }
+}
+
+function textAndValues(
+  sql: string | Sql,
+  params: unknown[] | undefined,
+): { text: string; values?: unknown[] } {
+  return sql instanceof Sql ? toQuery(sql) : { text: sql, values: params }
 }
 
 /** PGlite gives int8 as a number when it fits; both engines give bigint here. */

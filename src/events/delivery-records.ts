@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { DELIVERY_CHANNEL } from './channels.js'
 import { eventIdOf } from './delivery-worker.js'
@@ -82,7 +83,7 @@ interface DeliveryRow {
   updated_at: bigint
 }
 
-const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, e.txn_id, e.txn_state, d.status, d.attempts, d.next_attempt_at,
+const DELIVERY_COLUMNS = sql`d.id, d.webhook_id, d.event_id, e.txn_id, e.txn_state, d.status, d.attempts, d.next_attempt_at,
   d.last_status, d.last_error, d.created_at, d.updated_at`
 
 /** Deliveries newest first, a page at a time, each with its recent attempts. */
@@ -94,35 +95,25 @@ export async function listDeliveries(
   const { db } = deps
   const limit = wholeNumber(query.limit, 'limit', DELIVERY_PAGE_SIZE_DEFAULT, DELIVERY_PAGE_SIZE_MAX)
   const page = wholeNumber(query.page, 'page', 1, PAGE_MAX)
-  const where: string[] = []
-  const params: unknown[] = []
-  if (filter.accountId !== undefined) {
-    params.push(filter.accountId)
-    where.push(`w.account_id = $${params.length}`)
-  }
-  if (filter.txnId !== undefined) {
-    params.push(filter.txnId)
-    where.push(`e.txn_id = $${params.length}`)
-  }
+  const where: Sql[] = []
+  if (filter.accountId !== undefined) where.push(sql`w.account_id = ${filter.accountId}`)
+  if (filter.txnId !== undefined) where.push(sql`e.txn_id = ${filter.txnId}`)
   if (filter.webhookId !== undefined) {
     if (filter.accountId === undefined) throw new Error('a webhook filter needs its account')
     await liveWebhook(db, filter.accountId, filter.webhookId)
-    params.push(filter.webhookId)
-    where.push(`d.webhook_id = $${params.length}`)
+    where.push(sql`d.webhook_id = ${filter.webhookId}`)
   }
   if (query.status !== undefined && query.status !== '') {
     if (!DELIVERY_STATUSES.includes(query.status as DeliveryStatus)) {
       throw fieldError('invalid_request', 'query.status', `must be one of ${DELIVERY_STATUSES.join(', ')}`)
     }
-    params.push(query.status)
-    where.push(`d.status = $${params.length}`)
+    where.push(sql`d.status = ${query.status}`)
   }
-  const from = `FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-                WHERE ${where.length ? where.join(' AND ') : 'TRUE'}`
-  const { rows: counted } = await db.query<{ total: bigint }>(`SELECT count(*) AS total ${from}`, params)
+  const from = sql`FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+                WHERE ${where.length ? sql.join(where, sql` AND `) : sql`TRUE`}`
+  const { rows: counted } = await db.query<{ total: bigint }>(sql`SELECT count(*) AS total ${from}`)
   const { rows } = await db.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} ${from} ORDER BY d.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`,
-    params,
+    sql`SELECT ${DELIVERY_COLUMNS} ${from} ORDER BY d.id DESC LIMIT ${sql.int(limit)} OFFSET ${sql.int((page - 1) * limit)}`,
   )
   return {
     data: await present(db, rows),
@@ -180,8 +171,7 @@ export async function redeliver(
     return inserted[0]!.id
   })
   const { rows } = await deps.db.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
-    [created],
+    sql`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ${created}`,
   )
   return (await present(deps.db, rows))[0]!
 }

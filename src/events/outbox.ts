@@ -1,9 +1,10 @@
 import type { Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 import { DELIVERY_CHANNEL, TXN_CHANNEL } from './channels.js'
 
-/** A select-list item for the statement holding outboxSql: how many deliveries it enqueued. */
-export const ENQUEUED_COLUMN = '(SELECT count(*) FROM delivery)::int AS enqueued'
+/** A select-list item for the statement holding outboxCtes: how many deliveries it enqueued. */
+export const ENQUEUED_COLUMN = sql`(SELECT count(*) FROM delivery)::int AS enqueued`
 
 export interface OutboxTxn {
   id: string
@@ -15,16 +16,16 @@ export interface OutboxTxn {
 }
 
 /**
- * The outbox writes of a state change, to be put into the statement that makes the change (one
- * round trip for both): WITH items that write the event and its deliveries for the row returned by
- * the WITH item named `changed` (rows with the column names of `transactions`), using the two values
- * `outboxParams` returns as `$<first>` and `$<first + 1>`. The caller then announces the change with
- * `notifyChange`, which the database layer sends once the transaction has committed.
+ * The outbox writes of a state change to `state`, to be put into the statement that makes the
+ * change (one round trip for both): WITH items that write the event and its deliveries for the row
+ * returned by the WITH item named `changed` (rows with the column names of `transactions`). The
+ * caller then announces the change with `notifyChange`, which the database layer sends once the
+ * transaction has committed.
  */
-export function outboxSql(first: number): string {
-  const now = `$${first}`
-  const withDeliveries = `$${first + 1}::boolean`
-  return `event AS (
+export function outboxCtes(state: TxnState, config: OutboxConfig): Sql {
+  const [stamp, deliver] = outboxParams(state, config)
+  const now = sql.param(stamp)
+  return sql`event AS (
        INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
        SELECT id, account_id, state, msg, COALESCE(ext_ref_id, ''), updated_at, ${now} FROM changed
        RETURNING id, account_id),
@@ -32,7 +33,7 @@ export function outboxSql(first: number): string {
        INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
        SELECT event.id, w.id, 'pending', ${now}, ${now}, ${now}
          FROM event JOIN webhooks w ON w.account_id = event.account_id AND w.deleted_at IS NULL
-        WHERE ${withDeliveries}
+        WHERE ${deliver}::boolean
        RETURNING id)`
 }
 
@@ -61,8 +62,8 @@ export interface OutboxConfig {
   now: () => number
 }
 
-/** The values of outboxSql's two parameters, for a change to `state`. */
-export function outboxParams(state: TxnState, config: OutboxConfig): [number, boolean] {
+/** The time an outbox event is stamped with, and whether it gets deliveries, for a change to `state`. */
+function outboxParams(state: TxnState, config: OutboxConfig): [number, boolean] {
   return [config.now(), config.webhookVariant === 'a' || FINAL_STATES.has(state)]
 }
 

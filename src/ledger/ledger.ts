@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import { assert } from '../shared/assert.js'
 
 /**
@@ -95,25 +96,31 @@ export async function placeHold(
 /**
  * placeHold as WITH items, for a statement that writes other things too (one round trip): the
  * account's wallet in `ccy` is held for `amount` when its available balance covers it, and not at
- * all otherwise. With `onlyIf`, the name of an earlier WITH item, only when that one returned a row.
- * `p` adds a parameter and returns its placeholder.
+ * all otherwise. With `onlyIf`, a condition on earlier WITH items, only when that condition holds.
  */
 export function holdCtes(
-  p: (value: unknown) => string,
   input: { txnId: string; accountId: string; ccy: string; amount: bigint; now: number },
-  onlyIf?: string,
-): string {
+  onlyIf?: Sql,
+): Sql {
   assert(input.amount > 0n, 'a hold must be positive')
-  const amount = p(input.amount)
-  const now = p(input.now)
-  return `hold_wallet AS (
+  const amount = sql.param(input.amount)
+  const now = sql.param(input.now)
+  return sql`hold_wallet AS (
        UPDATE ledger_accounts SET pending = pending + ${amount}, updated_at = ${now}
-        WHERE account_id = ${p(input.accountId)} AND ccy = ${p(input.ccy)} AND kind = 'wallet'
-          AND posted - pending >= ${amount}${onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''}
+        WHERE account_id = ${input.accountId} AND ccy = ${input.ccy} AND kind = 'wallet'
+          AND posted - pending >= ${amount}${gateOf(onlyIf)}
         RETURNING id),
      hold_row AS (
        INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
-       SELECT ${p(input.txnId)}, hold_wallet.id, ${amount}, 'pending', ${now}, ${now} FROM hold_wallet)`
+       SELECT ${input.txnId}, hold_wallet.id, ${amount}, 'pending', ${now}, ${now} FROM hold_wallet)`
+}
+
+const COMMA = sql`, `
+const CTE_SEPARATOR = sql`,\n`
+
+/** The gate a WITH item's write is put behind: ` AND <onlyIf>`, or nothing. */
+function gateOf(onlyIf: Sql | undefined): Sql {
+  return onlyIf ? sql` AND ${onlyIf}` : sql.empty
 }
 
 /** Release every open hold of a transaction: the funds become available again. */
@@ -139,9 +146,6 @@ async function closeHolds(
   )
 }
 
-/** Adds a parameter to a statement being built and returns its placeholder (`$n`). */
-export type Param = (value: unknown) => string
-
 export interface EntryInput {
   txnId: string | null
   kind: string
@@ -155,13 +159,8 @@ export interface EntryInput {
  * Record a balanced journal entry. One statement (one round trip): see entryCtes.
  */
 export async function postEntry(q: Queryable, input: EntryInput): Promise<void> {
-  const values: unknown[] = []
-  const p: Param = (value) => {
-    values.push(value)
-    return `$${values.length}`
-  }
-  const entry = entryCtes(p, input)
-  if (entry) await q.query(`WITH ${entry.ctes} SELECT ${entry.check} AS ok`, values)
+  const entry = entryCtes(input)
+  if (entry) await q.query(sql`WITH ${entry.ctes} SELECT ${entry.check} AS ok`)
 }
 
 /**
@@ -170,14 +169,10 @@ export async function postEntry(q: Queryable, input: EntryInput): Promise<void> 
  * the entry changes in id order (so that two entries touching the same wallets never deadlock) and
  * update each wallet row once, its posted change and its released holds together. `check` is an
  * expression for the statement's select list that raises, undoing the whole statement, when a
- * posting names no wallet. With `onlyIf`, the name of an earlier WITH item, nothing is written
- * unless that item returned a row. Undefined when there is nothing to write.
+ * posting names no wallet. With `onlyIf`, a condition on earlier WITH items, nothing is written
+ * unless it holds. Undefined when there is nothing to write.
  */
-export function entryCtes(
-  p: Param,
-  input: EntryInput,
-  onlyIf?: string,
-): { ctes: string; check: string } | undefined {
+export function entryCtes(input: EntryInput, onlyIf?: Sql): { ctes: Sql; check: Sql } | undefined {
   const postings = input.postings.filter((posting) => posting.amount !== 0n)
   const sums = new Map<string, bigint>()
   for (const posting of postings) sums.set(posting.ccy, (sums.get(posting.ccy) ?? 0n) + posting.amount)
@@ -192,37 +187,37 @@ export function entryCtes(
   const settle = Boolean(input.settleHolds && input.txnId)
   if (postings.length === 0 && !settle) return undefined
 
-  const gate = onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''
-  const txnId = p(input.txnId)
-  const now = p(input.now)
+  const gate = gateOf(onlyIf)
+  const txnId = sql.param(input.txnId)
+  const now = sql.param(input.now)
   const ctes = [
     settle
-      ? `released AS (
+      ? sql`released AS (
          UPDATE holds SET status = 'posted', updated_at = ${now} WHERE txn_id = ${txnId} AND status = 'pending'${gate}
          RETURNING ledger_account_id, amount)`
-      : `released AS (SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)`,
+      : sql`released AS (SELECT NULL::text AS ledger_account_id, NULL::int8 AS amount WHERE false)`,
   ]
   if (postings.length > 0) {
-    const lines = postings.map((x) => `(${p(x.accountId)}::text, ${p(x.ccy)}::text, ${p(x.amount)}::int8)`)
+    const lines = postings.map((x) => sql`(${x.accountId}::text, ${x.ccy}::text, ${x.amount}::int8)`)
     ctes.push(
-      `entry AS (INSERT INTO journal_entries (txn_id, kind, created_at)
-         SELECT ${txnId}::text, ${p(input.kind)}::text, ${now}::int8 WHERE true${gate} RETURNING id)`,
-      `given AS (SELECT * FROM (VALUES ${lines.join(', ')}) AS v(account, ccy, amount))`,
-      `lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
+      sql`entry AS (INSERT INTO journal_entries (txn_id, kind, created_at)
+         SELECT ${txnId}::text, ${input.kind}::text, ${now}::int8 WHERE true${gate} RETURNING id)`,
+      sql`given AS (SELECT * FROM (VALUES ${sql.join(lines, COMMA)}) AS v(account, ccy, amount))`,
+      sql`lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
          SELECT entry.id, given.account, given.ccy, given.amount FROM entry, given)`,
     )
   }
-  const deltas = [...posted].map(([id, amount]) => `(${p(id)}::text, ${p(amount)}::int8)`)
+  const deltas = [...posted].map(([id, amount]) => sql`(${id}::text, ${amount}::int8)`)
   ctes.push(
-    `targets AS (
+    sql`targets AS (
        SELECT id, SUM(posted)::int8 AS posted FROM (
-         ${deltas.length ? `SELECT * FROM (VALUES ${deltas.join(', ')}) AS d(id, posted) WHERE true${gate} UNION ALL ` : ''}
+         ${deltas.length ? sql`SELECT * FROM (VALUES ${sql.join(deltas, COMMA)}) AS d(id, posted) WHERE true${gate} UNION ALL ` : sql.empty}
          SELECT ledger_account_id AS id, 0::int8 AS posted FROM released) t
        GROUP BY id)`,
-    `wallets_locked AS (
+    sql`wallets_locked AS (
        SELECT la.id FROM ledger_accounts la JOIN targets t ON t.id = la.id
         WHERE la.kind = 'wallet' ORDER BY la.id FOR UPDATE OF la)`,
-    `wallets_changed AS (
+    sql`wallets_changed AS (
        UPDATE ledger_accounts la
           SET posted = la.posted + t.posted,
               pending = la.pending - COALESCE((SELECT SUM(r.amount) FROM released r WHERE r.ledger_account_id = la.id), 0),
@@ -235,11 +230,11 @@ export function entryCtes(
   // rows are never deleted, migration 013), and every wallet among them was updated.
   const known =
     postings.length > 0
-      ? ` AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = ${postings.length}`
-      : ''
-  const check = `ledger_require((SELECT count(*) FROM wallets_changed) = (SELECT count(*) FROM targets)${known},
-       ${p(`journal entry ${input.kind} posts to an unknown account or in another currency`)})`
-  return { ctes: ctes.join(',\n'), check }
+      ? sql` AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = ${sql.int(postings.length)}`
+      : sql.empty
+  const check = sql`ledger_require((SELECT count(*) FROM wallets_changed) = (SELECT count(*) FROM targets)${known},
+       ${`journal entry ${input.kind} posts to an unknown account or in another currency`})`
+  return { ctes: sql.join(ctes, CTE_SEPARATOR), check }
 }
 
 export interface BooksReport {

@@ -11,7 +11,8 @@
  * booked it, why, and under which reference, which makes a repeated request book nothing twice.
  */
 import type { Queryable } from '../db/db.js'
-import { entryCtes, systemAccountId, type Param, type SystemPurpose } from '../ledger/ledger.js'
+import { entryCtes, systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
+import { sql } from '../db/sql.js'
 import type { RailKind } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
@@ -87,19 +88,13 @@ export async function bookCapital(q: Queryable, input: CapitalInput): Promise<Ca
       { field: 'ccy', issue: `must be ${expected.ccy} for the ${input.rail} rail` },
     ])
   assert(input.amountMinor > 0n, 'a capital movement moves a positive amount')
-  const values: unknown[] = []
-  const p: Param = (value) => {
-    values.push(value)
-    return `$${values.length}`
-  }
   const signed = input.direction === 'in' ? input.amountMinor : -input.amountMinor
-  const insert = `booked AS (
+  const insert = sql`booked AS (
      INSERT INTO operator_capital (reference, rail, ccy, direction, amount_minor, note, operator_id, created_at)
-     VALUES (${p(input.reference)}, ${p(input.rail)}, ${p(input.ccy)}, ${p(input.direction)}, ${p(input.amountMinor)},
-             ${p(input.note)}, ${p(input.operatorId)}, ${p(input.now)})
+     VALUES (${input.reference}, ${input.rail}, ${input.ccy}, ${input.direction}, ${input.amountMinor},
+             ${input.note}, ${input.operatorId}, ${input.now})
      ON CONFLICT (reference) DO NOTHING RETURNING *)`
   const entry = entryCtes(
-    p,
     {
       txnId: null,
       kind: CAPITAL_ENTRY_KIND,
@@ -113,12 +108,11 @@ export async function bookCapital(q: Queryable, input: CapitalInput): Promise<Ca
         { accountId: systemAccountId('capital', input.ccy), ccy: input.ccy, amount: signed },
       ],
     },
-    'booked',
+    sql`EXISTS (SELECT 1 FROM booked)`,
   )
   assert(entry !== undefined, 'a capital entry has postings')
   const { rows } = await q.query<Row & { ok: boolean }>(
-    `WITH ${insert}, ${entry.ctes} SELECT booked.*, ${entry.check} AS ok FROM (SELECT 1) one LEFT JOIN booked ON true`,
-    values,
+    sql`WITH ${insert}, ${entry.ctes} SELECT booked.*, ${entry.check} AS ok FROM (SELECT 1) one LEFT JOIN booked ON true`,
   )
   if (rows[0]?.id !== null && rows[0]?.id !== undefined) return present(rows[0], false)
   const { rows: earlier } = await q.query<Row>('SELECT * FROM operator_capital WHERE reference = $1', [

@@ -1,5 +1,6 @@
 import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import type { TxnRow } from './repository.js'
 import { TXN_STATES } from './state-machine.js'
@@ -110,6 +111,8 @@ async function cursorOf(
   }
 }
 
+const AND = sql` AND `
+
 /**
  * The transaction list: newest first, filtered, with the total count of matches. The API lists one
  * account's; the operator console may pass null for every account's.
@@ -121,12 +124,8 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
   }
   const limit = wholeNumber(query, 'limit', PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
   const page = wholeNumber(query, 'page', 1, PAGE_MAX)
-  const where = accountId === null ? ['TRUE'] : ['account_id = $1']
-  const params: unknown[] = accountId === null ? [] : [accountId]
-  const add = (sql: (p: string) => string, value: unknown) => {
-    params.push(value)
-    where.push(sql(`$${params.length}`))
-  }
+  // The filters' values are shared parameters: the count repeats the filters in several places.
+  const where = [accountId === null ? sql`TRUE` : sql`account_id = ${sql.param(accountId)}`]
   let start: number | undefined
   let end: number | undefined
   if (time === 'other') {
@@ -141,7 +140,7 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
     start = now - WINDOWS[time]!
   }
   const statuses = listOf(query, 'txnStatuses', TXN_STATES)
-  if (statuses) add((p) => `state = ANY(${p}::text[])`, statuses)
+  if (statuses) where.push(sql`state = ANY(${sql.param(statuses)}::text[])`)
   const filters: Array<[keyof ListQuery, string, boolean]> = [
     ['srcMethods', 'src_method', true],
     ['destMethods', 'dest_method', true],
@@ -150,29 +149,30 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
   ]
   for (const [name, column, include] of filters) {
     const values = listOf(query, name, LIST_METHODS)
-    if (values)
-      add((p) => (include ? `${column} = ANY(${p}::text[])` : `NOT (${column} = ANY(${p}::text[]))`), values)
+    if (values) {
+      const match = sql`${sql.ident(column)} = ANY(${sql.param(values)}::text[])`
+      where.push(include ? match : sql`NOT (${match})`)
+    }
   }
   // The filters so far name columns that transaction_day_counts has too; the count uses them on both.
-  const filterSql = where.join(' AND ')
-  const countSql = countQuery(filterSql, params, start, end, !statuses || statuses.includes('quoted'))
-  if (start !== undefined) add((p) => `created_at >= ${p}`, start)
-  if (end !== undefined) add((p) => `created_at <= ${p}`, end)
+  const count = countQuery(sql.join(where, AND), start, end, !statuses || statuses.includes('quoted'))
+  if (start !== undefined) where.push(sql`created_at >= ${start}`)
+  if (end !== undefined) where.push(sql`created_at <= ${end}`)
   const cursor = await cursorOf(db, accountId, query)
   if (cursor) {
-    params.push(cursor.createdAt, cursor.id)
-    const at = `($${params.length - 1}::int8, $${params.length}::text)`
-    where.push(cursor.dir === 'after' ? `(created_at, id) < ${at}` : `(created_at, id) > ${at}`)
+    const at = sql`(${cursor.createdAt}::int8, ${cursor.id}::text)`
+    where.push(cursor.dir === 'after' ? sql`(created_at, id) < ${at}` : sql`(created_at, id) > ${at}`)
   }
-  const whereSql = where.join(' AND ')
+  const whereSql = sql.join(where, AND)
   // One row more than the page says whether there are more. Before a cursor, the rows nearest to it
   // are the oldest of the newer ones: read upwards, then put back in the list's order.
-  const sql = cursor
-    ? `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${cursor.dir === 'after' ? 'DESC' : 'ASC'}, id ${cursor.dir === 'after' ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`
-    : `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1} OFFSET ${(page - 1) * limit}`
-  const [found, count] = await Promise.all([
-    db.query<TxnRow>(sql, params),
-    db.query<{ total: bigint }>(countSql.sql, countSql.params),
+  const dir = cursor?.dir === 'after' ? sql`DESC` : sql`ASC`
+  const statement = cursor
+    ? sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${dir}, id ${dir} LIMIT ${sql.int(limit + 1)}`
+    : sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${sql.int(limit + 1)} OFFSET ${sql.int((page - 1) * limit)}`
+  const [found, counted] = await Promise.all([
+    db.query<TxnRow>(statement),
+    db.query<{ total: bigint }>(count),
   ])
   const hasMore = found.rows.length > limit
   const rows = found.rows.slice(0, limit)
@@ -180,7 +180,7 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
   const pagination: ListPagination = {
     page: cursor ? 1 : page,
     limit,
-    total: Number(count.rows[0]!.total),
+    total: Number(counted.rows[0]!.total),
     hasMore,
   }
   return { rows, pagination }
@@ -194,45 +194,36 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
  * leave out quotes (migration 012): when `quotes` says they may match, the quotes of the whole days
  * are counted from the rows, through the index of the rows still quoted.
  */
-function countQuery(
-  filterSql: string,
-  filterParams: unknown[],
-  start: number | undefined,
-  end: number | undefined,
-  quotes: boolean,
-) {
-  const params = [...filterParams]
-  const p = (value: number) => {
-    params.push(value)
-    return `$${params.length}`
-  }
-  const rowCount = (from: number | undefined, to: number | undefined, only = '') =>
-    `(SELECT count(*) FROM transactions WHERE ${filterSql}${only}` +
-    (from !== undefined ? ` AND created_at >= ${p(from)}` : '') +
-    (to !== undefined ? ` AND created_at <= ${p(to)}` : '') +
-    ')'
+function countQuery(filter: Sql, start: number | undefined, end: number | undefined, quotes: boolean): Sql {
+  const rowCount = (from: number | undefined, to: number | undefined, only = sql.empty) =>
+    sql`(SELECT count(*) FROM transactions WHERE ${filter}${only}${
+      from !== undefined ? sql` AND created_at >= ${from}` : sql.empty
+    }${to !== undefined ? sql` AND created_at <= ${to}` : sql.empty})`
   // Day d covers [d * DAY_MS, (d + 1) * DAY_MS - 1]; these are the first and one past the last day
   // wholly inside the window.
   const firstDay = start === undefined ? undefined : Math.ceil(start / DAY_MS)
   const endDay = end === undefined ? undefined : Math.floor((end + 1) / DAY_MS)
-  const parts: string[] = []
+  const parts: Sql[] = []
   if (firstDay !== undefined && endDay !== undefined && firstDay >= endDay) {
     parts.push(rowCount(start, end))
   } else {
     if (start !== undefined && start < firstDay! * DAY_MS) parts.push(rowCount(start, firstDay! * DAY_MS - 1))
     parts.push(
-      `(SELECT COALESCE(SUM(n), 0) FROM transaction_day_counts WHERE ${filterSql}` +
-        (firstDay !== undefined ? ` AND day >= ${p(firstDay)}` : '') +
-        (endDay !== undefined ? ` AND day < ${p(endDay)}` : '') +
-        ')',
+      sql`(SELECT COALESCE(SUM(n), 0) FROM transaction_day_counts WHERE ${filter}${
+        firstDay !== undefined ? sql` AND day >= ${firstDay}` : sql.empty
+      }${endDay !== undefined ? sql` AND day < ${endDay}` : sql.empty})`,
     )
     if (quotes) {
       const wholeEnd = endDay === undefined ? undefined : endDay * DAY_MS - 1
       parts.push(
-        rowCount(firstDay === undefined ? undefined : firstDay * DAY_MS, wholeEnd, ` AND state = 'quoted'`),
+        rowCount(
+          firstDay === undefined ? undefined : firstDay * DAY_MS,
+          wholeEnd,
+          sql` AND state = 'quoted'`,
+        ),
       )
     }
     if (end !== undefined && endDay! * DAY_MS <= end) parts.push(rowCount(endDay! * DAY_MS, end))
   }
-  return { sql: `SELECT (${parts.join(' + ')})::int8 AS total`, params }
+  return sql`SELECT (${sql.join(parts, sql` + `)})::int8 AS total`
 }

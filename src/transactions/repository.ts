@@ -1,18 +1,18 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition, FINAL_STATES } from './state-machine.js'
+import { sql, type Sql } from '../db/sql.js'
 import {
   ENQUEUED_COLUMN,
   notifyChange,
-  outboxParams,
-  outboxSql,
+  outboxCtes,
   recordEvent,
   takeEnqueued,
   type OutboxConfig,
   type OutboxTxn,
 } from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
-import { entryCtes, holdCtes, type EntryInput, type Param } from '../ledger/ledger.js'
+import { entryCtes, holdCtes, type EntryInput } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
 export interface TxnRow {
@@ -66,6 +66,8 @@ const INSERT_COLUMNS = [
   'dest_ccy', 'dest_method', 'dest_amount', 'dest_details', 'dest_created_at', 'dest_updated_at',
   'fx_rate', 'expires_at', 'kyc', 'source_of_funds', 'next_check_at', 'created_at', 'updated_at',
 ] as const
+
+const INSERT_COLUMN_LIST = sql.join(INSERT_COLUMNS.map(sql.ident), sql`, `)
 
 const JSON_COLUMNS = new Set(['src_details', 'dest_details', 'kyc', 'source_of_funds'])
 
@@ -133,25 +135,19 @@ async function insertTxn(
   opts: InsertOptions,
   outbox: OutboxConfig,
 ): Promise<TxnRow | undefined> {
-  const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
-  const insert = `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
-     VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+  const values = INSERT_COLUMNS.map((c) => sql`${param(c, (txn as any)[c])}`)
+  const insert = sql`INSERT INTO transactions (${INSERT_COLUMN_LIST})
+     VALUES (${sql.join(values, sql`, `)})
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
-    const { rows } = await q.query<TxnRow>(insert, values)
+    const { rows } = await q.query<TxnRow>(insert)
     return rows[0]
   }
-  // The columns, then the outbox's two parameters, then the hold's.
-  const params: unknown[] = [...values, ...outboxParams(txn.state, outbox)]
-  const outboxCtes = outboxSql(values.length + 1)
-  const p = (value: unknown) => {
-    params.push(value)
-    return `$${params.length}`
-  }
-  const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
+  const hold = opts.hold
+    ? sql`, ${holdCtes({ txnId: txn.id, ...opts.hold }, sql`EXISTS (SELECT 1 FROM changed)`)}`
+    : sql.empty
   const { rows } = await q.query<TxnRow>(
-    `WITH changed AS (${insert}), ${outboxCtes}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
-    params,
+    sql`WITH changed AS (${insert}), ${outboxCtes(txn.state, outbox)}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) return undefined
   const [row, enqueued] = takeEnqueued(rows[0])
@@ -226,15 +222,9 @@ async function transition(
   patch: TxnPatch,
   opts: ChangeOptions,
 ): Promise<TxnRow> {
-  const values: unknown[] = []
-  const p: Param = (value) => {
-    values.push(value)
-    return `$${values.length}`
-  }
   // The change and its outbox event in one statement (one round trip).
   const { rows } = await q.query<TxnRow>(
-    `WITH ${transitionCtes(p, txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
-    values,
+    sql`WITH ${transitionCtes(txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
   const [row, enqueued] = takeEnqueued(rows[0])
@@ -244,36 +234,33 @@ async function transition(
 
 /**
  * A transition as WITH items: `changed`, the updated row (none when the row is no longer in
- * `txn.state`), then its outbox event and deliveries. With `onlyIf`, the name of an earlier WITH
- * item, nothing changes unless that item returned a row. The caller announces the change with
+ * `txn.state`), then its outbox event and deliveries. With `onlyIf`, a condition on earlier WITH
+ * items, nothing changes unless it holds. The caller announces the change with
  * notifyChange once the row came back.
  */
 function transitionCtes(
-  p: Param,
   txn: Pick<TxnRow, 'id' | 'kind' | 'state'>,
   to: TxnState,
   patch: TxnPatch,
   opts: ChangeOptions,
-  onlyIf?: string,
-): string {
+  onlyIf?: Sql,
+): Sql {
   if (!canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
-  const now = p(opts.now)
+  const now = sql.param(opts.now)
   const sets = [
-    `state = ${p(to)}`,
-    `updated_at = ${now}`,
-    `src_updated_at = ${now}`,
-    `dest_updated_at = ${now}`,
+    sql`state = ${to}`,
+    sql`updated_at = ${now}`,
+    sql`src_updated_at = ${now}`,
+    sql`dest_updated_at = ${now}`,
   ]
-  for (const [column, value] of Object.entries(patch)) sets.push(`${column} = ${p(param(column, value))}`)
-  if (!('next_check_at' in patch) && FINAL_STATES.has(to)) sets.push('next_check_at = NULL')
-  const where = `id = ${p(txn.id)} AND state = ${p(txn.state)}${onlyIf ? ` AND EXISTS (SELECT 1 FROM ${onlyIf})` : ''}`
-  const [outboxNow, withDeliveries] = outboxParams(to, opts.outbox)
-  const first = Number(p(outboxNow).slice(1))
-  p(withDeliveries)
-  return `changed AS (UPDATE transactions SET ${sets.join(', ')} WHERE ${where} RETURNING *),
-     ${outboxSql(first)}`
+  for (const [column, value] of Object.entries(patch))
+    sets.push(sql`${sql.ident(column)} = ${param(column, value)}`)
+  if (!('next_check_at' in patch) && FINAL_STATES.has(to)) sets.push(sql`next_check_at = NULL`)
+  const gate = onlyIf ? sql` AND ${onlyIf}` : sql.empty
+  return sql`changed AS (UPDATE transactions SET ${sql.join(sets, sql`, `)} WHERE id = ${txn.id} AND state = ${txn.state}${gate} RETURNING *),
+     ${outboxCtes(to, opts.outbox)}`
 }
 
 /**
@@ -290,30 +277,25 @@ async function settleQuoted(
   settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
   opts: ChangeOptions,
 ): Promise<TxnRow | undefined> {
-  const values: unknown[] = []
-  const p: Param = (value) => {
-    values.push(value)
-    return `$${values.length}`
-  }
-  const gate = `quoted_txn AS (
+  const gate = sql`quoted_txn AS (
        SELECT t.id FROM transactions t
-        WHERE t.id = ${p(txn.id)} AND t.account_id = ${p(txn.account_id)} AND t.state = 'quoted'
-          AND t.expires_at > ${p(opts.now)} AND t.src_amount = ${p(txn.src_amount)}
-          AND t.src_fee = ${p(txn.src_fee)} AND t.src_network_fee = ${p(txn.src_network_fee)}
-          AND t.dest_amount = ${p(txn.dest_amount)}
+        WHERE t.id = ${txn.id} AND t.account_id = ${txn.account_id} AND t.state = 'quoted'
+          AND t.expires_at > ${opts.now} AND t.src_amount = ${txn.src_amount}
+          AND t.src_fee = ${txn.src_fee} AND t.src_network_fee = ${txn.src_network_fee}
+          AND t.dest_amount = ${txn.dest_amount}
           AND EXISTS (SELECT 1 FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')
         FOR UPDATE OF t)`
-  const entry = entryCtes(p, { ...settlement.entry, settleHolds: true }, 'quoted_txn')
+  const locked = sql`EXISTS (SELECT 1 FROM quoted_txn)`
+  const entry = entryCtes({ ...settlement.entry, settleHolds: true }, locked)
   assert(entry, 'a settlement writes an entry')
-  const change = transitionCtes(p, txn, settlement.to, settlement.patch, opts, 'quoted_txn')
-  const together = `ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
-       ${p(`confirm of ${txn.kind} changed the transaction and its entry together`)})`
+  const change = transitionCtes(txn, settlement.to, settlement.patch, opts, locked)
+  const together = sql`ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
+       ${`confirm of ${txn.kind} changed the transaction and its entry together`})`
   // One row whatever happened, so that both checks are always evaluated.
   const { rows } = await q.query<TxnRow & { checked?: boolean }>(
-    `WITH ${gate}, ${entry.ctes}, ${change}
+    sql`WITH ${gate}, ${entry.ctes}, ${change}
      SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
-    values,
   )
   if (!rows[0]?.id) return undefined
   const [row, enqueued] = takeEnqueued(rows[0])
@@ -331,11 +313,12 @@ async function settleQuoted(
  */
 export type CheckMode = 'earliest' | 'exact' | 'latest'
 
-/** The value `next_check_at` takes in each mode, `at` being the placeholder of the time asked for. */
-function checkSet(mode: CheckMode, at: string): string {
-  if (mode === 'earliest') return `LEAST(COALESCE(next_check_at, ${at}), ${at})`
-  if (mode === 'latest') return `GREATEST(next_check_at, ${at})`
-  return at
+/** The value `next_check_at` takes in each mode, `atMs` being the time asked for. */
+function checkSet(mode: CheckMode, atMs: number | bigint | null): Sql {
+  const at = sql.param(atMs)
+  if (mode === 'earliest') return sql`LEAST(COALESCE(next_check_at, ${at}), ${at})`
+  if (mode === 'latest') return sql`GREATEST(next_check_at, ${at})`
+  return sql`${at}`
 }
 
 /** The rows `scheduleCheck` sets the check of. */
@@ -352,14 +335,14 @@ export type CheckTarget =
   /** Every on-chain receive and deposit, and every on-chain send, waiting for confirmations. */
   | 'awaiting-confirmations'
 
-function targetWhere(p: Param, target: CheckTarget): string {
+function targetWhere(target: CheckTarget): Sql {
   if (target === 'awaiting-confirmations') {
-    return `(kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
+    return sql`(kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
          OR (kind = 'onchain_send' AND state = 'destsent')`
   }
-  if (typeof target === 'string') return `id = ${p(target)}`
-  if ('railRef' in target) return `kind = ${p(target.kind)} AND rail_ref = ${p(target.railRef)}`
-  return `rail_ref = ${p(target.payoutRef)} AND kind = ${p(target.kind)}
+  if (typeof target === 'string') return sql`id = ${target}`
+  if ('railRef' in target) return sql`kind = ${target.kind} AND rail_ref = ${target.railRef}`
+  return sql`rail_ref = ${target.payoutRef} AND kind = ${target.kind}
         AND (state = 'destsent'
              OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`
 }
@@ -377,16 +360,12 @@ export async function scheduleCheck(
   only: { state?: TxnState; scheduled?: boolean } = {},
 ): Promise<boolean> {
   assert(atMs !== null || mode === 'exact', 'only an exact check can be cleared')
-  const values: unknown[] = []
-  const p: Param = (value) => {
-    values.push(value)
-    return `$${values.length}`
-  }
-  let where = targetWhere(p, target)
-  const set = checkSet(mode, p(atMs))
-  if (only.state !== undefined) where = `(${where}) AND state = ${p(only.state)}`
-  if (only.scheduled) where = `(${where}) AND next_check_at IS NOT NULL`
-  const { rowCount } = await q.query(`UPDATE transactions SET next_check_at = ${set} WHERE ${where}`, values)
+  let where = targetWhere(target)
+  if (only.state !== undefined) where = sql`(${where}) AND state = ${only.state}`
+  if (only.scheduled) where = sql`(${where}) AND next_check_at IS NOT NULL`
+  const { rowCount } = await q.query(
+    sql`UPDATE transactions SET next_check_at = ${checkSet(mode, atMs)} WHERE ${where}`,
+  )
   return Boolean(rowCount)
 }
 
@@ -427,10 +406,9 @@ export async function recordConfirmations(
   checkAtMs: number,
 ): Promise<void> {
   await q.query(
-    `UPDATE transactions SET src_details = jsonb_set(src_details, '{confirmations}', $2::jsonb),
-            next_check_at = ${checkSet('earliest', '$3')}
-      WHERE id = $1 AND state = 'srccreated'`,
-    [id, JSON.stringify(confirmations), checkAtMs],
+    sql`UPDATE transactions SET src_details = jsonb_set(src_details, '{confirmations}', ${JSON.stringify(confirmations)}::jsonb),
+            next_check_at = ${checkSet('earliest', checkAtMs)}
+      WHERE id = ${id} AND state = 'srccreated'`,
   )
 }
 
@@ -454,13 +432,10 @@ export async function setDestDetails(
   details: Record<string, unknown>,
   checkAtMs?: number,
 ): Promise<void> {
-  const values: unknown[] = [id, JSON.stringify(details)]
-  let sets = 'dest_details = $2'
-  if (checkAtMs !== undefined) {
-    values.push(checkAtMs)
-    sets += `, next_check_at = ${checkSet('exact', '$3')}`
-  }
-  await q.query(`UPDATE transactions SET ${sets} WHERE id = $1`, values)
+  const check = checkAtMs !== undefined ? sql`, next_check_at = ${checkSet('exact', checkAtMs)}` : sql.empty
+  await q.query(
+    sql`UPDATE transactions SET dest_details = ${JSON.stringify(details)}${check} WHERE id = ${id}`,
+  )
 }
 
 /**

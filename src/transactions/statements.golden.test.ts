@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Queryable } from '../db/db.js'
-import { entryCtes, holdCtes, type Param } from '../ledger/ledger.js'
+import { Sql, sql, toQuery } from '../db/sql.js'
+import { entryCtes, holdCtes } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
 import { createTxnRepository, type TxnRow } from './repository.js'
 
@@ -15,20 +16,10 @@ import { createTxnRepository, type TxnRow } from './repository.js'
 const NOW = 1_767_225_600_000
 
 /** A statement and its parameters as one reviewable text. */
-function golden(sql: string, values: unknown[]): string {
+function golden(statement: Sql): string {
+  const { text, values } = toQuery(statement)
   const shown = values.map((v, i) => `-- $${i + 1} = ${typeof v === 'bigint' ? `${v}n` : JSON.stringify(v)}`)
-  return `${sql.trim()}\n\n${shown.join('\n')}\n`
-}
-
-function params(): { p: Param; values: unknown[] } {
-  const values: unknown[] = []
-  return {
-    values,
-    p: (value) => {
-      values.push(value)
-      return `$${values.length}`
-    },
-  }
+  return `${text.trim()}\n\n${shown.join('\n')}\n`
 }
 
 const swap = {
@@ -50,11 +41,12 @@ describe('statement text', () => {
   const repository = createTxnRepository({ webhookVariant: 'a', now: () => NOW })
 
   it('the swap confirm', async () => {
-    const sent: Array<{ sql: string; values: unknown[] }> = []
+    const sent: Sql[] = []
     // Records the statement and answers as a quote that is no longer confirmable would: no row.
     const recorder: Queryable = {
-      query: async (sql, values) => {
-        sent.push({ sql, values: values ?? [] })
+      query: async (statement) => {
+        expect(statement).toBeInstanceOf(Sql)
+        sent.push(statement as Sql)
         return { rows: [], rowCount: 0 }
       },
       notify: async () => {},
@@ -73,24 +65,22 @@ describe('statement text', () => {
     )
     expect(row).toBeUndefined()
     expect(sent).toHaveLength(1)
-    await expect(golden(sent[0]!.sql, sent[0]!.values)).toMatchFileSnapshot('golden/swap-confirm.sql')
+    await expect(golden(sent[0]!)).toMatchFileSnapshot('golden/swap-confirm.sql')
   })
 
   it('a hold', async () => {
-    const { p, values } = params()
-    const sql = holdCtes(p, {
+    const hold = holdCtes({
       txnId: swap.id,
       accountId: swap.account_id,
       ccy: 'BTC',
       amount: 100_500n,
       now: NOW,
     })
-    await expect(golden(sql, values)).toMatchFileSnapshot('golden/hold.sql')
+    await expect(golden(hold)).toMatchFileSnapshot('golden/hold.sql')
   })
 
   it('a journal entry that settles its holds', async () => {
-    const { p, values } = params()
-    const entry = entryCtes(p, {
+    const entry = entryCtes({
       txnId: swap.id,
       kind: 'onchain_send',
       now: NOW,
@@ -100,7 +90,7 @@ describe('statement text', () => {
       }),
     })
     expect(entry).toBeDefined()
-    await expect(golden(`WITH ${entry!.ctes} SELECT ${entry!.check} AS ok`, values)).toMatchFileSnapshot(
+    await expect(golden(sql`WITH ${entry!.ctes} SELECT ${entry!.check} AS ok`)).toMatchFileSnapshot(
       'golden/entry.sql',
     )
   })

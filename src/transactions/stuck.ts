@@ -14,6 +14,7 @@
  */
 import client from 'prom-client'
 import type { Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import { RAIL_KINDS, type RailOpsConfig } from '../rails/attempts.js'
 import type { RailKind } from '../rails/rail.js'
 import type { Metrics } from '../http/observability.js'
@@ -91,24 +92,28 @@ interface Row {
   next_check_at: string | null
 }
 
-/** The statement's WITH item `stuck` and its parameters; `now` in epoch ms. */
-function stuckSql(settings: RailOpsConfig, now: number): { sql: string; params: unknown[] } {
-  const params: unknown[] = [now]
-  const p = (value: unknown) => {
-    params.push(value)
-    return `$${params.length}`
-  }
-  const railCase = `CASE ${Object.entries(RAIL_OF_KIND)
-    .map(([kind, rail]) => `WHEN t.kind = ${p(kind)} THEN ${p(rail)}`)
-    .join(' ')} END`
-  const boundCase = `CASE c.rail ${RAIL_KINDS.map((rail) => `WHEN ${p(rail)} THEN ${p(settings[rail].stuckAfterMs)}::bigint`).join(' ')} END`
-  const payerWait = PAYER_WAITS.map(
-    ([kind, state]) => `(t.kind = ${p(kind)} AND t.state = ${p(state)})`,
-  ).join(' OR ')
+/** The statement's WITH item `stuck`; `now` in epoch ms. */
+function stuckSql(settings: RailOpsConfig, now: number): Sql {
+  const at = sql.param(now)
+  // Shared parameters: the CASE appears twice in the statement, its values are bound once.
+  const railCase = sql`CASE ${sql.join(
+    Object.entries(RAIL_OF_KIND).map(
+      ([kind, rail]) => sql`WHEN t.kind = ${sql.param(kind)} THEN ${sql.param(rail)}`,
+    ),
+    sql` `,
+  )} END`
+  const boundCase = sql`CASE c.rail ${sql.join(
+    RAIL_KINDS.map((rail) => sql`WHEN ${rail} THEN ${settings[rail].stuckAfterMs}::bigint`),
+    sql` `,
+  )} END`
+  const payerWait = sql.join(
+    PAYER_WAITS.map(([kind, state]) => sql`(t.kind = ${kind} AND t.state = ${state})`),
+    sql` OR `,
+  )
   // Written out, not bound: the partial index transactions_open_idx (migration 018) has this very
-  // predicate, and the planner uses it only when it can see the values.
-  const open = `t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`
-  const sql = `
+  // predicate, and the planner uses it only when it can see the values (our own constants).
+  const open = sql.unsafeRaw(`t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`)
+  return sql`
     candidates AS (
       SELECT t.id, t.account_id, t.kind, t.state, t.src_updated_at, t.expires_at, t.next_check_at,
              ${railCase} AS rail, (${payerWait}) AS payer_wait, false AS after_final,
@@ -136,11 +141,10 @@ function stuckSql(settings: RailOpsConfig, now: number): { sql: string; params: 
     ),
     stuck AS (
       SELECT * FROM bounded b
-       WHERE b.since + b.bound <= $1::bigint
-          OR (COALESCE(b.failures, 0) > 0 AND b.first_failed_at + b.bound <= $1::bigint)
+       WHERE b.since + b.bound <= ${at}::bigint
+          OR (COALESCE(b.failures, 0) > 0 AND b.first_failed_at + b.bound <= ${at}::bigint)
           OR b.next_check_at IS NULL
     )`
-  return { sql, params }
 }
 
 /** One page of stuck transactions, the longest waiting first, and how many there are in all. */
@@ -150,18 +154,17 @@ export async function listStuck(
   now: number,
   page: { page: number; limit: number },
 ): Promise<{ data: StuckTransaction[]; pagination: { page: number; limit: number; total: number } }> {
-  const { sql, params } = stuckSql(settings, now)
+  const stuck = stuckSql(settings, now)
   const offset = (page.page - 1) * page.limit
   const [rows, count] = await Promise.all([
     q.query<Row>(
-      `WITH ${sql}
+      sql`WITH ${stuck}
        SELECT id, account_id, kind, state, rail, payer_wait, failures, last_error,
               since::text AS since, last_attempt_at::text AS last_attempt_at,
               last_answer_at::text AS last_answer_at, next_check_at::text AS next_check_at
-         FROM stuck ORDER BY since, id LIMIT ${page.limit} OFFSET ${offset}`,
-      params,
+         FROM stuck ORDER BY since, id LIMIT ${sql.int(page.limit)} OFFSET ${sql.int(offset)}`,
     ),
-    q.query<{ total: string }>(`WITH ${sql} SELECT count(*)::text AS total FROM stuck`, params),
+    q.query<{ total: string }>(sql`WITH ${stuck} SELECT count(*)::text AS total FROM stuck`),
   ])
   const num = (text: string | null) => (text === null ? null : Number(text))
   return {
@@ -199,10 +202,8 @@ export async function countStuck(
   settings: RailOpsConfig,
   now: number,
 ): Promise<Record<RailKind, number>> {
-  const { sql, params } = stuckSql(settings, now)
   const { rows } = await q.query<{ rail: RailKind; n: string }>(
-    `WITH ${sql} SELECT rail, count(*)::text AS n FROM stuck GROUP BY rail`,
-    params,
+    sql`WITH ${stuckSql(settings, now)} SELECT rail, count(*)::text AS n FROM stuck GROUP BY rail`,
   )
   const out = Object.fromEntries(RAIL_KINDS.map((rail) => [rail, 0])) as Record<RailKind, number>
   for (const row of rows) out[row.rail] = Number(row.n)

@@ -6,11 +6,11 @@ WITH quoted_txn AS (
           AND t.dest_amount = $7
           AND EXISTS (SELECT 1 FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')
         FOR UPDATE OF t), released AS (
-         UPDATE holds SET status = 'posted', updated_at = $9 WHERE txn_id = $8 AND status = 'pending' AND EXISTS (SELECT 1 FROM quoted_txn)
+         UPDATE holds SET status = 'posted', updated_at = $8 WHERE txn_id = $9 AND status = 'pending' AND EXISTS (SELECT 1 FROM quoted_txn)
          RETURNING ledger_account_id, amount),
 entry AS (INSERT INTO journal_entries (txn_id, kind, created_at)
-         SELECT $8::text, $25::text, $9::int8 WHERE true AND EXISTS (SELECT 1 FROM quoted_txn) RETURNING id),
-given AS (SELECT * FROM (VALUES ($10::text, $11::text, $12::int8), ($13::text, $14::text, $15::int8), ($16::text, $17::text, $18::int8), ($19::text, $20::text, $21::int8), ($22::text, $23::text, $24::int8)) AS v(account, ccy, amount)),
+         SELECT $9::text, $10::text, $8::int8 WHERE true AND EXISTS (SELECT 1 FROM quoted_txn) RETURNING id),
+given AS (SELECT * FROM (VALUES ($11::text, $12::text, $13::int8), ($14::text, $15::text, $16::int8), ($17::text, $18::text, $19::int8), ($20::text, $21::text, $22::int8), ($23::text, $24::text, $25::int8)) AS v(account, ccy, amount)),
 lines AS (INSERT INTO postings (entry_id, ledger_account_id, ccy, amount)
          SELECT entry.id, given.account, given.ccy, given.amount FROM entry, given),
 targets AS (
@@ -25,22 +25,22 @@ wallets_changed AS (
        UPDATE ledger_accounts la
           SET posted = la.posted + t.posted,
               pending = la.pending - COALESCE((SELECT SUM(r.amount) FROM released r WHERE r.ledger_account_id = la.id), 0),
-              updated_at = $9
+              updated_at = $8
          FROM targets t JOIN wallets_locked l ON l.id = t.id
         WHERE la.id = t.id
-        RETURNING la.id), changed AS (UPDATE transactions SET state = $32, updated_at = $31, src_updated_at = $31, dest_updated_at = $31, next_check_at = NULL WHERE id = $33 AND state = $34 AND EXISTS (SELECT 1 FROM quoted_txn) RETURNING *),
+        RETURNING la.id), changed AS (UPDATE transactions SET state = $30, updated_at = $31, src_updated_at = $31, dest_updated_at = $31, next_check_at = NULL WHERE id = $32 AND state = $33 AND EXISTS (SELECT 1 FROM quoted_txn) RETURNING *),
      event AS (
        INSERT INTO events (txn_id, account_id, txn_state, msg, ext_ref_id, updated_at, created_at)
-       SELECT id, account_id, state, msg, COALESCE(ext_ref_id, ''), updated_at, $35 FROM changed
+       SELECT id, account_id, state, msg, COALESCE(ext_ref_id, ''), updated_at, $34 FROM changed
        RETURNING id, account_id),
      delivery AS (
        INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
-       SELECT event.id, w.id, 'pending', $35, $35, $35
+       SELECT event.id, w.id, 'pending', $34, $34, $34
          FROM event JOIN webhooks w ON w.account_id = event.account_id AND w.deleted_at IS NULL
-        WHERE $36::boolean
+        WHERE $35::boolean
        RETURNING id)
      SELECT ledger_require((SELECT count(*) FROM wallets_changed) = (SELECT count(*) FROM targets) AND (SELECT count(*) FROM given JOIN ledger_accounts la ON la.id = given.account AND la.ccy = given.ccy) = 5,
-       $30) AND ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
+       $36) AND ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
        $37) AS checked, changed.*, (SELECT count(*) FROM delivery)::int AS enqueued
        FROM (SELECT 1) AS one LEFT JOIN changed ON true
 
@@ -51,33 +51,33 @@ wallets_changed AS (
 -- $5 = 500n
 -- $6 = 0n
 -- $7 = 9500n
--- $8 = "txn_0000000000000000000000swap"
--- $9 = 1767225600000
--- $10 = "wal_btc"
--- $11 = "BTC"
--- $12 = -100500n
--- $13 = "sys:fees:BTC"
--- $14 = "BTC"
--- $15 = 500n
--- $16 = "sys:fx:BTC"
--- $17 = "BTC"
--- $18 = 100000n
--- $19 = "sys:fx:USD"
--- $20 = "USD"
--- $21 = -9500n
--- $22 = "wal_usd"
--- $23 = "USD"
--- $24 = 9500n
--- $25 = "swap"
+-- $8 = 1767225600000
+-- $9 = "txn_0000000000000000000000swap"
+-- $10 = "swap"
+-- $11 = "wal_btc"
+-- $12 = "BTC"
+-- $13 = -100500n
+-- $14 = "sys:fees:BTC"
+-- $15 = "BTC"
+-- $16 = 500n
+-- $17 = "sys:fx:BTC"
+-- $18 = "BTC"
+-- $19 = 100000n
+-- $20 = "sys:fx:USD"
+-- $21 = "USD"
+-- $22 = -9500n
+-- $23 = "wal_usd"
+-- $24 = "USD"
+-- $25 = 9500n
 -- $26 = "wal_btc"
 -- $27 = -100500n
 -- $28 = "wal_usd"
 -- $29 = 9500n
--- $30 = "journal entry swap posts to an unknown account or in another currency"
+-- $30 = "completed"
 -- $31 = 1767225600000
--- $32 = "completed"
--- $33 = "txn_0000000000000000000000swap"
--- $34 = "quoted"
--- $35 = 1767225600000
--- $36 = true
+-- $32 = "txn_0000000000000000000000swap"
+-- $33 = "quoted"
+-- $34 = 1767225600000
+-- $35 = true
+-- $36 = "journal entry swap posts to an unknown account or in another currency"
 -- $37 = "confirm of swap changed the transaction and its entry together"
