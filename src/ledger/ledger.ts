@@ -286,8 +286,7 @@ export async function walletIdPair(
   ccys: readonly [string, string],
 ): Promise<[string | undefined, string | undefined]> {
   const { rows } = await q.query<{ id: string; ccy: string }>(
-    `SELECT id, ccy FROM ledger_accounts WHERE account_id = $1 AND ccy IN ($2, $3) AND kind = 'wallet'`,
-    [accountId, ccys[0], ccys[1]],
+    sql`SELECT id, ccy FROM ledger_accounts WHERE account_id = ${accountId} AND ccy IN (${ccys[0]}, ${ccys[1]}) AND kind = 'wallet'`,
   )
   const idOf = (ccy: string) => rows.find((r) => r.ccy === ccy)?.id
   return [idOf(ccys[0]), idOf(ccys[1])]

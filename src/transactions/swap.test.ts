@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { toQuery } from '../db/sql.js'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import type { Queryable } from '../db/db.js'
 import { walletIdPair } from '../ledger/ledger.js'
@@ -17,7 +18,7 @@ describe('swapWallets', () => {
     a = await h.createAccount({ name: 'Swap wallets' })
     q = {
       query: (sql, params) => {
-        reads.push(sql)
+        reads.push(typeof sql === 'string' ? sql : toQuery(sql).text)
         return h.c.db.query(sql, params)
       },
       notify: (channel, payload) => h.c.db.notify(channel, payload),
