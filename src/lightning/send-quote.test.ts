@@ -3,8 +3,9 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { encodeInvoice } from './bolt11.js'
 import type { Network } from '../rails/network.js'
-import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from '../transactions/flow.js'
+import { refusalApiError } from '../transactions/errors.js'
+import { isLnSendError } from './errors.js'
 import { parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
 
 /** The pure parts of a Lightning send's quote: the routing-fee limit and the invoice check. */
@@ -36,18 +37,14 @@ const send = (paymentRequest: string): CreateInput => ({
   destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },
 })
 
-/** The issue of the field error `parse` throws. */
-function refusal(parse: () => unknown): string {
-  try {
-    parse()
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError)
-    const { code, details } = err as ApiError
-    expect(code).toBe('invalid_payment_request')
-    expect(details?.[0]?.field).toBe(PAYMENT_REQUEST_FIELD)
-    return details?.[0]?.issue ?? ''
-  }
-  throw new Error('expected the invoice to be refused')
+/** The issue of the field error `parse` returns, as the service answers it. */
+function refusal(parse: () => ReturnType<typeof parseInvoice>): string {
+  const parsed = parse()
+  if (!isLnSendError(parsed)) throw new Error('expected the invoice to be refused')
+  const { code, details } = refusalApiError(parsed)
+  expect(code).toBe('invalid_payment_request')
+  expect(details?.[0]?.field).toBe(PAYMENT_REQUEST_FIELD)
+  return details?.[0]?.issue ?? ''
 }
 
 describe('routingFeeLimitSats', () => {
@@ -66,6 +63,7 @@ describe('parseInvoice', () => {
 
   it('takes an upper-case invoice behind a lightning: scheme, and stores it lower case', () => {
     const parsed = parseInvoice('regtest', send(`  LIGHTNING:${text.toUpperCase()} `), EXPIRES_AT_MS - 1)
+    if (isLnSendError(parsed)) throw new Error('expected the invoice to be taken')
     expect(parsed.text).toBe(text)
     expect(parsed.decoded).toMatchObject({ paymentHash: bytesToHex(HASH), amountMsat: 5_000_000n })
   })

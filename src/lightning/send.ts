@@ -1,19 +1,22 @@
 import type { Queryable } from '../db/db.js'
 import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
-import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
+import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
 import { ceilDiv } from '../shared/amount.js'
-import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
-import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
+import { postWalletEntry } from '../transactions/wallet-entry.js'
 import {
-  creditSecondPayment,
-  internalInvoiceIssue,
-  MSAT_PER_SAT,
-  RAIL_RETRY_MS,
-  receiveFor,
-} from './receive.js'
+  checkAgainAt,
+  receivePostings,
+  wakeWorkers,
+  withClock,
+  type BitcoinDeps,
+  type ClockedBitcoinDeps,
+} from '../bitcoin/common.js'
+import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
+import { RAIL_RETRY_MS } from './receive.js'
+import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
 
 /** A payment in flight is asked about again this often. */
@@ -22,7 +25,7 @@ const PAYMENT_POLL_MS = 2_000
 const SETTLE_INSIDE_MS = 30_000
 
 /** What the send's functions are given: the Bitcoin deps with the clock filled in. */
-export type LnSendDeps = BitcoinDeps & { now: () => number }
+export type LnSendDeps = ClockedBitcoinDeps
 
 /**
  * Lightning send: quote checks the invoice and the amount rules; confirm holds amount + fees and
@@ -32,7 +35,7 @@ export type LnSendDeps = BitcoinDeps & { now: () => number }
  * the hold released.
  */
 export function lnSendFlow(options: BitcoinDeps): Flow {
-  const deps: LnSendDeps = { ...options, now: options.now ?? Date.now }
+  const deps = withClock(options)
   return {
     kind: 'ln_send',
     quote: (ctx) => quoteLnSend(deps, ctx),
@@ -84,15 +87,9 @@ async function completeSend(
   preimage: string | null,
   at: number,
 ) {
-  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
-  assert(wallet, 'the sending account has a BTC wallet')
-  await postEntry(q, {
-    txnId: txn.id,
-    kind: 'ln_send',
-    now: at,
-    settleHolds: true,
-    postings: sendPostings(txn, wallet.id, routingFeeSats),
-  })
+  await postWalletEntry(deps.accounts, q, txn, { kind: 'ln_send', now: at, settleHolds: true }, (walletId) =>
+    sendPostings(txn, walletId, routingFeeSats),
+  )
   return {
     src_network_fee: routingFeeSats,
     src_settled: txn.src_amount,
@@ -189,15 +186,10 @@ export async function confirmLnSend(
   }
   // Both sides settle in this one database transaction: the sender's entry pays the Lightning
   // account, the receiver's entry is paid from it, so it nets to zero as if routed.
-  const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
-  assert(wallet, 'the receiving account has a BTC wallet')
   const patch = await completeSend(deps, q, txn, 0n, null, ctx.now)
-  await postEntry(q, {
-    txnId: receive.id,
-    kind: 'ln_receive',
-    now: ctx.now,
-    postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
-  })
+  await postWalletEntry(deps.accounts, q, receive, { kind: 'ln_receive', now: ctx.now }, (walletId) =>
+    receivePostings('lightning', walletId, receive.src_amount, receive.src_fee),
+  )
   await deps.repository.transition(
     q,
     receive,

@@ -1,4 +1,7 @@
 import { ApiError, type ErrorCode } from '../shared/errors.js'
+import { LN_SEND_CONTRACT, type LnSendError } from '../lightning/errors.js'
+import { ONCHAIN_SEND_CONTRACT, type OnchainSendError } from '../onchain/errors.js'
+import { PAYOUT_CONTRACT, type PayoutError } from '../payouts/errors.js'
 
 /**
  * Why the amount arithmetic of a transaction refuses a request. The pure functions (money.ts,
@@ -68,4 +71,31 @@ export function moneyApiError(refusal: MoneyError): ApiError {
   return new ApiError(error, message ?? `${refusal.field}: ${refusal.reason}`, [
     { field: refusal.field, issue: refusal.reason },
   ])
+}
+
+/**
+ * Whatever a flow's quote refuses, as a value from the module that found it: the amount arithmetic
+ * here, or the destination checks of a flow (an invoice, an address, a bank account).
+ */
+export type QuoteRefusal = MoneyError | LnSendError | OnchainSendError | PayoutError
+
+/** Whether a quote came back refused. A `Quote` has no `kind`. */
+export function isRefusal(value: object): value is QuoteRefusal {
+  return 'kind' in value
+}
+
+/**
+ * The one translation of a quote's refusal into the contract's error body. A destination check's
+ * message reads "field: issue" for each field at fault, joined by "; ".
+ */
+export function refusalApiError(refusal: QuoteRefusal): ApiError {
+  if (refusal.kind === 'money_error') return moneyApiError(refusal)
+  const error =
+    refusal.kind === 'ln_send_error'
+      ? LN_SEND_CONTRACT[refusal.code]
+      : refusal.kind === 'onchain_send_error'
+        ? ONCHAIN_SEND_CONTRACT[refusal.code]
+        : PAYOUT_CONTRACT[refusal.code]
+  const message = refusal.details.map((d) => `${d.field}: ${d.issue}`).join('; ')
+  return new ApiError(error, message, refusal.details)
 }

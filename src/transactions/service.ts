@@ -22,7 +22,7 @@ import {
 } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
-import { isMoneyError, moneyApiError } from './errors.js'
+import { isRefusal, refusalApiError } from './errors.js'
 import { createTxnReader } from './reads.js'
 import { approvalReasons } from '../approvals/policy.js'
 import { insertApproval } from '../approvals/repository.js'
@@ -281,8 +281,8 @@ export function createTransactionsService(deps: {
       const at = now()
       const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
       const limits = { receiveMaxSats: config.receiveMaxSats }
-      const quote = isMoneyError(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
-      if (isMoneyError(quote)) throw moneyApiError(quote)
+      const quote = isRefusal(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
+      if (isRefusal(quote)) throw refusalApiError(quote)
       const expiresAt = at + config.quoteTtlS * 1000
       const id = newId('txn')
       // One statement, so no transaction around it: the quote, its outbox event and, for a
