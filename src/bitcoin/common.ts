@@ -30,11 +30,6 @@ export interface BitcoinDeps {
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }
 
-/** The Bitcoin deps with the clock filled in, as the flows' functions are given them. */
-export type ClockedBitcoinDeps = BitcoinDeps & { now: () => number }
-
-export const withClock = (deps: BitcoinDeps): ClockedBitcoinDeps => ({ ...deps, now: deps.now ?? Date.now })
-
 /** Wake every worker once the caller's database transaction commits (NOTIFY is sent on commit). */
 export async function wakeWorkers(q: Queryable): Promise<void> {
   await q.notify(WAKE_CHANNEL)

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import { nowBy } from '../shared/clock.js'
 import { decodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
@@ -13,9 +14,7 @@ import {
   pollDelayMs,
   receivePostings,
   receiveQuote,
-  withClock,
   type BitcoinDeps,
-  type ClockedBitcoinDeps,
 } from '../bitcoin/common.js'
 import { canonicalInvoice, MSAT_PER_SAT } from './invoices.js'
 import { creditSecondPayment } from './second-payment.js'
@@ -39,8 +38,7 @@ interface IssuedInvoice {
  * until it is settled (completed, the wallet credited with what was paid less the receive fee) or
  * expired. An invoice paid by another account of this service is settled at that account's confirm.
  */
-export function lnReceiveFlow(options: BitcoinDeps): Flow {
-  const deps = withClock(options)
+export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   return {
     kind: 'ln_receive',
     quote: (ctx) => quoteLnReceive(deps, ctx),
@@ -50,7 +48,7 @@ export function lnReceiveFlow(options: BitcoinDeps): Flow {
   }
 }
 
-async function quoteLnReceive(deps: ClockedBitcoinDeps, { input }: QuoteContext) {
+async function quoteLnReceive(deps: BitcoinDeps, { input }: QuoteContext) {
   return receiveQuote(input, deps.config.fees.lightning_receive!, {
     paymentRequest: null,
     invoicePageUrl: null,
@@ -58,7 +56,7 @@ async function quoteLnReceive(deps: ClockedBitcoinDeps, { input }: QuoteContext)
 }
 
 /** Outside the confirm transaction: the node issues the invoice. */
-async function issueInvoice(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<IssuedInvoice> {
+async function issueInvoice(deps: BitcoinDeps, txn: TxnRow): Promise<IssuedInvoice> {
   const account = await deps.accounts.get(txn.account_id)
   const issued = await nodeCall('Lightning node', () =>
     deps.rails.lightning.createInvoice({
@@ -76,7 +74,7 @@ async function issueInvoice(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<Issu
   }
 }
 
-async function confirmLnReceive(deps: ClockedBitcoinDeps, ctx: ConfirmContext): Promise<TxnRow> {
+async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise<TxnRow> {
   const issued = ctx.prepared as IssuedInvoice | undefined
   assert(issued, 'the invoice was issued before confirm')
   const pageId = newPageId()
@@ -123,11 +121,10 @@ export async function completeLnReceive(
  * The worker's step: a receive in srccreated follows its invoice on the node; one completed inside
  * the service whose invoice is still open there gets it cancelled.
  */
-async function advanceLnReceive(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<void> {
-  const { now } = deps
+async function advanceLnReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
   if (txn.state === 'completed' && txn.rail_ref) return cancelOnNode(deps, txn, txn.rail_ref)
   if (txn.state !== 'srccreated' || !txn.rail_ref) return
-  const at = now()
+  const at = nowBy(deps)
   let invoice
   try {
     invoice = await deps.rails.lightning.lookupInvoice(txn.rail_ref)
@@ -139,7 +136,7 @@ async function advanceLnReceive(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<
   if (invoice.state === 'settled') {
     const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state === 'srccreated') await completeLnReceive(deps, q, t, paidSats, now())
+      if (t.state === 'srccreated') await completeLnReceive(deps, q, t, paidSats, nowBy(deps))
     })
     return
   }
@@ -159,13 +156,13 @@ async function advanceLnReceive(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<
  * node (it only then gets a next check): cancel it now, or credit the outside payment that beat
  * the cancel. Retried while the node cannot answer.
  */
-async function cancelOnNode(deps: ClockedBitcoinDeps, txn: TxnRow, paymentHash: string): Promise<void> {
+async function cancelOnNode(deps: BitcoinDeps, txn: TxnRow, paymentHash: string): Promise<void> {
   try {
     await deps.rails.lightning.cancelInvoice(paymentHash)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (err.code === 'invoice_already_settled') await creditSecondPayment(deps, paymentHash)
-    else if (err.retryable) return checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+    else if (err.retryable) return checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
     // Any other refusal (the node no longer has the invoice) leaves nothing that can be paid.
   }
   await scheduleCheck(deps.db, txn.id, null, 'exact', { state: 'completed' })

@@ -6,14 +6,7 @@ import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import {
-  checkAgainAt,
-  receivePostings,
-  wakeWorkers,
-  withClock,
-  type BitcoinDeps,
-  type ClockedBitcoinDeps,
-} from '../bitcoin/common.js'
+import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
@@ -25,7 +18,7 @@ const PAYMENT_POLL_MS = 2_000
 const SETTLE_INSIDE_MS = 30_000
 
 /** What the send's functions are given: the Bitcoin deps with the clock filled in. */
-export type LnSendDeps = ClockedBitcoinDeps
+export type LnSendDeps = BitcoinDeps & { now: () => number }
 
 /**
  * Lightning send: quote checks the invoice and the amount rules; confirm holds amount + fees and
@@ -35,7 +28,7 @@ export type LnSendDeps = ClockedBitcoinDeps
  * the hold released.
  */
 export function lnSendFlow(options: BitcoinDeps): Flow {
-  const deps = withClock(options)
+  const deps: LnSendDeps = { ...options, now: options.now ?? Date.now }
   return {
     kind: 'ln_send',
     quote: (ctx) => quoteLnSend(deps, ctx),

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import { nowBy } from '../shared/clock.js'
 import { buildBip21, satsToBtcText } from './bip21.js'
 import { RailFailure } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
@@ -6,15 +7,7 @@ import { assert, InvariantError } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
 import { decimalDetail } from '../transactions/present.js'
 import type { TxnRow } from '../transactions/repository.js'
-import {
-  checkAgainAt,
-  invoicePageUrl,
-  newPageId,
-  receiveQuote,
-  withClock,
-  type BitcoinDeps,
-  type ClockedBitcoinDeps,
-} from '../bitcoin/common.js'
+import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote, type BitcoinDeps } from '../bitcoin/common.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 
@@ -31,8 +24,7 @@ interface PreparedAddress {
  * `advance` then counts confirmations and credits what arrived (completed). Unpaid at its expiry,
  * it expires; the address stays watched, and a later payment becomes a `deposit` of its own.
  */
-export function onchainReceiveFlow(options: BitcoinDeps): Flow {
-  const deps = withClock(options)
+export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
   return {
     kind: 'onchain_receive',
     quote: (ctx) => quoteOnchainReceive(deps, ctx),
@@ -58,18 +50,18 @@ export function depositFlow(deps: BitcoinDeps): Flow {
   }
 }
 
-async function quoteOnchainReceive(deps: ClockedBitcoinDeps, { input }: QuoteContext) {
+async function quoteOnchainReceive(deps: BitcoinDeps, { input }: QuoteContext) {
   return receiveQuote(input, deps.config.fees.onchain_receive!, { address: null, invoicePageUrl: null })
 }
 
-async function deriveAddress(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<PreparedAddress> {
+async function deriveAddress(deps: BitcoinDeps, txn: TxnRow): Promise<PreparedAddress> {
   const account = await deps.accounts.get(txn.account_id)
   return { ...(await newWatchedAddress(deps)), label: account?.displayName }
 }
 
 /** Inside the confirm transaction: the address is watched for this receive until its expiry. */
 async function confirmOnchainReceive(
-  deps: ClockedBitcoinDeps,
+  deps: BitcoinDeps,
   q: Queryable,
   txn: TxnRow,
   ctx: ConfirmContext,
@@ -112,10 +104,10 @@ async function confirmOnchainReceive(
 }
 
 /** Paid: count confirmations. Unpaid: wait for the expiry, look once more, then expire. */
-async function advanceOnchainReceive(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<void> {
+async function advanceOnchainReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
   if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
   if (txn.state !== 'srcintent') return
-  if (BigInt(deps.now()) < txn.expires_at) {
+  if (BigInt(nowBy(deps)) < txn.expires_at) {
     await checkAgainAt(deps.db, txn, Number(txn.expires_at))
     return
   }
@@ -124,7 +116,7 @@ async function advanceOnchainReceive(deps: ClockedBitcoinDeps, txn: TxnRow): Pro
     await sweepAddress(deps, String(txn.src_details.address))
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
-    await checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+    await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
     return
   }
   await deps.transactions().apply(txn.id, async (_q, t, move) => {

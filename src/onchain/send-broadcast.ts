@@ -1,8 +1,9 @@
 import { RailFailure } from '../rails/rail.js'
+import { nowBy } from '../shared/clock.js'
 import type { TxnRow } from '../transactions/repository.js'
 import { recordSendRate } from '../transactions/repository.js'
 import { approvedAt } from '../approvals/repository.js'
-import { checkAgainAt, type ClockedBitcoinDeps } from '../bitcoin/common.js'
+import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { FEE_TARGET_BLOCKS } from './send-quote.js'
 import { failSend } from './send-release.js'
@@ -27,7 +28,7 @@ export function sendInput(txn: TxnRow, feeRateSatPerVb: bigint) {
  * quoted (the network fee they pay was priced on it). Null, with the send put off, while the
  * network wants more than that; failed once it has for longer than FEE_WAIT_MAX_MS.
  */
-async function sendRate(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<bigint | null> {
+async function sendRate(deps: BitcoinDeps, txn: TxnRow): Promise<bigint | null> {
   const quoted = BigInt(String(txn.dest_details.feeRateSatPerVb))
   let current: bigint
   try {
@@ -36,13 +37,13 @@ async function sendRate(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<bigint |
     if (!(err instanceof RailFailure)) throw err
     // No estimate now: the quoted rate was the network's own a moment ago and is the cap anyway.
     if (!err.retryable) return quoted
-    await checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+    await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
     return null
   }
   if (current <= quoted) return current
   // The wait counts from when the send was free to go: its quote, or its approval when it waited
   // for one (docs/operators.md, "Approvals").
-  const waitedMs = deps.now() - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.created_at))
+  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.created_at))
   if (waitedMs >= FEE_WAIT_MAX_MS) {
     deps.log?.warn(
       { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
@@ -55,12 +56,12 @@ async function sendRate(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<bigint |
     { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
     'on-chain send waits: the network fee is above the quoted rate',
   )
-  await checkAgainAt(deps.db, txn, deps.now() + FEE_RECHECK_MS)
+  await checkAgainAt(deps.db, txn, nowBy(deps) + FEE_RECHECK_MS)
   return null
 }
 
 /** Broadcast a send at the rate it may pay, and move it to destsent with its txid. */
-export async function broadcast(deps: ClockedBitcoinDeps, txn: TxnRow) {
+export async function broadcast(deps: BitcoinDeps, txn: TxnRow) {
   // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
   // asked for again at the same rate, never re-priced or failed for its fee.
   const attempted = txn.dest_details.feeRateSentSatPerVb
@@ -79,7 +80,7 @@ export async function broadcast(deps: ClockedBitcoinDeps, txn: TxnRow) {
     if (!(err instanceof RailFailure)) throw err
     if (err.retryable) {
       deps.log?.warn({ txnId: txn.id, code: err.code, error: err.message }, 'on-chain send will be retried')
-      await checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+      await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
     } else {
       deps.log?.warn({ txnId: txn.id, code: err.code, error: err.message }, 'on-chain send refused')
       await failSend(deps, txn.id, 'srccreated', err.code)
@@ -88,7 +89,7 @@ export async function broadcast(deps: ClockedBitcoinDeps, txn: TxnRow) {
   }
   await deps.transactions().apply(txn.id, async (_q, t, move) => {
     if (t.state !== 'srccreated') return
-    const at = deps.now()
+    const at = nowBy(deps)
     // The hold stays open: the money is posted once the transaction confirms.
     await move('destsent', {
       dest_details: { ...t.dest_details, txid, feeRateSentSatPerVb: Number(rate) },

@@ -1,21 +1,22 @@
 import { RailFailure, type OnchainTxState } from '../rails/rail.js'
+import { nowBy } from '../shared/clock.js'
 import { setDestDetails, type TxnRow } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import { checkAgainAt, type ClockedBitcoinDeps } from '../bitcoin/common.js'
+import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
 import { isPassingRefusal } from './refusal.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { sendInput } from './send-broadcast.js'
 import { failSend, hasEntry, sendPostings } from './send-release.js'
 
 /** Follow a broadcast send until it has its confirmations (completed), or cannot confirm. */
-export async function watchConfirmations(deps: ClockedBitcoinDeps, txn: TxnRow) {
+export async function watchConfirmations(deps: BitcoinDeps, txn: TxnRow) {
   const txid = String(txn.dest_details.txid)
   let tx: OnchainTxState | null
   try {
     tx = await deps.rails.onchain.getTransaction(txid)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
-    await checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+    await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
     return
   }
   if (tx?.replacedBy) return followReplacement(deps, txn, tx.replacedBy)
@@ -25,7 +26,7 @@ export async function watchConfirmations(deps: ClockedBitcoinDeps, txn: TxnRow) 
     if (tx.conflictedDepth >= deps.config.onchainConfirmations) {
       deps.log?.error({ txnId: txn.id, txid }, 'on-chain send conflicted by a transaction in the chain')
       await failSend(deps, txn.id, 'destsent', 'conflicted')
-    } else await checkAgainAt(deps.db, txn, deps.now() + CONFIRMATION_POLL_MS)
+    } else await checkAgainAt(deps.db, txn, nowBy(deps) + CONFIRMATION_POLL_MS)
     return
   }
   if (tx === null && !deps.rails.onchain.resendsSameTransaction) {
@@ -38,7 +39,7 @@ export async function watchConfirmations(deps: ClockedBitcoinDeps, txn: TxnRow) 
   }
   if (tx === null || tx.inMempool === false) return rebroadcast(deps, txn, txid)
   if (tx.confirmations < deps.config.onchainConfirmations) {
-    await checkAgainAt(deps.db, txn, deps.now() + CONFIRMATION_POLL_MS)
+    await checkAgainAt(deps.db, txn, nowBy(deps) + CONFIRMATION_POLL_MS)
     return
   }
   await deps.transactions().apply(txn.id, async (q, t, move) => {
@@ -49,7 +50,7 @@ export async function watchConfirmations(deps: ClockedBitcoinDeps, txn: TxnRow) 
         deps.accounts,
         q,
         t,
-        { kind: 'onchain_send', now: deps.now(), settleHolds: true },
+        { kind: 'onchain_send', now: nowBy(deps), settleHolds: true },
         (walletId) => sendPostings(t, walletId),
       )
     await move('completed', { src_settled: t.src_amount, dest_settled: t.dest_amount })
@@ -57,7 +58,7 @@ export async function watchConfirmations(deps: ClockedBitcoinDeps, txn: TxnRow) 
 }
 
 /** Put the send on the txid of the transaction that replaced its own (a fee bump). */
-async function followReplacement(deps: ClockedBitcoinDeps, txn: TxnRow, replacement: string) {
+async function followReplacement(deps: BitcoinDeps, txn: TxnRow, replacement: string) {
   await deps.transactions().apply(txn.id, async (q, t) => {
     if (t.state !== 'destsent' || t.dest_details.txid !== txn.dest_details.txid) return
     const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
@@ -65,7 +66,7 @@ async function followReplacement(deps: ClockedBitcoinDeps, txn: TxnRow, replacem
       q,
       t.id,
       { ...t.dest_details, txid: replacement, replacedTxids: [...replaced, t.dest_details.txid] },
-      deps.now(),
+      nowBy(deps),
     )
   })
 }
@@ -75,7 +76,7 @@ async function followReplacement(deps: ClockedBitcoinDeps, txn: TxnRow, replacem
  * again (the rail rebroadcasts it, never builds another). Refused, it can never confirm, and the
  * send fails with its hold released.
  */
-async function rebroadcast(deps: ClockedBitcoinDeps, txn: TxnRow, txid: string) {
+async function rebroadcast(deps: BitcoinDeps, txn: TxnRow, txid: string) {
   const rate = BigInt(String(txn.dest_details.feeRateSentSatPerVb ?? txn.dest_details.feeRateSatPerVb))
   try {
     const again = await deps.rails.onchain.send(sendInput(txn, rate))
@@ -83,7 +84,7 @@ async function rebroadcast(deps: ClockedBitcoinDeps, txn: TxnRow, txid: string) 
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (err.retryable) {
-      await checkAgainAt(deps.db, txn, deps.now() + RAIL_RETRY_MS)
+      await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)
       return
     }
     if (isPassingRefusal(err.message)) {
@@ -93,7 +94,7 @@ async function rebroadcast(deps: ClockedBitcoinDeps, txn: TxnRow, txid: string) 
         { txnId: txn.id, txid, error: err.message },
         'on-chain send not relayed by the node for now',
       )
-      await checkAgainAt(deps.db, txn, deps.now() + CONFIRMATION_POLL_MS)
+      await checkAgainAt(deps.db, txn, nowBy(deps) + CONFIRMATION_POLL_MS)
       return
     }
     deps.log?.error(
@@ -103,5 +104,5 @@ async function rebroadcast(deps: ClockedBitcoinDeps, txn: TxnRow, txid: string) 
     await failSend(deps, txn.id, 'destsent', err.code === 'rejected' ? 'broadcast_refused' : err.code)
     return
   }
-  await checkAgainAt(deps.db, txn, deps.now() + CONFIRMATION_POLL_MS)
+  await checkAgainAt(deps.db, txn, nowBy(deps) + CONFIRMATION_POLL_MS)
 }

@@ -1,9 +1,10 @@
 import type { Queryable } from '../db/db.js'
+import { nowBy } from '../shared/clock.js'
 import { voidHolds, type Posting } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
 import type { TxnRow } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import type { BitcoinDeps, ClockedBitcoinDeps } from '../bitcoin/common.js'
+import type { BitcoinDeps } from '../bitcoin/common.js'
 
 /** The entry of a confirmed send: the wallet pays its debit, the fee to revenue, the rest out on chain. */
 export const sendPostings = (txn: TxnRow, walletId: string): Posting[] =>
@@ -11,14 +12,14 @@ export const sendPostings = (txn: TxnRow, walletId: string): Posting[] =>
 
 /** Release the hold and end the send failed, from the state the caller saw (once: under the row lock). */
 export async function failSend(
-  deps: ClockedBitcoinDeps,
+  deps: BitcoinDeps,
   txnId: string,
   from: 'srccreated' | 'destsent',
   reason: string,
 ) {
   await deps.transactions().apply(txnId, async (q, t, move) => {
     if (t.state !== from) return
-    await releaseSend(deps, q, t, deps.now())
+    await releaseSend(deps, q, t, nowBy(deps))
     await move('failed', { msg: reason })
   })
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import type { TxnRow } from '../transactions/repository.js'
-import { wakeWorkers, withClock, type BitcoinDeps, type ClockedBitcoinDeps } from '../bitcoin/common.js'
+import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { quoteOnchainSend } from './send-quote.js'
 import { broadcast } from './send-broadcast.js'
 import { watchConfirmations } from './send-confirmations.js'
@@ -16,8 +16,7 @@ import { watchConfirmations } from './send-confirmations.js'
  * reversed. A fee bump (`bumpOnchainSend`, bump.ts) replaces the transaction; the send follows the
  * txid.
  */
-export function onchainSendFlow(options: BitcoinDeps): Flow {
-  const deps = withClock(options)
+export function onchainSendFlow(deps: BitcoinDeps): Flow {
   return {
     kind: 'onchain_send',
     quote: (ctx) => quoteOnchainSend(deps, ctx),
@@ -32,7 +31,7 @@ async function confirmOnchainSend(q: Queryable, ctx: ConfirmContext): Promise<Tx
   return ctx.transition('srccreated', { next_check_at: ctx.now })
 }
 
-async function advanceOnchainSend(deps: ClockedBitcoinDeps, txn: TxnRow): Promise<void> {
+async function advanceOnchainSend(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
   if (txn.state === 'srccreated') return broadcast(deps, txn)
   if (txn.state === 'destsent') return watchConfirmations(deps, txn)
 }

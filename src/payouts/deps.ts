@@ -32,9 +32,6 @@ export interface PayoutFlowDeps {
   now?: () => number
 }
 
-/** What the lifecycle's functions are given: the deps with the clock filled in. */
-export type ClockedPayoutDeps = PayoutFlowDeps & { now: () => number }
-
 export interface TronPayoutDeps extends PayoutFlowDeps {
   tron: TronRail
   /** How long to wait before asking the rail again about a transfer in flight. */

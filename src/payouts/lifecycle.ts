@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import { nowBy } from '../shared/clock.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { RailFailure, type PayoutState } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
@@ -6,7 +7,7 @@ import { WAKE_CHANNEL } from '../events/channels.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import type { ClockedPayoutDeps, PayoutFlowDeps, PayoutNetwork } from './deps.js'
+import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { payoutPostings } from './postings.js'
 import { lookForReturn } from './returns.js'
 
@@ -31,8 +32,7 @@ import { lookForReturn } from './returns.js'
  * destReq.reqDetails.returnTxnId. One return per payout, however often the partner says so. A
  * payout reported returned before we saw it completed simply fails, its hold released.
  */
-export function payoutFlow(options: PayoutFlowDeps, net: PayoutNetwork): Flow {
-  const deps: ClockedPayoutDeps = { ...options, now: options.now ?? Date.now }
+export function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
   return {
     kind: net.kind,
     quote: (ctx) => net.quote(ctx),
@@ -48,7 +48,7 @@ async function confirmPayout(q: Queryable, ctx: ConfirmContext): Promise<TxnRow>
   return row
 }
 
-async function advancePayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+async function advancePayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
   if (txn.state === 'srccreated') await submitPayout(deps, net, txn)
   else if (txn.state === 'destsent') await checkPayout(deps, net, txn)
   else if (txn.state === 'completed' && net.kind === 'vnd_payout') await lookForReturn(deps, net, txn)
@@ -56,7 +56,7 @@ async function advancePayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: T
 
 /** Release the funds and end the payout as failed or rejected. */
 function endWithoutPaying(
-  deps: ClockedPayoutDeps,
+  deps: PayoutFlowDeps,
   txnId: string,
   from: TxnRow['state'],
   to: 'failed' | 'rejected',
@@ -65,7 +65,7 @@ function endWithoutPaying(
 ) {
   return deps.transactions().apply(txnId, async (q, txn, move) => {
     if (txn.state !== from) return
-    await voidHolds(q, txn.id, deps.now())
+    await voidHolds(q, txn.id, nowBy(deps))
     await move(to, {
       msg: reason,
       ...(details ? { dest_details: { ...txn.dest_details, ...details } } : {}),
@@ -73,7 +73,7 @@ function endWithoutPaying(
   })
 }
 
-async function submitPayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
   let ref: string
   try {
     ref = await net.submit(txn)
@@ -97,12 +97,12 @@ async function submitPayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: Tx
     await move('destsent', {
       rail_ref: ref,
       dest_details: { ...locked.dest_details, [net.refField]: ref },
-      next_check_at: deps.now() + net.pollMs,
+      next_check_at: nowBy(deps) + net.pollMs,
     })
   })
 }
 
-async function checkPayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+async function checkPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
   assert(txn.rail_ref, 'a payout at destsent has its rail reference')
   let state: PayoutState & { details?: Record<string, unknown> }
   try {
@@ -123,7 +123,7 @@ async function checkPayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: Txn
   switch (state.status) {
     case 'pending':
       // Put off the next look (no event: nothing changed).
-      await scheduleCheck(deps.db, txn.id, deps.now() + net.pollMs, 'exact', { state: 'destsent' })
+      await scheduleCheck(deps.db, txn.id, nowBy(deps) + net.pollMs, 'exact', { state: 'destsent' })
       return
     case 'failed':
     case 'rejected':
@@ -141,7 +141,7 @@ async function checkPayout(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: Txn
           deps.accounts,
           q,
           locked,
-          { kind: net.kind, now: deps.now(), settleHolds: true },
+          { kind: net.kind, now: nowBy(deps), settleHolds: true },
           (walletId) => payoutPostings(locked, walletId, net.system),
         )
         await move('completed', {

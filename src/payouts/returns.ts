@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { nowBy } from '../shared/clock.js'
 import type { Queryable } from '../db/db.js'
 import { newId } from '../shared/ids.js'
 import { assert } from '../shared/assert.js'
@@ -13,7 +14,7 @@ import {
 } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
 import { postEntry } from '../ledger/ledger.js'
-import type { ClockedPayoutDeps, PayoutFlowDeps, PayoutNetwork } from './deps.js'
+import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { returnPostings } from './postings.js'
 
 /**
@@ -21,7 +22,7 @@ import { returnPostings } from './postings.js'
  * return the money. A partner that cannot answer now is asked again later (the worker's lease
  * and the rail's backoff); any answer ends the look.
  */
-export async function lookForReturn(deps: ClockedPayoutDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+export async function lookForReturn(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
   if (!txn.rail_ref || typeof txn.dest_details.returnTxnId === 'string') return stopLooking(deps, txn.id)
   let state: PayoutState
   try {
@@ -34,7 +35,7 @@ export async function lookForReturn(deps: ClockedPayoutDeps, net: PayoutNetwork,
     }
     return stopLooking(deps, txn.id)
   }
-  if (state.status === 'reversed') await recordReturn(deps, net, txn.id, state.reason, deps.now())
+  if (state.status === 'reversed') await recordReturn(deps, net, txn.id, state.reason, nowBy(deps))
   await stopLooking(deps, txn.id)
 }
 
