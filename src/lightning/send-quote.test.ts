@@ -6,7 +6,7 @@ import type { Network } from '../rails/network.js'
 import type { CreateInput } from '../transactions/flow.js'
 import { refusalApiError } from '../transactions/errors.js'
 import { isLnSendError } from './errors.js'
-import { parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
+import { invoiceAmountSats, parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
 
 /** The pure parts of a Lightning send's quote: the routing-fee limit and the invoice check. */
 
@@ -77,5 +77,30 @@ describe('parseInvoice', () => {
     )
     expect(refusal(() => parseInvoice('regtest', send(text), EXPIRES_AT_MS))).toBe('the invoice has expired')
     expect(refusal(() => parseInvoice('regtest', send(text.slice(0, -1)), 0))).not.toBe('')
+  })
+})
+
+describe('invoiceAmountSats', () => {
+  const dest = (minor: bigint) => ({ side: 'dest' as const, minor })
+  const code = (result: bigint | { code: string }) => (typeof result === 'bigint' ? result : result.code)
+
+  it("takes the invoice's own amount, which a requested amount must match", () => {
+    expect(invoiceAmountSats(5_000_000n, undefined, false)).toBe(5_000n)
+    expect(invoiceAmountSats(5_000_000n, dest(5_000n), false)).toBe(5_000n)
+    expect(code(invoiceAmountSats(5_000_000n, dest(4_999n), false))).toBe('amount_not_invoice_amount')
+    expect(code(invoiceAmountSats(5_000_001n, undefined, false))).toBe('invoice_fractional_sat')
+    expect(code(invoiceAmountSats(5_000_000n, undefined, true))).toBe('deduct_from_fixed_amount')
+  })
+
+  it('takes the requested amount for an invoice without one, and needs it', () => {
+    expect(invoiceAmountSats(null, dest(7n), false)).toBe(7n)
+    expect(code(invoiceAmountSats(null, undefined, false))).toBe('amount_missing')
+  })
+
+  it('names the field the amount came in', () => {
+    const refused = invoiceAmountSats(5_000_000n, { side: 'src', minor: 1n }, false)
+    expect(typeof refused !== 'bigint' && refused.details).toEqual([
+      { field: 'sourceReq.amtRequested', issue: 'does not match the invoice amount of 0.00005 BTC' },
+    ])
   })
 })

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { isMoneyError, moneyApiError, moneyError, type MoneyErrorCode } from './errors.js'
+import {
+  isMoneyError,
+  isRefusal,
+  moneyApiError,
+  moneyError,
+  refusalApiError,
+  type MoneyErrorCode,
+} from './errors.js'
+import { lnSendError } from '../lightning/errors.js'
+import { onchainSendError } from '../onchain/errors.js'
+import { payoutError } from '../payouts/errors.js'
 
 /** The one place a refusal of the amount arithmetic becomes the contract's error body. */
 
@@ -52,5 +62,57 @@ describe('isMoneyError', () => {
     expect(isMoneyError(moneyError('amount_missing', 'destReq.amtRequested', 'x'))).toBe(true)
     expect(isMoneyError({ side: 'src', minor: 1n })).toBe(false)
     expect(isMoneyError(undefined)).toBe(false)
+  })
+})
+
+describe('refusalApiError', () => {
+  it('answers a refusal of the amount arithmetic as moneyApiError does', () => {
+    const refusal = moneyError('converts_to_nothing', 'amtRequested', 'converts to nothing at this rate')
+    expect(refusalApiError(refusal).toBody()).toEqual(moneyApiError(refusal).toBody())
+  })
+
+  it('answers a destination check with its module contract code, the message "field: issue"', () => {
+    const invoice = refusalApiError(
+      lnSendError('invoice_expired', 'destReq.reqDetails.paymentRequest', 'the invoice has expired'),
+    )
+    expect(invoice.status).toBe(400)
+    expect(invoice.toBody()).toEqual({
+      error: 'invalid_payment_request',
+      message: 'destReq.reqDetails.paymentRequest: the invoice has expired',
+      details: [{ field: 'destReq.reqDetails.paymentRequest', issue: 'the invoice has expired' }],
+    })
+    const deduct = lnSendError('deduct_from_fixed_amount', 'deductNetworkFeesFromDest', 'cannot apply')
+    expect(refusalApiError(deduct).code).toBe('invalid_request')
+    const dust = onchainSendError('amount_below_minimum', 'destReq.amtRequested', 'too small')
+    expect(refusalApiError(dust).toBody()).toMatchObject({
+      error: 'amount_below_minimum',
+      message: 'destReq.amtRequested: too small',
+    })
+    expect(
+      refusalApiError(onchainSendError('address_invalid', 'destReq.reqDetails.address', 'bad checksum')).code,
+    ).toBe('invalid_address')
+  })
+
+  it('lists every field a payout refusal names, the message joining them with "; "', () => {
+    const details = [
+      { field: 'destReq.reqDetails.bankAcctNum', issue: 'required' },
+      { field: 'destReq.reqDetails.institutionCode', issue: 'required' },
+    ]
+    expect(refusalApiError(payoutError('bank_account_invalid', details)).toBody()).toEqual({
+      error: 'invalid_request',
+      message: 'destReq.reqDetails.bankAcctNum: required; destReq.reqDetails.institutionCode: required',
+      details,
+    })
+    expect(refusalApiError(payoutError('institution_unknown', details.slice(1))).code).toBe(
+      'invalid_institution',
+    )
+    expect(refusalApiError(payoutError('kyc_missing', details)).code).toBe('kyc_required')
+    expect(refusalApiError(payoutError('source_of_funds_missing', details)).code).toBe('kyc_required')
+  })
+
+  it('tells a refusal from a quote', () => {
+    expect(isRefusal(payoutError('kyc_invalid', []))).toBe(true)
+    expect(isRefusal(moneyError('amount_missing', 'amtRequested', 'is required'))).toBe(true)
+    expect(isRefusal({ srcAmount: 1n, destAmount: 1n, fromWallet: true })).toBe(false)
   })
 })
