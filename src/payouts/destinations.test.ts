@@ -60,6 +60,7 @@ describe('bankDestination', () => {
     const noKyc = vnd(account)
     noKyc.destReq = { ...noKyc.destReq, kyc: undefined }
     expect(bankDestination(noKyc)).toMatchObject({ code: 'kyc_missing' })
+    expect(bankDestination({ ...noKyc, sourceOfFunds: undefined })).toMatchObject({ code: 'kyc_missing' })
     const badKyc = vnd(account)
     badKyc.destReq = { ...badKyc.destReq, kyc: 'me' as unknown as CreateInput['destReq']['kyc'] }
     expect(bankDestination(badKyc)).toMatchObject({ code: 'kyc_invalid' })
