@@ -1,4 +1,5 @@
-import type { ErrorCode, ErrorDetail } from '../shared/errors.js'
+import type { ErrorCode } from '../shared/errors.js'
+import { flowRefusal, type FlowRefusal } from '../transactions/errors.js'
 
 /**
  * Why the quote of a Lightning send refuses its invoice or its amount. The quote returns an
@@ -29,24 +30,8 @@ export type LnSendErrorCode =
   /** The amount for an invoice of this service is not the amount it was issued for. */
   | 'own_invoice_amount'
 
-export interface LnSendError {
-  kind: 'ln_send_error'
-  code: LnSendErrorCode
-  details: ErrorDetail[]
-}
-
-export const lnSendError = (code: LnSendErrorCode, field: string, issue: string): LnSendError => ({
-  kind: 'ln_send_error',
-  code,
-  details: [{ field, issue }],
-})
-
-export function isLnSendError(value: object): value is LnSendError {
-  return 'kind' in value && value.kind === 'ln_send_error'
-}
-
 /** The contract's error for each code. */
-export const LN_SEND_CONTRACT: Record<LnSendErrorCode, ErrorCode> = {
+const LN_SEND_CONTRACT: Record<LnSendErrorCode, ErrorCode> = {
   invoice_missing: 'invalid_payment_request',
   invoice_mixed_case: 'invalid_payment_request',
   invoice_unreadable: 'invalid_payment_request',
@@ -59,3 +44,8 @@ export const LN_SEND_CONTRACT: Record<LnSendErrorCode, ErrorCode> = {
   own_invoice_unpayable: 'invalid_payment_request',
   own_invoice_amount: 'invalid_payment_request',
 }
+
+export type LnSendError = FlowRefusal<LnSendErrorCode>
+
+export const lnSendError = (code: LnSendErrorCode, field: string, issue: string): LnSendError =>
+  flowRefusal(LN_SEND_CONTRACT, code, [{ field, issue }])

@@ -3,10 +3,10 @@ import { decodeInvoice, type DecodedInvoice } from './bolt11.js'
 import { formatMinor, ceilDiv } from '../shared/amount.js'
 import type { CreateInput, Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, sameCurrencySendQuote, type Requested } from '../transactions/money.js'
-import { isMoneyError, type MoneyError } from '../transactions/errors.js'
+import { isFlowRefusal, isMoneyError, type MoneyError } from '../transactions/errors.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
 import { canonicalInvoice, internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
-import { isLnSendError, lnSendError, type LnSendError } from './errors.js'
+import { lnSendError, type LnSendError } from './errors.js'
 
 /** The routing-fee limit of a send: the larger of 10 sats and 0.5% of the amount. */
 export const ROUTING_FEE_MIN_SATS = 10n
@@ -108,7 +108,7 @@ export async function quoteLnSend(
   { input, now: at }: QuoteContext,
 ): Promise<Quote | MoneyError | LnSendError> {
   const invoice = parseInvoice(deps.config.network, input, at)
-  if (isLnSendError(invoice)) return invoice
+  if (isFlowRefusal(invoice)) return invoice
   const { text, decoded } = invoice
   const requested = requestedAmount(input, { optional: true })
   if (isMoneyError(requested)) return requested

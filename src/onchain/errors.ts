@@ -1,4 +1,5 @@
-import type { ErrorCode, ErrorDetail } from '../shared/errors.js'
+import type { ErrorCode } from '../shared/errors.js'
+import { flowRefusal, type FlowRefusal } from '../transactions/errors.js'
 
 /**
  * Why the quote of an on-chain send refuses its address or its amount. The quote returns an
@@ -13,25 +14,17 @@ export type OnchainSendErrorCode =
   /** Less than the smallest on-chain send, requested or left after fees (dust). */
   | 'amount_below_minimum'
 
-export interface OnchainSendError {
-  kind: 'onchain_send_error'
-  code: OnchainSendErrorCode
-  details: ErrorDetail[]
+/** The contract's error for each code. */
+const ONCHAIN_SEND_CONTRACT: Record<OnchainSendErrorCode, ErrorCode> = {
+  address_missing: 'invalid_address',
+  address_invalid: 'invalid_address',
+  amount_below_minimum: 'amount_below_minimum',
 }
+
+export type OnchainSendError = FlowRefusal<OnchainSendErrorCode>
 
 export const onchainSendError = (
   code: OnchainSendErrorCode,
   field: string,
   issue: string,
-): OnchainSendError => ({
-  kind: 'onchain_send_error',
-  code,
-  details: [{ field, issue }],
-})
-
-/** The contract's error for each code. */
-export const ONCHAIN_SEND_CONTRACT: Record<OnchainSendErrorCode, ErrorCode> = {
-  address_missing: 'invalid_address',
-  address_invalid: 'invalid_address',
-  amount_below_minimum: 'amount_below_minimum',
-}
+): OnchainSendError => flowRefusal(ONCHAIN_SEND_CONTRACT, code, [{ field, issue }])

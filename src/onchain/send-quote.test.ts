@@ -12,13 +12,15 @@ describe('sendAddress', () => {
 
   it('refuses a missing address, a bad one and one of another network, each as invalid_address', () => {
     expect(sendAddress(undefined, 'mainnet')).toEqual({
-      kind: 'onchain_send_error',
+      kind: 'flow_refusal',
       code: 'address_missing',
+      error: 'invalid_address',
       details: [{ field: 'destReq.reqDetails.address', issue: 'is required' }],
     })
     expect(sendAddress('  ', 'mainnet')).toMatchObject({ code: 'address_missing' })
     expect(sendAddress(P2WPKH.slice(0, -1) + '5', 'mainnet')).toMatchObject({
       code: 'address_invalid',
+      error: 'invalid_address',
       details: [{ field: 'destReq.reqDetails.address', issue: 'bad checksum' }],
     })
     const foreign = sendAddress(P2WPKH, 'regtest')

@@ -26,8 +26,9 @@ describe('tronAddress', () => {
 
   it('refuses a missing and a malformed address', () => {
     expect(tronAddress(undefined)).toEqual({
-      kind: 'payout_error',
+      kind: 'flow_refusal',
       code: 'tron_address_missing',
+      error: 'invalid_address',
       details: [{ field: 'destReq.reqDetails.address', issue: 'a TRON address (T...) is required' }],
     })
     expect(tronAddress('')).toMatchObject({
@@ -46,31 +47,34 @@ describe('bankDestination', () => {
 
   it('checks the account first, listing every field at fault', () => {
     const refused = bankDestination(vnd({}, { sourceOfFunds: undefined }))
-    expect(refused).toMatchObject({ code: 'bank_account_invalid' })
+    expect(refused).toMatchObject({ code: 'bank_account_invalid', error: 'invalid_request' })
     expect('details' in refused && refused.details.map((d) => d.field)).toEqual([
       'destReq.reqDetails.bankAcctNum',
       'destReq.reqDetails.institutionCode',
     ])
     expect(bankDestination(vnd({ ...account, institutionCode: '000000' }))).toMatchObject({
       code: 'institution_unknown',
+      error: 'invalid_institution',
     })
   })
 
   it('then the KYC, then the source of funds, each missing or malformed', () => {
     const noKyc = vnd(account)
     noKyc.destReq = { ...noKyc.destReq, kyc: undefined }
-    expect(bankDestination(noKyc)).toMatchObject({ code: 'kyc_missing' })
+    expect(bankDestination(noKyc)).toMatchObject({ code: 'kyc_missing', error: 'kyc_required' })
     expect(bankDestination({ ...noKyc, sourceOfFunds: undefined })).toMatchObject({ code: 'kyc_missing' })
     const badKyc = vnd(account)
     badKyc.destReq = { ...badKyc.destReq, kyc: 'me' as unknown as CreateInput['destReq']['kyc'] }
-    expect(bankDestination(badKyc)).toMatchObject({ code: 'kyc_invalid' })
+    expect(bankDestination(badKyc)).toMatchObject({ code: 'kyc_invalid', error: 'invalid_request' })
     expect(bankDestination(vnd(account, { sourceOfFunds: undefined }))).toMatchObject({
       code: 'source_of_funds_missing',
+      error: 'kyc_required',
     })
     expect(
       bankDestination(vnd(account, { sourceOfFunds: 'savings' as unknown as CreateInput['sourceOfFunds'] })),
     ).toMatchObject({
       code: 'source_of_funds_invalid',
+      error: 'invalid_request',
     })
   })
 })

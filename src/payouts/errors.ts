@@ -1,4 +1,5 @@
 import type { ErrorCode, ErrorDetail } from '../shared/errors.js'
+import { flowRefusal, type FlowRefusal } from '../transactions/errors.js'
 import type { CheckFailure } from '../fiat/kyc.js'
 
 /**
@@ -24,21 +25,8 @@ export type PayoutErrorCode =
   /** The source of funds malformed. */
   | 'source_of_funds_invalid'
 
-/** A refusal lists every field at fault, so that a caller can fix the request in one go. */
-export interface PayoutError {
-  kind: 'payout_error'
-  code: PayoutErrorCode
-  details: ErrorDetail[]
-}
-
-export const payoutError = (code: PayoutErrorCode, details: ErrorDetail[]): PayoutError => ({
-  kind: 'payout_error',
-  code,
-  details,
-})
-
 /** The contract's error for each code. */
-export const PAYOUT_CONTRACT: Record<PayoutErrorCode, ErrorCode> = {
+const PAYOUT_CONTRACT: Record<PayoutErrorCode, ErrorCode> = {
   tron_address_missing: 'invalid_address',
   tron_address_invalid: 'invalid_address',
   bank_account_invalid: 'invalid_request',
@@ -48,6 +36,11 @@ export const PAYOUT_CONTRACT: Record<PayoutErrorCode, ErrorCode> = {
   source_of_funds_missing: 'kyc_required',
   source_of_funds_invalid: 'invalid_request',
 }
+
+export type PayoutError = FlowRefusal<PayoutErrorCode>
+
+export const payoutError = (code: PayoutErrorCode, details: ErrorDetail[]): PayoutError =>
+  flowRefusal(PAYOUT_CONTRACT, code, details)
 
 /** The fiat checks (src/fiat) name the contract's code; a payout refusal names what was wrong. */
 export function bankAccountError(failure: CheckFailure): PayoutError {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
+  flowRefusal,
+  isFlowRefusal,
   isMoneyError,
   isRefusal,
   moneyApiError,
@@ -7,9 +9,6 @@ import {
   refusalApiError,
   type MoneyErrorCode,
 } from './errors.js'
-import { lnSendError } from '../lightning/errors.js'
-import { onchainSendError } from '../onchain/errors.js'
-import { payoutError } from '../payouts/errors.js'
 
 /** The one place a refusal of the amount arithmetic becomes the contract's error body. */
 
@@ -66,53 +65,45 @@ describe('isMoneyError', () => {
 })
 
 describe('refusalApiError', () => {
+  /** A flow's codes and the contract's error for each, as a flow module defines them. */
+  const CONTRACT = { address_bad: 'invalid_address', account_incomplete: 'invalid_request' } as const
+
   it('answers a refusal of the amount arithmetic as moneyApiError does', () => {
     const refusal = moneyError('converts_to_nothing', 'amtRequested', 'converts to nothing at this rate')
     expect(refusalApiError(refusal).toBody()).toEqual(moneyApiError(refusal).toBody())
   })
 
-  it('answers a destination check with its module contract code, the message "field: issue"', () => {
-    const invoice = refusalApiError(
-      lnSendError('invoice_expired', 'destReq.reqDetails.paymentRequest', 'the invoice has expired'),
-    )
-    expect(invoice.status).toBe(400)
-    expect(invoice.toBody()).toEqual({
-      error: 'invalid_payment_request',
-      message: 'destReq.reqDetails.paymentRequest: the invoice has expired',
-      details: [{ field: 'destReq.reqDetails.paymentRequest', issue: 'the invoice has expired' }],
+  it('answers a flow\'s refusal with the contract error of its code, the message "field: issue"', () => {
+    const details = [{ field: 'destReq.reqDetails.address', issue: 'bad checksum' }]
+    const refusal = flowRefusal(CONTRACT, 'address_bad', details)
+    expect(refusal).toEqual({ kind: 'flow_refusal', code: 'address_bad', error: 'invalid_address', details })
+    const error = refusalApiError(refusal)
+    expect(error.status).toBe(400)
+    expect(error.toBody()).toEqual({
+      error: 'invalid_address',
+      message: 'destReq.reqDetails.address: bad checksum',
+      details,
     })
-    const deduct = lnSendError('deduct_from_fixed_amount', 'deductNetworkFeesFromDest', 'cannot apply')
-    expect(refusalApiError(deduct).code).toBe('invalid_request')
-    const dust = onchainSendError('amount_below_minimum', 'destReq.amtRequested', 'too small')
-    expect(refusalApiError(dust).toBody()).toMatchObject({
-      error: 'amount_below_minimum',
-      message: 'destReq.amtRequested: too small',
-    })
-    expect(
-      refusalApiError(onchainSendError('address_invalid', 'destReq.reqDetails.address', 'bad checksum')).code,
-    ).toBe('invalid_address')
   })
 
-  it('lists every field a payout refusal names, the message joining them with "; "', () => {
+  it('lists every field a refusal names, the message joining them with "; "', () => {
     const details = [
       { field: 'destReq.reqDetails.bankAcctNum', issue: 'required' },
       { field: 'destReq.reqDetails.institutionCode', issue: 'required' },
     ]
-    expect(refusalApiError(payoutError('bank_account_invalid', details)).toBody()).toEqual({
+    expect(refusalApiError(flowRefusal(CONTRACT, 'account_incomplete', details)).toBody()).toEqual({
       error: 'invalid_request',
       message: 'destReq.reqDetails.bankAcctNum: required; destReq.reqDetails.institutionCode: required',
       details,
     })
-    expect(refusalApiError(payoutError('institution_unknown', details.slice(1))).code).toBe(
-      'invalid_institution',
-    )
-    expect(refusalApiError(payoutError('kyc_missing', details)).code).toBe('kyc_required')
-    expect(refusalApiError(payoutError('source_of_funds_missing', details)).code).toBe('kyc_required')
   })
 
-  it('tells a refusal from a quote', () => {
-    expect(isRefusal(payoutError('kyc_invalid', []))).toBe(true)
-    expect(isRefusal(moneyError('amount_missing', 'amtRequested', 'is required'))).toBe(true)
+  it('tells a refusal from a quote, and a flow refusal from a money one', () => {
+    const flow = flowRefusal(CONTRACT, 'address_bad', [])
+    const money = moneyError('amount_missing', 'amtRequested', 'is required')
+    expect(isRefusal(flow) && isRefusal(money)).toBe(true)
+    expect(isFlowRefusal(flow)).toBe(true)
+    expect(isFlowRefusal(money)).toBe(false)
     expect(isRefusal({ srcAmount: 1n, destAmount: 1n, fromWallet: true })).toBe(false)
   })
 })
