@@ -22,7 +22,8 @@ import { createApprovalsService, type ApprovalsService } from './approvals/servi
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type PayoutRails } from './payouts/rails.js'
-import { tronPayoutFlow, vndPayoutFlow } from './payouts/flows.js'
+import { tronPayoutFlow } from './payouts/tron-payout.js'
+import { vndPayoutFlow } from './payouts/vnd-payout.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './bitcoin/keys.js'
 import { createRails } from './bitcoin/rails.js'

@@ -5,7 +5,7 @@ import { testSigner } from '../../test/standins/signer.js'
 import { operatorClient } from '../../test/admin/operator-client.js'
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
 import { createEsploraRail } from '../onchain/esplora.js'
-import { FEE_WAIT_MAX_MS } from '../onchain/flows.js'
+import { FEE_WAIT_MAX_MS } from '../onchain/send-broadcast.js'
 import { runDueTransactions } from '../transactions/worker.js'
 
 const PAYEE = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'

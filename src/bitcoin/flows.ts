@@ -2,7 +2,8 @@ import type { Flow } from '../transactions/flow.js'
 import type { BitcoinDeps } from './common.js'
 import { lnReceiveFlow } from '../lightning/receive.js'
 import { lnSendFlow } from '../lightning/send.js'
-import { depositFlow, onchainReceiveFlow, onchainSendFlow } from '../onchain/flows.js'
+import { depositFlow, onchainReceiveFlow } from '../onchain/receive.js'
+import { onchainSendFlow } from '../onchain/send.js'
 
 export type { BitcoinDeps } from './common.js'
 

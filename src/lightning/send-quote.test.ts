@@ -3,9 +3,9 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { encodeInvoice } from './bolt11.js'
 import type { Network } from '../rails/network.js'
-import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from '../transactions/flow.js'
-import { parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
+import { isFlowRefusal, refusalApiError } from '../transactions/errors.js'
+import { invoiceAmountSats, parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
 
 /** The pure parts of a Lightning send's quote: the routing-fee limit and the invoice check. */
 
@@ -36,18 +36,14 @@ const send = (paymentRequest: string): CreateInput => ({
   destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },
 })
 
-/** The issue of the field error `parse` throws. */
-function refusal(parse: () => unknown): string {
-  try {
-    parse()
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError)
-    const { code, details } = err as ApiError
-    expect(code).toBe('invalid_payment_request')
-    expect(details?.[0]?.field).toBe(PAYMENT_REQUEST_FIELD)
-    return details?.[0]?.issue ?? ''
-  }
-  throw new Error('expected the invoice to be refused')
+/** The issue of the field error `parse` returns, as the service answers it. */
+function refusal(parse: () => ReturnType<typeof parseInvoice>): string {
+  const parsed = parse()
+  if (!isFlowRefusal(parsed)) throw new Error('expected the invoice to be refused')
+  const { code, details } = refusalApiError(parsed)
+  expect(code).toBe('invalid_payment_request')
+  expect(details?.[0]?.field).toBe(PAYMENT_REQUEST_FIELD)
+  return details?.[0]?.issue ?? ''
 }
 
 describe('routingFeeLimitSats', () => {
@@ -66,6 +62,7 @@ describe('parseInvoice', () => {
 
   it('takes an upper-case invoice behind a lightning: scheme, and stores it lower case', () => {
     const parsed = parseInvoice('regtest', send(`  LIGHTNING:${text.toUpperCase()} `), EXPIRES_AT_MS - 1)
+    if (isFlowRefusal(parsed)) throw new Error('expected the invoice to be taken')
     expect(parsed.text).toBe(text)
     expect(parsed.decoded).toMatchObject({ paymentHash: bytesToHex(HASH), amountMsat: 5_000_000n })
   })
@@ -79,5 +76,36 @@ describe('parseInvoice', () => {
     )
     expect(refusal(() => parseInvoice('regtest', send(text), EXPIRES_AT_MS))).toBe('the invoice has expired')
     expect(refusal(() => parseInvoice('regtest', send(text.slice(0, -1)), 0))).not.toBe('')
+  })
+})
+
+describe('invoiceAmountSats', () => {
+  const dest = (minor: bigint) => ({ side: 'dest' as const, minor })
+  const code = (result: bigint | { code: string }) => (typeof result === 'bigint' ? result : result.code)
+
+  it("takes the invoice's own amount, which a requested amount must match", () => {
+    expect(invoiceAmountSats(5_000_000n, undefined, false)).toBe(5_000n)
+    expect(invoiceAmountSats(5_000_000n, dest(5_000n), false)).toBe(5_000n)
+    expect(code(invoiceAmountSats(5_000_000n, dest(4_999n), false))).toBe('amount_not_invoice_amount')
+    expect(code(invoiceAmountSats(5_000_001n, undefined, false))).toBe('invoice_fractional_sat')
+    expect(invoiceAmountSats(5_000_000n, undefined, true)).toMatchObject({
+      code: 'deduct_from_fixed_amount',
+      error: 'invalid_request',
+    })
+  })
+
+  it('takes the requested amount for an invoice without one, and needs it', () => {
+    expect(invoiceAmountSats(null, dest(7n), false)).toBe(7n)
+    expect(invoiceAmountSats(null, undefined, false)).toMatchObject({
+      code: 'amount_missing',
+      error: 'invalid_payment_request',
+    })
+  })
+
+  it('names the field the amount came in', () => {
+    const refused = invoiceAmountSats(5_000_000n, { side: 'src', minor: 1n }, false)
+    expect(typeof refused !== 'bigint' && refused.details).toEqual([
+      { field: 'sourceReq.amtRequested', issue: 'does not match the invoice amount of 0.00005 BTC' },
+    ])
   })
 })

@@ -1,19 +1,22 @@
 import type { Config } from '../config/config.js'
 import { decodeInvoice, type DecodedInvoice } from './bolt11.js'
 import { formatMinor, ceilDiv } from '../shared/amount.js'
-import { fieldError } from '../shared/errors.js'
-import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote, QuoteContext } from '../transactions/flow.js'
-import { requestedAmount, walletAmounts } from '../transactions/money.js'
-import { isMoneyError, type MoneyError } from '../transactions/errors.js'
+import { requestedAmount, sameCurrencySendQuote, type Requested } from '../transactions/money.js'
+import { isFlowRefusal, isMoneyError, type MoneyError } from '../transactions/errors.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
-import { canonicalInvoice, internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './receive.js'
+import { canonicalInvoice, internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
+import { lnSendError, type LnSendError } from './errors.js'
 
 /** The routing-fee limit of a send: the larger of 10 sats and 0.5% of the amount. */
 export const ROUTING_FEE_MIN_SATS = 10n
 export const ROUTING_FEE_BPS = 50n
 
 export const PAYMENT_REQUEST_FIELD = 'destReq.reqDetails.paymentRequest'
+
+/** The request field an amount came in, as the contract's `details[].field` spells it. */
+const amountField = (requested: Requested | undefined) =>
+  requested?.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
 
 export function routingFeeLimitSats(amountSats: bigint): bigint {
   const pct = ceilDiv(amountSats * ROUTING_FEE_BPS, 10_000n)
@@ -25,34 +28,75 @@ export function parseInvoice(
   network: Config['network'],
   input: CreateInput,
   at: number,
-): { text: string; decoded: DecodedInvoice } {
+): { text: string; decoded: DecodedInvoice } | LnSendError {
   const raw = input.destReq.reqDetails?.paymentRequest
-  if (typeof raw !== 'string' || raw.trim() === '') {
-    throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'is required: a BOLT11 invoice')
-  }
+  if (typeof raw !== 'string' || raw.trim() === '')
+    return lnSendError('invoice_missing', PAYMENT_REQUEST_FIELD, 'is required: a BOLT11 invoice')
   // BOLT11 is bech32: all lower or all upper case (QR codes use upper), never mixed. The check runs
   // before the text is lower-cased for storage, which would hide it.
   const written = raw.trim().replace(/^lightning:/i, '')
   if (written !== written.toLowerCase() && written !== written.toUpperCase()) {
-    throw fieldError(
-      'invalid_payment_request',
+    return lnSendError(
+      'invoice_mixed_case',
       PAYMENT_REQUEST_FIELD,
       'mixed case: a BOLT11 invoice is written all in lower case or all in upper case',
     )
   }
   const text = canonicalInvoice(raw)
   const decoded = decodeInvoice(text)
-  if ('error' in decoded) throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, decoded.error)
+  if ('error' in decoded) return lnSendError('invoice_unreadable', PAYMENT_REQUEST_FIELD, decoded.error)
   if (decoded.network !== network) {
-    throw fieldError(
-      'invalid_payment_request',
+    return lnSendError(
+      'invoice_wrong_network',
       PAYMENT_REQUEST_FIELD,
       `the invoice is for ${decoded.network}; this service runs on ${network}`,
     )
   }
   if (decoded.expiresAtMs <= at)
-    throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, 'the invoice has expired')
+    return lnSendError('invoice_expired', PAYMENT_REQUEST_FIELD, 'the invoice has expired')
   return { text, decoded }
+}
+
+/**
+ * The amount a send pays: the invoice's own, which a requested amount must then match and fees
+ * cannot come out of; or, for an invoice without one, the requested amount.
+ */
+export function invoiceAmountSats(
+  invoiceMsat: bigint | null,
+  requested: Requested | undefined,
+  deductFees: boolean,
+): bigint | LnSendError {
+  if (invoiceMsat === null) {
+    if (!requested)
+      return lnSendError(
+        'amount_missing',
+        'destReq.amtRequested',
+        'the invoice has no amount: set amtRequested',
+      )
+    return requested.minor
+  }
+  if (invoiceMsat % MSAT_PER_SAT !== 0n)
+    return lnSendError(
+      'invoice_fractional_sat',
+      PAYMENT_REQUEST_FIELD,
+      'the amount has a fraction of a satoshi',
+    )
+  const amountSats = invoiceMsat / MSAT_PER_SAT
+  if (requested && requested.minor !== amountSats) {
+    return lnSendError(
+      'amount_not_invoice_amount',
+      amountField(requested),
+      `does not match the invoice amount of ${formatMinor(amountSats, 'BTC')} BTC`,
+    )
+  }
+  if (deductFees) {
+    return lnSendError(
+      'deduct_from_fixed_amount',
+      'deductNetworkFeesFromDest',
+      'cannot apply to an invoice with a fixed amount',
+    )
+  }
+  return amountSats
 }
 
 /**
@@ -62,71 +106,30 @@ export function parseInvoice(
 export async function quoteLnSend(
   deps: Pick<BitcoinDeps, 'db' | 'config'>,
   { input, now: at }: QuoteContext,
-): Promise<Quote | MoneyError> {
-  const { text, decoded } = parseInvoice(deps.config.network, input, at)
+): Promise<Quote | MoneyError | LnSendError> {
+  const invoice = parseInvoice(deps.config.network, input, at)
+  if (isFlowRefusal(invoice)) return invoice
+  const { text, decoded } = invoice
   const requested = requestedAmount(input, { optional: true })
   if (isMoneyError(requested)) return requested
-  const requestedField = requested?.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested'
-  let amountSats: bigint
-  if (decoded.amountMsat !== null) {
-    if (decoded.amountMsat % MSAT_PER_SAT !== 0n) {
-      throw fieldError(
-        'invalid_payment_request',
-        PAYMENT_REQUEST_FIELD,
-        'the amount has a fraction of a satoshi',
-      )
-    }
-    amountSats = decoded.amountMsat / MSAT_PER_SAT
-    if (requested && requested.minor !== amountSats) {
-      throw fieldError(
-        'invalid_payment_request',
-        requestedField,
-        `does not match the invoice amount of ${formatMinor(amountSats, 'BTC')} BTC`,
-      )
-    }
-    if (input.deductNetworkFeesFromDest) {
-      throw fieldError(
-        'invalid_request',
-        'deductNetworkFeesFromDest',
-        'cannot apply to an invoice with a fixed amount',
-      )
-    }
-  } else {
-    if (!requested) {
-      throw fieldError(
-        'invalid_payment_request',
-        'destReq.amtRequested',
-        'the invoice has no amount: set amtRequested',
-      )
-    }
-    amountSats = requested.minor
-  }
+  const amountSats = invoiceAmountSats(decoded.amountMsat, requested, input.deductNetworkFeesFromDest)
+  if (typeof amountSats !== 'bigint') return amountSats
   // An invoice of ours is settled inside the service: no route, so no routing fee.
   const receive = await receiveFor(deps.db, decoded.paymentHash, false)
   if (receive) {
     const issue = internalInvoiceIssue(receive, text, at)
-    if (issue) throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, issue.issue)
+    if (issue) return lnSendError('own_invoice_unpayable', PAYMENT_REQUEST_FIELD, issue.issue)
     if (receive.src_amount !== amountSats) {
-      throw fieldError('invalid_payment_request', requestedField, 'must be the amount of the invoice')
+      return lnSendError('own_invoice_amount', amountField(requested), 'must be the amount of the invoice')
     }
   }
   const networkFee = receive ? 0n : routingFeeLimitSats(amountSats)
-  const amounts = walletAmounts({
+  return sameCurrencySendQuote({
     requested: { side: 'dest', minor: amountSats },
-    srcCcy: 'BTC',
-    destCcy: 'BTC',
-    fx: ONE,
+    ccy: 'BTC',
     feeRule: deps.config.fees.lightning_send!,
     networkFee,
     deduct: input.deductNetworkFeesFromDest,
-  })
-  if (isMoneyError(amounts)) return amounts
-  return {
-    ...amounts,
-    srcNetworkFee: networkFee,
-    fxRate: ONE,
-    srcDetails: {},
     destDetails: { paymentRequest: text, paymentHash: decoded.paymentHash },
-    fromWallet: true,
-  }
+  })
 }

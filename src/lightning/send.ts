@@ -1,19 +1,15 @@
 import type { Queryable } from '../db/db.js'
 import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
-import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
+import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
 import { ceilDiv } from '../shared/amount.js'
-import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
+import { postWalletEntry } from '../transactions/wallet-entry.js'
 import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
-import {
-  creditSecondPayment,
-  internalInvoiceIssue,
-  MSAT_PER_SAT,
-  RAIL_RETRY_MS,
-  receiveFor,
-} from './receive.js'
+import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
+import { RAIL_RETRY_MS } from './receive.js'
+import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
 
 /** A payment in flight is asked about again this often. */
@@ -84,15 +80,9 @@ async function completeSend(
   preimage: string | null,
   at: number,
 ) {
-  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
-  assert(wallet, 'the sending account has a BTC wallet')
-  await postEntry(q, {
-    txnId: txn.id,
-    kind: 'ln_send',
-    now: at,
-    settleHolds: true,
-    postings: sendPostings(txn, wallet.id, routingFeeSats),
-  })
+  await postWalletEntry(deps.accounts, q, txn, { kind: 'ln_send', now: at, settleHolds: true }, (walletId) =>
+    sendPostings(txn, walletId, routingFeeSats),
+  )
   return {
     src_network_fee: routingFeeSats,
     src_settled: txn.src_amount,
@@ -189,15 +179,10 @@ export async function confirmLnSend(
   }
   // Both sides settle in this one database transaction: the sender's entry pays the Lightning
   // account, the receiver's entry is paid from it, so it nets to zero as if routed.
-  const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
-  assert(wallet, 'the receiving account has a BTC wallet')
   const patch = await completeSend(deps, q, txn, 0n, null, ctx.now)
-  await postEntry(q, {
-    txnId: receive.id,
-    kind: 'ln_receive',
-    now: ctx.now,
-    postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
-  })
+  await postWalletEntry(deps.accounts, q, receive, { kind: 'ln_receive', now: ctx.now }, (walletId) =>
+    receivePostings('lightning', walletId, receive.src_amount, receive.src_fee),
+  )
   await deps.repository.transition(
     q,
     receive,

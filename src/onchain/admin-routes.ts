@@ -6,7 +6,7 @@ import { fieldOf } from '../http/request-fields.js'
 import { ApiError } from '../shared/errors.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
 import { reorgedDeposits } from './deposits.js'
-import { bumpOnchainSend } from './flows.js'
+import { bumpOnchainSend } from './bump.js'
 
 /** The largest fee rate an operator can bump to in one step, sat/vB: a typo must not burn the wallet. */
 const BUMP_RATE_MAX = 2_000n

@@ -18,7 +18,7 @@ import { createBitcoindRail } from './bitcoind.js'
 import type { OnchainRail } from '../rails/rail.js'
 import { runDueTransactions } from '../transactions/worker.js'
 import { runDueAddresses } from './deposits.js'
-import { FEE_WAIT_MAX_MS } from './flows.js'
+import { FEE_WAIT_MAX_MS } from './send-broadcast.js'
 import { postEntry } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
 

@@ -4,7 +4,7 @@ import type { Db } from '../db/db.js'
 import { errors } from '../http/schemas.js'
 import type { PayoutRails } from './rails.js'
 import { ApiError } from '../shared/errors.js'
-import { checkPayoutNow } from './flows.js'
+import { checkPayoutNow } from './returns.js'
 
 /** A partner notification is one payout; anything near this size is not one. */
 const NOTIFICATION_BODY_MAX = 64 * 1024

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCode } from '../shared/errors.js'
+import { ApiError, type ErrorCode, type ErrorDetail } from '../shared/errors.js'
 
 /**
  * Why the amount arithmetic of a transaction refuses a request. The pure functions (money.ts,
@@ -68,4 +68,49 @@ export function moneyApiError(refusal: MoneyError): ApiError {
   return new ApiError(error, message ?? `${refusal.field}: ${refusal.reason}`, [
     { field: refusal.field, issue: refusal.reason },
   ])
+}
+
+/**
+ * A refusal by a flow's own checks of what a request names (an invoice, an address, a bank
+ * account). The flow's module defines its codes and the contract's error each answers with
+ * (src/lightning/errors.ts, src/onchain/errors.ts, src/payouts/errors.ts); the engine only answers
+ * it, knowing no flow.
+ */
+export interface FlowRefusal<C extends string = string> {
+  kind: 'flow_refusal'
+  code: C
+  /** The contract's error code for `code`, from its module's table. */
+  error: ErrorCode
+  /** Every field at fault, so that a caller can fix the request in one go. */
+  details: ErrorDetail[]
+}
+
+export function flowRefusal<C extends string>(
+  contract: Record<C, ErrorCode>,
+  code: C,
+  details: ErrorDetail[],
+): FlowRefusal<C> {
+  return { kind: 'flow_refusal', code, error: contract[code], details }
+}
+
+export function isFlowRefusal(value: object): value is FlowRefusal {
+  return 'kind' in value && value.kind === 'flow_refusal'
+}
+
+/** Whatever a flow's quote refuses, as a value: its amounts, or what the request names. */
+export type QuoteRefusal = MoneyError | FlowRefusal
+
+/** Whether a quote came back refused. A `Quote` has no `kind`. */
+export function isRefusal(value: object): value is QuoteRefusal {
+  return 'kind' in value
+}
+
+/**
+ * The one translation of a quote's refusal into the contract's error body. A flow's refusal reads
+ * "field: issue" for each field at fault, joined by "; ".
+ */
+export function refusalApiError(refusal: QuoteRefusal): ApiError {
+  if (refusal.kind === 'money_error') return moneyApiError(refusal)
+  const message = refusal.details.map((d) => `${d.field}: ${d.issue}`).join('; ')
+  return new ApiError(refusal.error, message, refusal.details)
 }

@@ -7,7 +7,7 @@ import type { RateSnapshot } from '../rates/service.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import type { TxnPatch, TxnRow } from './repository.js'
 import type { CreateBodySchema } from './schemas.js'
-import type { MoneyError } from './errors.js'
+import type { QuoteRefusal } from './errors.js'
 
 /** The create request's body as its schema admits it (amounts still as given). */
 export type CreateBody = Static<typeof CreateBodySchema>
@@ -61,8 +61,8 @@ export interface Settlement {
  */
 export interface Flow {
   kind: TxnKind
-  /** The quote, or why its amounts are refused (the service answers that as a contract error). */
-  quote(ctx: QuoteContext): Promise<Quote | MoneyError>
+  /** The quote, or why the request is refused (the service answers that as a contract error). */
+  quote(ctx: QuoteContext): Promise<Quote | QuoteRefusal>
   /**
    * Work that must not run under a row lock (a call to a node), done before the confirm
    * transaction. Its result reaches `confirm` as `ctx.prepared`.

@@ -6,6 +6,7 @@ import type { CreateInput } from './flow.js'
 import {
   feeFor,
   requestedAmount,
+  sameCurrencySendQuote,
   walletAmounts,
   walletDebit,
   walletOutPostings,
@@ -13,6 +14,7 @@ import {
 } from './money.js'
 import type { TxnRow } from './repository.js'
 import { isMoneyError, type MoneyError } from './errors.js'
+import { ONE } from '../rates/fx.js'
 
 /** The money arithmetic of wallet-funded transactions, alone: exact, rounded in the service's favour. */
 
@@ -256,5 +258,37 @@ describe('walletOutPostings', () => {
         },
       ),
     )
+  })
+})
+
+describe('sameCurrencySendQuote', () => {
+  /** A USDT send with a 1 USDT fixed fee, 0.1% on top, and a 2 USDT network fee. */
+  const usdt = (minor: bigint, deduct = false) =>
+    sameCurrencySendQuote({
+      requested: { side: 'dest', minor },
+      ccy: 'USDT',
+      feeRule: { fixedMinor: 1_000_000n, bps: 10n },
+      networkFee: 2_000_000n,
+      deduct,
+      destDetails: { address: 'T...' },
+    })
+
+  it('holds the service and network fees on top, at no conversion, from the wallet', () => {
+    expect(usdt(100_000_000n)).toEqual({
+      srcAmount: 100_000_000n,
+      srcFee: 1_100_000n,
+      srcNetworkFee: 2_000_000n,
+      destAmount: 100_000_000n,
+      fxRate: ONE,
+      srcDetails: {},
+      destDetails: { address: 'T...' },
+      fromWallet: true,
+    })
+  })
+
+  it('takes the fees from the amount with deduct, and refuses an amount they eat up', () => {
+    expect(usdt(100_000_000n, true)).toMatchObject({ srcAmount: 100_000_000n, destAmount: 96_900_000n })
+    const refused = usdt(3_000_000n, true)
+    expect(isMoneyError(refused) && refused.code).toBe('amount_below_fees')
   })
 })

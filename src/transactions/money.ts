@@ -1,10 +1,10 @@
 import type { FeeRule } from '../config/config.js'
 import { bpsOfCeil, parseAmount, type Rate } from '../shared/amount.js'
-import { convertDown, sourceForDest } from '../rates/fx.js'
+import { convertDown, ONE, sourceForDest } from '../rates/fx.js'
 import type { Posting } from '../ledger/ledger.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
-import type { CreateInput } from './flow.js'
-import { moneyError, type MoneyError } from './errors.js'
+import type { CreateInput, Quote } from './flow.js'
+import { isMoneyError, moneyError, type MoneyError } from './errors.js'
 import type { TxnRow } from './repository.js'
 
 /** A fee: the fixed part plus basis points of the amount, rounded up. */
@@ -88,6 +88,40 @@ export function walletAmounts(opts: {
   if (destAmount <= 0n)
     return moneyError('converts_to_nothing', 'amtRequested', 'converts to nothing at this rate')
   return { srcAmount, srcFee, destAmount }
+}
+
+/**
+ * The quote of a send out of a wallet to an outside network in the wallet's own currency (BTC over
+ * Lightning or on chain, USDT over TRON): no conversion, the service fee by `feeRule`, and the
+ * network fee held on top, or taken from the amount with `deduct`.
+ */
+export function sameCurrencySendQuote(opts: {
+  requested: Requested
+  ccy: string
+  feeRule: FeeRule
+  networkFee: bigint
+  deduct: boolean
+  destDetails: Record<string, unknown>
+}): Quote | MoneyError {
+  const { requested, ccy, feeRule, networkFee, deduct } = opts
+  const amounts = walletAmounts({
+    requested,
+    srcCcy: ccy,
+    destCcy: ccy,
+    fx: ONE,
+    feeRule,
+    networkFee,
+    deduct,
+  })
+  if (isMoneyError(amounts)) return amounts
+  return {
+    ...amounts,
+    srcNetworkFee: networkFee,
+    fxRate: ONE,
+    srcDetails: {},
+    destDetails: opts.destDetails,
+    fromWallet: true,
+  }
 }
 
 /** What a wallet-funded transaction takes from the wallet in all. */

@@ -6,7 +6,7 @@ import type { TxnKind } from './state-machine.js'
 import { getByExtRef, type NewTxn, type TxnRow } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
-import { isMoneyError, moneyApiError } from './errors.js'
+import { isRefusal, refusalApiError } from './errors.js'
 import { kindFor } from './kind.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 import type { TxnServiceDeps } from './service.js'
@@ -31,8 +31,8 @@ export async function createQuote(
   const at = repository.now()
   const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
   const limits = { receiveMaxSats: config.receiveMaxSats }
-  const quote = isMoneyError(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
-  if (isMoneyError(quote)) throw moneyApiError(quote)
+  const quote = isRefusal(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
+  if (isRefusal(quote)) throw refusalApiError(quote)
   const expiresAt = at + config.quoteTtlS * 1000
   // One statement, so no transaction around it: the quote, its outbox event and, for a
   // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without

@@ -47,7 +47,7 @@ export type TxnKind =
   | 'deposit'
   /**
    * Money of a completed bank payout that the beneficiary's bank sent back, returned to the wallet
-   * it came from; created completed, once per payout (src/payouts/flows.ts).
+   * it came from; created completed, once per payout (src/payouts/returns.ts).
    */
   | 'payout_return'
 

@@ -1,0 +1,44 @@
+import type { Queryable } from '../db/db.js'
+import type { TxnRow } from '../transactions/repository.js'
+
+export const MSAT_PER_SAT = 1_000n
+
+/** Canonical invoice text: no `lightning:` scheme, lower case (BOLT11 is case-insensitive). */
+export const canonicalInvoice = (text: string) =>
+  text
+    .trim()
+    .replace(/^lightning:/i, '')
+    .toLowerCase()
+
+/** Our own receive waiting on this payment hash, if the invoice is one this service issued. */
+export async function receiveFor(
+  q: Queryable,
+  paymentHash: string,
+  lock: boolean,
+): Promise<TxnRow | undefined> {
+  const { rows } = await q.query<TxnRow>(
+    `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
+    [paymentHash],
+  )
+  return rows[0]
+}
+
+/** Why an invoice of ours cannot be paid now, or undefined when it can. */
+export function internalInvoiceIssue(
+  receive: TxnRow,
+  paymentRequest: string,
+  now: number,
+): { msg: string; issue: string } | undefined {
+  if (receive.src_details.paymentRequest !== paymentRequest) {
+    return {
+      msg: 'invalid_payment_request',
+      issue: 'does not match the invoice this service issued for that payment hash',
+    }
+  }
+  if (receive.state === 'completed')
+    return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
+  if (receive.state !== 'srccreated' || receive.expires_at <= BigInt(now)) {
+    return { msg: 'invoice_expired', issue: 'the invoice has expired' }
+  }
+  return undefined
+}

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto'
+import { newId } from '../shared/ids.js'
+import { postEntry } from '../ledger/ledger.js'
+import { assert } from '../shared/assert.js'
+import { setRailRef, type TxnRow } from '../transactions/repository.js'
+import { receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
+import { MSAT_PER_SAT, receiveFor } from './invoices.js'
+
+/**
+ * An invoice of ours that was paid twice: settled inside the service by another account's send, and
+ * also on the node by an outside payer before the node's copy could be cancelled. The node holds the
+ * outside payer's money, so it is credited to the invoice's owner as a `deposit` of its own (method
+ * lightning, `rail_ref` the payment hash; at most one per hash), completed at once, with the
+ * Lightning receive fee. Nothing is dropped, and nothing is credited twice.
+ */
+export async function creditSecondPayment(
+  deps: BitcoinDeps,
+  paymentHash: string,
+): Promise<TxnRow | undefined> {
+  const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
+  if (invoice.state !== 'settled') return undefined
+  const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
+  if (paidSats <= 0n) return undefined
+  const now = (deps.now ?? Date.now)()
+  return deps.db.tx(async (q) => {
+    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
+    const receive = await receiveFor(q, paymentHash, true)
+    if (!receive) return undefined
+    const { rows: done } = await q.query<TxnRow>(
+      `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
+      [paymentHash],
+    )
+    if (done[0]) return done[0]
+    const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+    assert(wallet, 'the receiving account has a BTC wallet')
+    const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
+    const at = BigInt(now)
+    const row = await deps.repository.insertTxn(
+      q,
+      {
+        id: newId('txn'),
+        account_id: receive.account_id,
+        ext_ref_id: null,
+        request_hash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
+        kind: 'deposit',
+        state: 'srccreated',
+        note: null,
+        deduct_fees_from_dest: false,
+        src_ccy: 'BTC',
+        src_method: 'lightning',
+        src_amount: paidSats,
+        src_fee: fee,
+        src_network_fee: 0n,
+        src_details: { paymentHash, forTxnId: receive.id, secondPayment: true },
+        src_created_at: at,
+        src_updated_at: at,
+        dest_ccy: 'BTC',
+        dest_method: 'svcpay',
+        dest_amount: paidSats - fee,
+        dest_details: {},
+        dest_created_at: at,
+        dest_updated_at: at,
+        fx_rate: '1',
+        expires_at: at,
+        kyc: null,
+        source_of_funds: null,
+        next_check_at: null,
+        created_at: at,
+        updated_at: at,
+      },
+      { event: true },
+    )
+    assert(row, 'a deposit transaction has no extRefId to collide on')
+    await setRailRef(q, row.id, paymentHash)
+    await postEntry(q, {
+      txnId: row.id,
+      kind: 'deposit',
+      now,
+      postings: receivePostings('lightning', wallet.id, paidSats, fee),
+    })
+    return deps.repository.transition(
+      q,
+      { ...row, rail_ref: paymentHash },
+      'completed',
+      { src_settled: paidSats, dest_settled: paidSats - fee },
+      { now },
+    )
+  })
+}

@@ -1,0 +1,67 @@
+import { validateAddress, type AddressType } from './address.js'
+import { estimateSendVsize, networkFeeSats } from './vsize.js'
+import type { Network } from '../rails/network.js'
+import { formatMinor } from '../shared/amount.js'
+import type { Quote, QuoteContext } from '../transactions/flow.js'
+import { requestedAmount, sameCurrencySendQuote } from '../transactions/money.js'
+import { isMoneyError, type MoneyError } from '../transactions/errors.js'
+import { nodeCall, type BitcoinDeps } from '../bitcoin/common.js'
+import { onchainSendError, type OnchainSendError } from './errors.js'
+
+/** The smallest on-chain send: 0.00001 BTC. */
+export const ONCHAIN_SEND_MIN_SATS = 1_000n
+/** Confirmation target of the fee estimate we quote: about half an hour. */
+export const FEE_TARGET_BLOCKS = 3
+const ADDRESS_FIELD = 'destReq.reqDetails.address'
+
+/**
+ * The address of a send request, checked for `network`, in its one canonical spelling (bech32 in
+ * lower case): the spelling stored, sent and compared.
+ */
+export function sendAddress(
+  raw: unknown,
+  network: Network,
+): { address: string; type: AddressType } | OnchainSendError {
+  if (typeof raw !== 'string' || raw.trim() === '')
+    return onchainSendError('address_missing', ADDRESS_FIELD, 'is required')
+  const check = validateAddress(raw.trim(), network)
+  if (!check.ok) return onchainSendError('address_invalid', ADDRESS_FIELD, check.issue)
+  return { address: check.address, type: check.type }
+}
+
+/**
+ * The quote of an on-chain send: the address checked, the network fee priced from the node's
+ * estimate for the address's output type, and the amount sent at least ONCHAIN_SEND_MIN_SATS both
+ * as requested and after fees taken from it.
+ */
+export async function quoteOnchainSend(
+  deps: Pick<BitcoinDeps, 'config' | 'rails'>,
+  { input }: QuoteContext,
+): Promise<Quote | MoneyError | OnchainSendError> {
+  const destination = sendAddress(input.destReq.reqDetails?.address, deps.config.network)
+  if ('kind' in destination) return destination
+  const requested = requestedAmount(input)
+  if (isMoneyError(requested)) return requested
+  const belowMinimum = () =>
+    onchainSendError(
+      'amount_below_minimum',
+      requested.side === 'src' ? 'sourceReq.amtRequested' : 'destReq.amtRequested',
+      `the smallest on-chain send is ${formatMinor(ONCHAIN_SEND_MIN_SATS, 'BTC')} BTC`,
+    )
+  if (requested.minor < ONCHAIN_SEND_MIN_SATS) return belowMinimum()
+  const feeRate = await nodeCall('Bitcoin node fee estimate', () =>
+    deps.rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS),
+  )
+  const networkFee = networkFeeSats(feeRate, estimateSendVsize(destination.type))
+  const quote = sameCurrencySendQuote({
+    requested,
+    ccy: 'BTC',
+    feeRule: deps.config.fees.onchain_send!,
+    networkFee,
+    deduct: input.deductNetworkFeesFromDest,
+    destDetails: { address: destination.address, feeRateSatPerVb: Number(feeRate) },
+  })
+  if (isMoneyError(quote)) return quote
+  if (quote.destAmount < ONCHAIN_SEND_MIN_SATS) return belowMinimum()
+  return quote
+}

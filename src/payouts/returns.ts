@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto'
+import { nowBy } from '../shared/clock.js'
+import type { Queryable } from '../db/db.js'
+import { newId } from '../shared/ids.js'
+import { assert } from '../shared/assert.js'
+import { WAKE_CHANNEL } from '../events/channels.js'
+import { RailFailure, type PayoutState } from '../rails/rail.js'
+import {
+  getTxn,
+  markPayoutReturned,
+  scheduleCheck,
+  settleReturn,
+  type TxnRow,
+} from '../transactions/repository.js'
+import { walletDebit } from '../transactions/money.js'
+import { postEntry } from '../ledger/ledger.js'
+import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
+import { returnPostings } from './postings.js'
+
+/**
+ * A completed payout the partner says changed (checkPayoutNow): read it, and when it came back,
+ * return the money. A partner that cannot answer now is asked again later (the worker's lease
+ * and the rail's backoff); any answer ends the look.
+ */
+export async function lookForReturn(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+  if (!txn.rail_ref || typeof txn.dest_details.returnTxnId === 'string') return stopLooking(deps, txn.id)
+  let state: PayoutState
+  try {
+    state = await net.check(txn.rail_ref, txn)
+  } catch (err) {
+    if (!(err instanceof RailFailure)) throw err
+    if (err.retryable) {
+      deps.log.warn({ txnId: txn.id, kind: net.kind, code: err.code }, 'payout return check will be retried')
+      return
+    }
+    return stopLooking(deps, txn.id)
+  }
+  if (state.status === 'reversed') await recordReturn(deps, net, txn.id, state.reason, nowBy(deps))
+  await stopLooking(deps, txn.id)
+}
+
+async function stopLooking(deps: PayoutFlowDeps, txnId: string): Promise<void> {
+  await scheduleCheck(deps.db, txnId, null, 'exact', { state: 'completed' })
+}
+
+/**
+ * Return a completed payout's money to its wallet, once: the payout is locked, a payout that has a
+ * return already is left alone, and the unique index on a return's rail_ref (migration 018) stands
+ * behind that. The return is a transaction of its own, created completed with its event (webhook),
+ * its entry in the same database transaction.
+ */
+async function recordReturn(
+  deps: PayoutFlowDeps,
+  net: PayoutNetwork,
+  payoutId: string,
+  reason: string,
+  at: number,
+): Promise<void> {
+  await deps.db.tx(async (q) => {
+    const payout = await getTxn(q, payoutId, { lock: true })
+    if (!payout || payout.state !== 'completed' || typeof payout.dest_details.returnTxnId === 'string') return
+    const wallet = await deps.accounts.walletFor(q, payout.account_id, payout.src_ccy)
+    assert(wallet, 'a payout is funded from a wallet of its account')
+    const stamp = BigInt(at)
+    const refund = walletDebit(payout)
+    const inserted = await deps.repository.insertTxn(q, {
+      id: newId('txn'),
+      account_id: payout.account_id,
+      ext_ref_id: null,
+      request_hash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
+      kind: 'payout_return',
+      state: 'completed',
+      note: null,
+      deduct_fees_from_dest: false,
+      src_ccy: payout.dest_ccy,
+      src_method: payout.dest_method,
+      src_amount: payout.dest_amount,
+      src_fee: 0n,
+      src_network_fee: 0n,
+      src_details: { payoutTxnId: payout.id, [net.refField]: payout.rail_ref, reason },
+      src_created_at: stamp,
+      src_updated_at: stamp,
+      dest_ccy: payout.src_ccy,
+      dest_method: 'svcpay',
+      dest_amount: refund,
+      dest_details: {},
+      dest_created_at: stamp,
+      dest_updated_at: stamp,
+      fx_rate: payout.fx_rate,
+      expires_at: stamp,
+      kyc: null,
+      source_of_funds: null,
+      next_check_at: null,
+      created_at: stamp,
+      updated_at: stamp,
+    })
+    assert(inserted, 'a payout return has no extRefId to collide on')
+    const ret = await settleReturn(q, inserted.id, {
+      payoutId: payout.id,
+      reason,
+      src: payout.dest_amount,
+      dest: refund,
+    })
+    assert(ret, 'the payout return was just inserted')
+    await postEntry(q, {
+      txnId: ret.id,
+      kind: 'payout_return',
+      now: at,
+      postings: returnPostings(payout, wallet.id, net.system),
+    })
+    await markPayoutReturned(q, payout, { returnTxnId: ret.id, reason, at })
+    await deps.repository.recordEvent(q, ret)
+    deps.log.warn(
+      { txnId: payout.id, returnTxnId: ret.id, kind: net.kind, reason },
+      'a completed payout came back',
+    )
+  })
+}
+
+/**
+ * Makes the payout the rail knows as `ref` due now and wakes the worker, which then reads it from
+ * the rail: a partner's notification is a hint to look, never a state by itself. A completed bank
+ * payout without a return is made due too: the notification may be its return. False when no such
+ * payout of that kind has that reference (settled already, or not ours).
+ */
+export async function checkPayoutNow(
+  db: Queryable,
+  kind: PayoutNetwork['kind'],
+  ref: string,
+  now: number,
+): Promise<boolean> {
+  if (!(await scheduleCheck(db, { kind, payoutRef: ref }, now, 'exact'))) return false
+  await db.notify(WAKE_CHANNEL)
+  return true
+}
