@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 
 export const MSAT_PER_SAT = 1_000n
 
@@ -15,8 +15,8 @@ export async function receiveFor(
   q: Queryable,
   paymentHash: string,
   lock: boolean,
-): Promise<TxnRow | undefined> {
-  const { rows } = await q.query<TxnRow>(
+): Promise<Txn | undefined> {
+  const { rows } = await q.query<Txn>(
     `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
     [paymentHash],
   )
@@ -25,11 +25,11 @@ export async function receiveFor(
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */
 export function internalInvoiceIssue(
-  receive: TxnRow,
+  receive: Txn,
   paymentRequest: string,
   now: number,
 ): { msg: string; issue: string } | undefined {
-  if (receive.src_details.paymentRequest !== paymentRequest) {
+  if (receive.srcDetails.paymentRequest !== paymentRequest) {
     return {
       msg: 'invalid_payment_request',
       issue: 'does not match the invoice this service issued for that payment hash',
@@ -37,7 +37,7 @@ export function internalInvoiceIssue(
   }
   if (receive.state === 'completed')
     return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
-  if (receive.state !== 'srccreated' || receive.expires_at <= BigInt(now)) {
+  if (receive.state !== 'srccreated' || receive.expiresAtMs <= BigInt(now)) {
     return { msg: 'invoice_expired', issue: 'the invoice has expired' }
   }
   return undefined

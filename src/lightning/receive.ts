@@ -4,7 +4,7 @@ import { decodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
-import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type Txn } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import {
   checkAgainAt,
@@ -56,11 +56,11 @@ async function quoteLnReceive(deps: BitcoinDeps, { input }: QuoteContext) {
 }
 
 /** Outside the confirm transaction: the node issues the invoice. */
-async function issueInvoice(deps: BitcoinDeps, txn: TxnRow): Promise<IssuedInvoice> {
-  const account = await deps.accounts.get(txn.account_id)
+async function issueInvoice(deps: BitcoinDeps, txn: Txn): Promise<IssuedInvoice> {
+  const account = await deps.accounts.get(txn.accountId)
   const issued = await nodeCall('Lightning node', () =>
     deps.rails.lightning.createInvoice({
-      amountMsat: txn.src_amount * MSAT_PER_SAT,
+      amountMsat: txn.srcAmountMinor * MSAT_PER_SAT,
       description: `svcpay ${account?.displayName ?? ''}`.trim(),
       expirySeconds: deps.config.invoiceExpiryS,
     }),
@@ -74,19 +74,19 @@ async function issueInvoice(deps: BitcoinDeps, txn: TxnRow): Promise<IssuedInvoi
   }
 }
 
-async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise<TxnRow> {
+async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise<Txn> {
   const issued = ctx.prepared as IssuedInvoice | undefined
   assert(issued, 'the invoice was issued before confirm')
   const pageId = newPageId()
   return ctx.transition('srccreated', {
-    src_details: {
+    srcDetails: {
       paymentRequest: issued.paymentRequest,
       invoicePageUrl: invoicePageUrl(deps.config, pageId),
     },
-    rail_ref: issued.paymentHash,
-    page_id: pageId,
-    expires_at: BigInt(issued.expiresAtMs),
-    next_check_at: ctx.now + INVOICE_POLL.minMs,
+    railRef: issued.paymentHash,
+    pageId: pageId,
+    expiresAtMs: BigInt(issued.expiresAtMs),
+    nextCheckAtMs: ctx.now + INVOICE_POLL.minMs,
   })
 }
 
@@ -99,12 +99,12 @@ async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise
 export async function completeLnReceive(
   deps: Pick<BitcoinDeps, 'accounts' | 'repository'>,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   paidSats: bigint,
   at: number,
-): Promise<TxnRow> {
+): Promise<Txn> {
   // The quoted fee stands unless the payer paid less than it (a node may accept overpayment only).
-  const fee = txn.src_fee > paidSats ? paidSats : txn.src_fee
+  const fee = txn.srcFeeMinor > paidSats ? paidSats : txn.srcFeeMinor
   await postWalletEntry(deps.accounts, q, txn, { kind: 'ln_receive', now: at }, (walletId) =>
     receivePostings('lightning', walletId, paidSats, fee),
   )
@@ -112,7 +112,7 @@ export async function completeLnReceive(
     q,
     txn,
     'completed',
-    { src_settled: paidSats, dest_settled: paidSats - fee },
+    { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
     { now: at },
   )
 }
@@ -121,13 +121,13 @@ export async function completeLnReceive(
  * The worker's step: a receive in srccreated follows its invoice on the node; one completed inside
  * the service whose invoice is still open there gets it cancelled.
  */
-async function advanceLnReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
-  if (txn.state === 'completed' && txn.rail_ref) return cancelOnNode(deps, txn, txn.rail_ref)
-  if (txn.state !== 'srccreated' || !txn.rail_ref) return
+async function advanceLnReceive(deps: BitcoinDeps, txn: Txn): Promise<void> {
+  if (txn.state === 'completed' && txn.railRef) return cancelOnNode(deps, txn, txn.railRef)
+  if (txn.state !== 'srccreated' || !txn.railRef) return
   const at = nowBy(deps)
   let invoice
   try {
-    invoice = await deps.rails.lightning.lookupInvoice(txn.rail_ref)
+    invoice = await deps.rails.lightning.lookupInvoice(txn.railRef)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     await checkAgainAt(deps.db, txn, at + RAIL_RETRY_MS)
@@ -140,14 +140,14 @@ async function advanceLnReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
     })
     return
   }
-  if (invoice.state === 'canceled' || BigInt(at) >= txn.expires_at + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
+  if (invoice.state === 'canceled' || BigInt(at) >= txn.expiresAtMs + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
     await deps.transactions().apply(txn.id, async (_q, t, move) => {
       if (t.state === 'srccreated') await move('expired', { msg: 'invoice_expired' })
     })
     return
   }
-  const until = Number(txn.expires_at) + INVOICE_EXPIRY_GRACE_MS
-  const next = Math.min(at + pollDelayMs(Number(txn.updated_at), at, INVOICE_POLL), until)
+  const until = Number(txn.expiresAtMs) + INVOICE_EXPIRY_GRACE_MS
+  const next = Math.min(at + pollDelayMs(Number(txn.updatedAtMs), at, INVOICE_POLL), until)
   await checkAgainAt(deps.db, txn, Math.max(next, at + 1_000))
 }
 
@@ -156,7 +156,7 @@ async function advanceLnReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
  * node (it only then gets a next check): cancel it now, or credit the outside payment that beat
  * the cancel. Retried while the node cannot answer.
  */
-async function cancelOnNode(deps: BitcoinDeps, txn: TxnRow, paymentHash: string): Promise<void> {
+async function cancelOnNode(deps: BitcoinDeps, txn: Txn, paymentHash: string): Promise<void> {
   try {
     await deps.rails.lightning.cancelInvoice(paymentHash)
   } catch (err) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { newId } from '../shared/ids.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
-import { setRailRef, type TxnRow } from '../transactions/repository.js'
+import { setRailRef, type Txn } from '../transactions/repository.js'
 import { receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
 import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 
@@ -16,7 +16,7 @@ import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 export async function creditSecondPayment(
   deps: BitcoinDeps,
   paymentHash: string,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
   if (invoice.state !== 'settled') return undefined
   const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
@@ -26,12 +26,12 @@ export async function creditSecondPayment(
     await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
-    const { rows: done } = await q.query<TxnRow>(
+    const { rows: done } = await q.query<Txn>(
       `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
       [paymentHash],
     )
     if (done[0]) return done[0]
-    const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+    const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
     const at = BigInt(now)
@@ -39,34 +39,34 @@ export async function creditSecondPayment(
       q,
       {
         id: newId('txn'),
-        account_id: receive.account_id,
-        ext_ref_id: null,
-        request_hash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
+        accountId: receive.accountId,
+        extRefId: null,
+        requestHash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
         kind: 'deposit',
         state: 'srccreated',
         note: null,
-        deduct_fees_from_dest: false,
-        src_ccy: 'BTC',
-        src_method: 'lightning',
-        src_amount: paidSats,
-        src_fee: fee,
-        src_network_fee: 0n,
-        src_details: { paymentHash, forTxnId: receive.id, secondPayment: true },
-        src_created_at: at,
-        src_updated_at: at,
-        dest_ccy: 'BTC',
-        dest_method: 'svcpay',
-        dest_amount: paidSats - fee,
-        dest_details: {},
-        dest_created_at: at,
-        dest_updated_at: at,
-        fx_rate: '1',
-        expires_at: at,
+        deductFeesFromDest: false,
+        srcCcy: 'BTC',
+        srcMethod: 'lightning',
+        srcAmountMinor: paidSats,
+        srcFeeMinor: fee,
+        srcNetworkFeeMinor: 0n,
+        srcDetails: { paymentHash, forTxnId: receive.id, secondPayment: true },
+        srcCreatedAtMs: at,
+        srcUpdatedAtMs: at,
+        destCcy: 'BTC',
+        destMethod: 'svcpay',
+        destAmountMinor: paidSats - fee,
+        destDetails: {},
+        destCreatedAtMs: at,
+        destUpdatedAtMs: at,
+        fxRate: '1',
+        expiresAtMs: at,
         kyc: null,
-        source_of_funds: null,
-        next_check_at: null,
-        created_at: at,
-        updated_at: at,
+        sourceOfFunds: null,
+        nextCheckAtMs: null,
+        createdAtMs: at,
+        updatedAtMs: at,
       },
       { event: true },
     )
@@ -80,9 +80,9 @@ export async function creditSecondPayment(
     })
     return deps.repository.transition(
       q,
-      { ...row, rail_ref: paymentHash },
+      { ...row, railRef: paymentHash },
       'completed',
-      { src_settled: paidSats, dest_settled: paidSats - fee },
+      { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
       { now },
     )
   })

@@ -119,7 +119,7 @@ export async function quoteLnSend(
   if (receive) {
     const issue = internalInvoiceIssue(receive, text, at)
     if (issue) return lnSendError('own_invoice_unpayable', PAYMENT_REQUEST_FIELD, issue.issue)
-    if (receive.src_amount !== amountSats) {
+    if (receive.srcAmountMinor !== amountSats) {
       return lnSendError('own_invoice_amount', amountField(requested), 'must be the amount of the invoice')
     }
   }

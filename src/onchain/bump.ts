@@ -32,11 +32,11 @@ export async function bumpOnchainSend(
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }
-  const txid = String(txn.dest_details.txid)
+  const txid = String(txn.destDetails.txid)
   try {
     // By default the next-block estimate, and at least 1 sat/vB more than the send pays now: a
     // replacement must pay the incremental relay fee on top (BIP 125 rule 4).
-    const sent = BigInt(String(txn.dest_details.feeRateSentSatPerVb ?? txn.dest_details.feeRateSatPerVb))
+    const sent = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
     let rate = feeRateSatPerVb
     if (rate === undefined) {
       const estimate = await deps.rails.onchain.estimateFeeRate(1)
@@ -44,10 +44,10 @@ export async function bumpOnchainSend(
     }
     const result = await bump.call(deps.rails.onchain, txid, rate)
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.dest_details.txid !== txid) return
-      const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
+      if (t.state !== 'destsent' || t.destDetails.txid !== txid) return
+      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
       await setDestDetails(q, t.id, {
-        ...t.dest_details,
+        ...t.destDetails,
         txid: result.txid,
         replacedTxids: [...replaced, txid],
         feeRateSentSatPerVb: Number(rate),

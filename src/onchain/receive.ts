@@ -6,7 +6,7 @@ import { formatMinor } from '../shared/amount.js'
 import { assert, InvariantError } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
 import { decimalDetail } from '../transactions/present.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote, type BitcoinDeps } from '../bitcoin/common.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
@@ -54,8 +54,8 @@ async function quoteOnchainReceive(deps: BitcoinDeps, { input }: QuoteContext) {
   return receiveQuote(input, deps.config.fees.onchain_receive!, { address: null, invoicePageUrl: null })
 }
 
-async function deriveAddress(deps: BitcoinDeps, txn: TxnRow): Promise<PreparedAddress> {
-  const account = await deps.accounts.get(txn.account_id)
+async function deriveAddress(deps: BitcoinDeps, txn: Txn): Promise<PreparedAddress> {
+  const account = await deps.accounts.get(txn.accountId)
   return { ...(await newWatchedAddress(deps)), label: account?.displayName }
 }
 
@@ -63,9 +63,9 @@ async function deriveAddress(deps: BitcoinDeps, txn: TxnRow): Promise<PreparedAd
 async function confirmOnchainReceive(
   deps: BitcoinDeps,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   ctx: ConfirmContext,
-): Promise<TxnRow> {
+): Promise<Txn> {
   const prepared = ctx.prepared as PreparedAddress | undefined
   assert(prepared, 'the address was derived before confirm')
   const expiresAt = ctx.now + deps.config.onchainReceiveTtlS * 1000
@@ -74,7 +74,7 @@ async function confirmOnchainReceive(
      VALUES ($1, $2, $3, 'txn', $4, $5, $6, $7)`,
     [
       prepared.address,
-      txn.account_id,
+      txn.accountId,
       txn.id,
       prepared.index,
       expiresAt,
@@ -83,11 +83,11 @@ async function confirmOnchainReceive(
     ],
   )
   const pageId = newPageId()
-  const amountBtc = satsToBtcText(txn.src_amount)
+  const amountBtc = satsToBtcText(txn.srcAmountMinor)
   return ctx.transition('srcintent', {
-    src_details: {
+    srcDetails: {
       address: prepared.address,
-      amount: decimalDetail(formatMinor(txn.src_amount, 'BTC')),
+      amount: decimalDetail(formatMinor(txn.srcAmountMinor, 'BTC')),
       invoice: buildBip21({
         address: prepared.address,
         amountBtc,
@@ -96,24 +96,24 @@ async function confirmOnchainReceive(
       invoicePageUrl: invoicePageUrl(deps.config, pageId),
       expiredAt: new Date(expiresAt).toISOString(),
     },
-    page_id: pageId,
-    rail_ref: prepared.address,
-    expires_at: BigInt(expiresAt),
-    next_check_at: expiresAt,
+    pageId: pageId,
+    railRef: prepared.address,
+    expiresAtMs: BigInt(expiresAt),
+    nextCheckAtMs: expiresAt,
   })
 }
 
 /** Paid: count confirmations. Unpaid: wait for the expiry, look once more, then expire. */
-async function advanceOnchainReceive(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
+async function advanceOnchainReceive(deps: BitcoinDeps, txn: Txn): Promise<void> {
   if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
   if (txn.state !== 'srcintent') return
-  if (BigInt(nowBy(deps)) < txn.expires_at) {
-    await checkAgainAt(deps.db, txn, Number(txn.expires_at))
+  if (BigInt(nowBy(deps)) < txn.expiresAtMs) {
+    await checkAgainAt(deps.db, txn, Number(txn.expiresAtMs))
     return
   }
   // Look once more before giving up: a payment seen now still settles this receive.
   try {
-    await sweepAddress(deps, String(txn.src_details.address))
+    await sweepAddress(deps, String(txn.srcDetails.address))
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     await checkAgainAt(deps.db, txn, nowBy(deps) + RAIL_RETRY_MS)

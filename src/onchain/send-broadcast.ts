@@ -1,6 +1,6 @@
 import { RailFailure } from '../rails/rail.js'
 import { nowBy } from '../shared/clock.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import { recordSendRate } from '../transactions/repository.js'
 import { approvedAt } from '../approvals/repository.js'
 import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
@@ -14,10 +14,10 @@ export const FEE_WAIT_MAX_MS = 30 * 60_000
 const FEE_RECHECK_MS = 60_000
 
 /** What the rail is asked to send for `txn`; the transaction id makes the call idempotent. */
-export function sendInput(txn: TxnRow, feeRateSatPerVb: bigint) {
+export function sendInput(txn: Txn, feeRateSatPerVb: bigint) {
   return {
-    address: String(txn.dest_details.address),
-    amountSats: txn.dest_amount,
+    address: String(txn.destDetails.address),
+    amountSats: txn.destAmountMinor,
     feeRateSatPerVb,
     requestId: txn.id,
   }
@@ -28,8 +28,8 @@ export function sendInput(txn: TxnRow, feeRateSatPerVb: bigint) {
  * quoted (the network fee they pay was priced on it). Null, with the send put off, while the
  * network wants more than that; failed once it has for longer than FEE_WAIT_MAX_MS.
  */
-async function sendRate(deps: BitcoinDeps, txn: TxnRow): Promise<bigint | null> {
-  const quoted = BigInt(String(txn.dest_details.feeRateSatPerVb))
+async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
+  const quoted = BigInt(String(txn.destDetails.feeRateSatPerVb))
   let current: bigint
   try {
     current = await deps.rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS)
@@ -43,7 +43,7 @@ async function sendRate(deps: BitcoinDeps, txn: TxnRow): Promise<bigint | null> 
   if (current <= quoted) return current
   // The wait counts from when the send was free to go: its quote, or its approval when it waited
   // for one (docs/operators.md, "Approvals").
-  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.created_at))
+  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.createdAtMs))
   if (waitedMs >= FEE_WAIT_MAX_MS) {
     deps.log?.warn(
       { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
@@ -61,10 +61,10 @@ async function sendRate(deps: BitcoinDeps, txn: TxnRow): Promise<bigint | null> 
 }
 
 /** Broadcast a send at the rate it may pay, and move it to destsent with its txid. */
-export async function broadcast(deps: BitcoinDeps, txn: TxnRow) {
+export async function broadcast(deps: BitcoinDeps, txn: Txn) {
   // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
   // asked for again at the same rate, never re-priced or failed for its fee.
-  const attempted = txn.dest_details.feeRateSentSatPerVb
+  const attempted = txn.destDetails.feeRateSentSatPerVb
   let rate: bigint
   if (attempted !== undefined) rate = BigInt(String(attempted))
   else {
@@ -92,8 +92,8 @@ export async function broadcast(deps: BitcoinDeps, txn: TxnRow) {
     const at = nowBy(deps)
     // The hold stays open: the money is posted once the transaction confirms.
     await move('destsent', {
-      dest_details: { ...t.dest_details, txid, feeRateSentSatPerVb: Number(rate) },
-      next_check_at: at + CONFIRMATION_POLL_MS,
+      destDetails: { ...t.destDetails, txid, feeRateSentSatPerVb: Number(rate) },
+      nextCheckAtMs: at + CONFIRMATION_POLL_MS,
     })
   })
 }

@@ -1,6 +1,6 @@
 import { RailFailure, type OnchainTxState } from '../rails/rail.js'
 import { nowBy } from '../shared/clock.js'
-import { setDestDetails, type TxnRow } from '../transactions/repository.js'
+import { setDestDetails, type Txn } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
 import { isPassingRefusal } from './refusal.js'
@@ -9,8 +9,8 @@ import { sendInput } from './send-broadcast.js'
 import { failSend, hasEntry, sendPostings } from './send-release.js'
 
 /** Follow a broadcast send until it has its confirmations (completed), or cannot confirm. */
-export async function watchConfirmations(deps: BitcoinDeps, txn: TxnRow) {
-  const txid = String(txn.dest_details.txid)
+export async function watchConfirmations(deps: BitcoinDeps, txn: Txn) {
+  const txid = String(txn.destDetails.txid)
   let tx: OnchainTxState | null
   try {
     tx = await deps.rails.onchain.getTransaction(txid)
@@ -53,19 +53,19 @@ export async function watchConfirmations(deps: BitcoinDeps, txn: TxnRow) {
         { kind: 'onchain_send', now: nowBy(deps), settleHolds: true },
         (walletId) => sendPostings(t, walletId),
       )
-    await move('completed', { src_settled: t.src_amount, dest_settled: t.dest_amount })
+    await move('completed', { srcSettledMinor: t.srcAmountMinor, destSettledMinor: t.destAmountMinor })
   })
 }
 
 /** Put the send on the txid of the transaction that replaced its own (a fee bump). */
-async function followReplacement(deps: BitcoinDeps, txn: TxnRow, replacement: string) {
+async function followReplacement(deps: BitcoinDeps, txn: Txn, replacement: string) {
   await deps.transactions().apply(txn.id, async (q, t) => {
-    if (t.state !== 'destsent' || t.dest_details.txid !== txn.dest_details.txid) return
-    const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
+    if (t.state !== 'destsent' || t.destDetails.txid !== txn.destDetails.txid) return
+    const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
     await setDestDetails(
       q,
       t.id,
-      { ...t.dest_details, txid: replacement, replacedTxids: [...replaced, t.dest_details.txid] },
+      { ...t.destDetails, txid: replacement, replacedTxids: [...replaced, t.destDetails.txid] },
       nowBy(deps),
     )
   })
@@ -76,8 +76,8 @@ async function followReplacement(deps: BitcoinDeps, txn: TxnRow, replacement: st
  * again (the rail rebroadcasts it, never builds another). Refused, it can never confirm, and the
  * send fails with its hold released.
  */
-async function rebroadcast(deps: BitcoinDeps, txn: TxnRow, txid: string) {
-  const rate = BigInt(String(txn.dest_details.feeRateSentSatPerVb ?? txn.dest_details.feeRateSatPerVb))
+async function rebroadcast(deps: BitcoinDeps, txn: Txn, txid: string) {
+  const rate = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
   try {
     const again = await deps.rails.onchain.send(sendInput(txn, rate))
     if (again.txid !== txid) return followReplacement(deps, txn, again.txid)

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { quoteOnchainSend } from './send-quote.js'
 import { broadcast } from './send-broadcast.js'
@@ -26,12 +26,12 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
 }
 
 /** Inside the confirm transaction: the funds are held; the worker broadcasts at once. */
-async function confirmOnchainSend(q: Queryable, ctx: ConfirmContext): Promise<TxnRow> {
+async function confirmOnchainSend(q: Queryable, ctx: ConfirmContext): Promise<Txn> {
   await wakeWorkers(q)
-  return ctx.transition('srccreated', { next_check_at: ctx.now })
+  return ctx.transition('srccreated', { nextCheckAtMs: ctx.now })
 }
 
-async function advanceOnchainSend(deps: BitcoinDeps, txn: TxnRow): Promise<void> {
+async function advanceOnchainSend(deps: BitcoinDeps, txn: Txn): Promise<void> {
   if (txn.state === 'srccreated') return broadcast(deps, txn)
   if (txn.state === 'destsent') return watchConfirmations(deps, txn)
 }

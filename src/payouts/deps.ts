@@ -6,7 +6,7 @@ import type { SystemPurpose } from '../ledger/ledger.js'
 import type { BankPayoutRail, PayoutState, TronRail } from '../rails/rail.js'
 import type { Quote, QuoteContext } from '../transactions/flow.js'
 import type { TxnKind } from '../transactions/state-machine.js'
-import type { TxnRepository, TxnRow } from '../transactions/repository.js'
+import type { TxnRepository, Txn } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
 import type { MoneyError } from '../transactions/errors.js'
 import type { PayoutError } from './errors.js'
@@ -56,7 +56,7 @@ export interface PayoutNetwork {
   refusedReason: string
   quote(ctx: QuoteContext): Promise<Quote | MoneyError | PayoutError>
   /** Hand the payout to the rail; idempotent by the transaction id. */
-  submit(txn: TxnRow): Promise<string>
+  submit(txn: Txn): Promise<string>
   /** The payout's state, and details to record with a final one (what the network charged). */
-  check(ref: string, txn: TxnRow): Promise<PayoutState & { details?: Record<string, unknown> }>
+  check(ref: string, txn: Txn): Promise<PayoutState & { details?: Record<string, unknown> }>
 }

@@ -5,7 +5,7 @@ import { RailFailure, type PayoutState } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type Txn } from '../transactions/repository.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { payoutPostings } from './postings.js'
@@ -42,13 +42,13 @@ export function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
 }
 
 /** The service has placed the hold; the worker submits the payout at once. */
-async function confirmPayout(q: Queryable, ctx: ConfirmContext): Promise<TxnRow> {
-  const row = await ctx.transition('srccreated', { next_check_at: ctx.now })
+async function confirmPayout(q: Queryable, ctx: ConfirmContext): Promise<Txn> {
+  const row = await ctx.transition('srccreated', { nextCheckAtMs: ctx.now })
   await q.notify(WAKE_CHANNEL)
   return row
 }
 
-async function advancePayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+async function advancePayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   if (txn.state === 'srccreated') await submitPayout(deps, net, txn)
   else if (txn.state === 'destsent') await checkPayout(deps, net, txn)
   else if (txn.state === 'completed' && net.kind === 'vnd_payout') await lookForReturn(deps, net, txn)
@@ -58,7 +58,7 @@ async function advancePayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnR
 function endWithoutPaying(
   deps: PayoutFlowDeps,
   txnId: string,
-  from: TxnRow['state'],
+  from: Txn['state'],
   to: 'failed' | 'rejected',
   reason: string,
   details?: Record<string, unknown>,
@@ -68,12 +68,12 @@ function endWithoutPaying(
     await voidHolds(q, txn.id, nowBy(deps))
     await move(to, {
       msg: reason,
-      ...(details ? { dest_details: { ...txn.dest_details, ...details } } : {}),
+      ...(details ? { destDetails: { ...txn.destDetails, ...details } } : {}),
     })
   })
 }
 
-async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
+async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   let ref: string
   try {
     ref = await net.submit(txn)
@@ -95,18 +95,18 @@ async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRo
   await deps.transactions().apply(txn.id, async (_q, locked, move) => {
     if (locked.state !== 'srccreated') return
     await move('destsent', {
-      rail_ref: ref,
-      dest_details: { ...locked.dest_details, [net.refField]: ref },
-      next_check_at: nowBy(deps) + net.pollMs,
+      railRef: ref,
+      destDetails: { ...locked.destDetails, [net.refField]: ref },
+      nextCheckAtMs: nowBy(deps) + net.pollMs,
     })
   })
 }
 
-async function checkPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
-  assert(txn.rail_ref, 'a payout at destsent has its rail reference')
+async function checkPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
+  assert(txn.railRef, 'a payout at destsent has its rail reference')
   let state: PayoutState & { details?: Record<string, unknown> }
   try {
-    state = await net.check(txn.rail_ref, txn)
+    state = await net.check(txn.railRef, txn)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (!err.retryable) {
@@ -145,9 +145,9 @@ async function checkPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow
           (walletId) => payoutPostings(locked, walletId, net.system),
         )
         await move('completed', {
-          src_settled: locked.src_amount,
-          dest_settled: locked.dest_amount,
-          ...(state.details ? { dest_details: { ...locked.dest_details, ...state.details } } : {}),
+          srcSettledMinor: locked.srcAmountMinor,
+          destSettledMinor: locked.destAmountMinor,
+          ...(state.details ? { destDetails: { ...locked.destDetails, ...state.details } } : {}),
         })
       })
       return

@@ -1,7 +1,7 @@
 import { systemAccountId, type Posting, type SystemPurpose } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { walletOutPostings } from '../transactions/money.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 
 /**
  * The entry of a completed payout. Exactly the destination amount leaves by the network's account,
@@ -9,17 +9,17 @@ import type { TxnRow } from '../transactions/repository.js'
  * the customer paid for it stays in the hot wallet and goes to revenue with the service fee, and
  * reconciliation finds the hot wallet's USDT equal to the books (docs/reconciliation.md).
  */
-export function payoutPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+export function payoutPostings(payout: Txn, walletId: string, system: SystemPurpose): Posting[] {
   const postings = walletOutPostings(payout, walletId, { system })
-  if (payout.src_ccy !== payout.dest_ccy) return postings
-  const out = systemAccountId(system, payout.dest_ccy)
+  if (payout.srcCcy !== payout.destCcy) return postings
+  const out = systemAccountId(system, payout.destCcy)
   const leaving = postings.find((p) => p.accountId === out)
-  const fees = postings.find((p) => p.accountId === systemAccountId('fees', payout.src_ccy))
+  const fees = postings.find((p) => p.accountId === systemAccountId('fees', payout.srcCcy))
   assert(leaving !== undefined && fees !== undefined, 'a payout posts to its network and to revenue')
-  const kept = leaving.amount - payout.dest_amount
+  const kept = leaving.amount - payout.destAmountMinor
   assert(kept >= 0n, 'a payout never sends more than the wallet paid for it')
   return postings.map((p) =>
-    p === leaving ? { ...p, amount: payout.dest_amount } : p === fees ? { ...p, amount: p.amount + kept } : p,
+    p === leaving ? { ...p, amount: payout.destAmountMinor } : p === fees ? { ...p, amount: p.amount + kept } : p,
   )
 }
 
@@ -27,7 +27,7 @@ export function payoutPostings(payout: TxnRow, walletId: string, system: SystemP
  * The entry of a returned payout: its completion entry with every posting's sign turned, so the
  * wallet gets back its whole debit and the network, FX and fee accounts give back what they got.
  */
-export function returnPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+export function returnPostings(payout: Txn, walletId: string, system: SystemPurpose): Posting[] {
   return payoutPostings(payout, walletId, system).map((posting) => ({
     ...posting,
     amount: -posting.amount,

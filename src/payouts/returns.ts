@@ -10,7 +10,7 @@ import {
   markPayoutReturned,
   scheduleCheck,
   settleReturn,
-  type TxnRow,
+  type Txn,
 } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
 import { postEntry } from '../ledger/ledger.js'
@@ -22,11 +22,11 @@ import { returnPostings } from './postings.js'
  * return the money. A partner that cannot answer now is asked again later (the worker's lease
  * and the rail's backoff); any answer ends the look.
  */
-export async function lookForReturn(deps: PayoutFlowDeps, net: PayoutNetwork, txn: TxnRow): Promise<void> {
-  if (!txn.rail_ref || typeof txn.dest_details.returnTxnId === 'string') return stopLooking(deps, txn.id)
+export async function lookForReturn(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
+  if (!txn.railRef || typeof txn.destDetails.returnTxnId === 'string') return stopLooking(deps, txn.id)
   let state: PayoutState
   try {
-    state = await net.check(txn.rail_ref, txn)
+    state = await net.check(txn.railRef, txn)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (err.retryable) {
@@ -58,47 +58,47 @@ async function recordReturn(
 ): Promise<void> {
   await deps.db.tx(async (q) => {
     const payout = await getTxn(q, payoutId, { lock: true })
-    if (!payout || payout.state !== 'completed' || typeof payout.dest_details.returnTxnId === 'string') return
-    const wallet = await deps.accounts.walletFor(q, payout.account_id, payout.src_ccy)
+    if (!payout || payout.state !== 'completed' || typeof payout.destDetails.returnTxnId === 'string') return
+    const wallet = await deps.accounts.walletFor(q, payout.accountId, payout.srcCcy)
     assert(wallet, 'a payout is funded from a wallet of its account')
     const stamp = BigInt(at)
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
       id: newId('txn'),
-      account_id: payout.account_id,
-      ext_ref_id: null,
-      request_hash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
+      accountId: payout.accountId,
+      extRefId: null,
+      requestHash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
       kind: 'payout_return',
       state: 'completed',
       note: null,
-      deduct_fees_from_dest: false,
-      src_ccy: payout.dest_ccy,
-      src_method: payout.dest_method,
-      src_amount: payout.dest_amount,
-      src_fee: 0n,
-      src_network_fee: 0n,
-      src_details: { payoutTxnId: payout.id, [net.refField]: payout.rail_ref, reason },
-      src_created_at: stamp,
-      src_updated_at: stamp,
-      dest_ccy: payout.src_ccy,
-      dest_method: 'svcpay',
-      dest_amount: refund,
-      dest_details: {},
-      dest_created_at: stamp,
-      dest_updated_at: stamp,
-      fx_rate: payout.fx_rate,
-      expires_at: stamp,
+      deductFeesFromDest: false,
+      srcCcy: payout.destCcy,
+      srcMethod: payout.destMethod,
+      srcAmountMinor: payout.destAmountMinor,
+      srcFeeMinor: 0n,
+      srcNetworkFeeMinor: 0n,
+      srcDetails: { payoutTxnId: payout.id, [net.refField]: payout.railRef, reason },
+      srcCreatedAtMs: stamp,
+      srcUpdatedAtMs: stamp,
+      destCcy: payout.srcCcy,
+      destMethod: 'svcpay',
+      destAmountMinor: refund,
+      destDetails: {},
+      destCreatedAtMs: stamp,
+      destUpdatedAtMs: stamp,
+      fxRate: payout.fxRate,
+      expiresAtMs: stamp,
       kyc: null,
-      source_of_funds: null,
-      next_check_at: null,
-      created_at: stamp,
-      updated_at: stamp,
+      sourceOfFunds: null,
+      nextCheckAtMs: null,
+      createdAtMs: stamp,
+      updatedAtMs: stamp,
     })
     assert(inserted, 'a payout return has no extRefId to collide on')
     const ret = await settleReturn(q, inserted.id, {
       payoutId: payout.id,
       reason,
-      src: payout.dest_amount,
+      src: payout.destAmountMinor,
       dest: refund,
     })
     assert(ret, 'the payout return was just inserted')

@@ -22,14 +22,14 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
     refusedReason: 'rejected_by_network',
     quote: (ctx) => quoteTronPayout(deps, ctx),
     async submit(txn) {
-      const to = txn.dest_details.address
+      const to = txn.destDetails.address
       assert(typeof to === 'string', 'a TRON payout stores its address')
-      return (await deps.tron.sendUsdt({ to, amountMinor: txn.dest_amount, requestId: txn.id })).txHash
+      return (await deps.tron.sendUsdt({ to, amountMinor: txn.destAmountMinor, requestId: txn.id })).txHash
     },
     async check(ref, txn) {
-      const to = txn.dest_details.address
+      const to = txn.destDetails.address
       assert(typeof to === 'string', 'a TRON payout stores its address')
-      const state = await deps.tron.getTransfer(ref, { to, amountMinor: txn.dest_amount })
+      const state = await deps.tron.getTransfer(ref, { to, amountMinor: txn.destAmountMinor })
       const { fee, ...rest } = state
       return fee ? { ...rest, details: tronFeeDetails(fee) } : rest
     },

@@ -23,21 +23,21 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
     refusedReason: 'rejected_by_bank',
     quote: (ctx) => quoteVndPayout(deps, ctx),
     async submit(txn) {
-      const { bankAcctNum, institutionCode } = txn.dest_details
+      const { bankAcctNum, institutionCode } = txn.destDetails
       assert(
         typeof bankAcctNum === 'string' && typeof institutionCode === 'string',
         'a VND payout stores its bank account',
       )
-      assert(txn.kyc && txn.source_of_funds, 'a VND payout stores its KYC and source of funds')
+      assert(txn.kyc && txn.sourceOfFunds, 'a VND payout stores its KYC and source of funds')
       const kyc = txn.kyc as unknown as Kyc
       const { bankRef } = await deps.bank.submitPayout({
         requestId: txn.id,
-        amountMinor: txn.dest_amount,
+        amountMinor: txn.destAmountMinor,
         ccy: 'VND',
         bankAcctNum,
         institutionCode,
         beneficiary: { type: kyc.type, ...kyc.details },
-        sourceOfFunds: txn.source_of_funds as unknown as SourceOfFunds,
+        sourceOfFunds: txn.sourceOfFunds as unknown as SourceOfFunds,
       })
       return bankRef
     },

@@ -2,7 +2,7 @@ import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
 
@@ -171,7 +171,7 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
     ? sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${dir}, id ${dir} LIMIT ${sql.int(limit + 1)}`
     : sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${sql.int(limit + 1)} OFFSET ${sql.int((page - 1) * limit)}`
   const [found, counted] = await Promise.all([
-    db.query<TxnRow>(statement),
+    db.query<Txn>(statement),
     db.query<{ total: bigint }>(count),
   ])
   const hasMore = found.rows.length > limit

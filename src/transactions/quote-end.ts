@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { voidHolds } from '../ledger/ledger.js'
-import { getTxn, type TxnRow } from './repository.js'
+import { getTxn, type Txn } from './repository.js'
 import type { TxnServiceDeps } from './service.js'
 
 /** How a quote ends without a confirm: cancelled by its account, or expired at its deadline. */
@@ -10,14 +10,14 @@ import type { TxnServiceDeps } from './service.js'
 export async function expireInTx(
   deps: Pick<TxnServiceDeps, 'repository'>,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   at: number,
-): Promise<TxnRow> {
+): Promise<Txn> {
   await voidHolds(q, txn.id, at)
   return deps.repository.transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at })
 }
 
-export async function cancelQuote(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<TxnRow> {
+export async function cancelQuote(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
   const { now, transition } = deps.repository
   // Cancel sees the deadline as confirm does, under the same row lock: a quote past expiresAt
   // is expired (its hold released, its event sent) and the caller told so, whether or not the
@@ -36,7 +36,7 @@ export async function cancelQuote(deps: TxnServiceDeps, accountId: string, txnId
       )
     }
     const at = now()
-    if (BigInt(at) >= txn.expires_at) {
+    if (BigInt(at) >= txn.expiresAtMs) {
       expired = true
       return expireInTx(deps, q, txn, at)
     }
@@ -52,7 +52,7 @@ export async function expireQuote(deps: TxnServiceDeps, txnId: string): Promise<
   const { now } = deps.repository
   await deps.db.tx(async (q) => {
     const txn = await getTxn(q, txnId, { lock: true })
-    if (!txn || txn.state !== 'quoted' || txn.expires_at > BigInt(now())) return
+    if (!txn || txn.state !== 'quoted' || txn.expiresAtMs > BigInt(now())) return
     await expireInTx(deps, q, txn, now())
   })
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput, Quote } from './flow.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 import { quotedRow, sameRequestOr409 } from './quote.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 
@@ -52,26 +52,26 @@ describe('quotedRow', () => {
       kyc: null,
       source_of_funds: null,
     })
-    for (const at of [r.created_at, r.updated_at, r.src_created_at, r.src_updated_at, r.dest_created_at])
+    for (const at of [r.createdAtMs, r.updatedAtMs, r.srcCreatedAtMs, r.srcUpdatedAtMs, r.destCreatedAtMs])
       expect(at).toBe(1_000n)
   })
 
   it('leaves extRefId and note null when the request has none', () => {
     const bare = { ...input, extRefId: undefined, note: undefined }
     const r = quotedRow({ id: 'txn_2', input: bare, kind: 'swap', quote, hash: 'h', at: 1, expiresAt: 2 })
-    expect([r.ext_ref_id, r.note]).toEqual([null, null])
+    expect([r.extRefId, r.note]).toEqual([null, null])
   })
 })
 
 describe('sameRequestOr409', () => {
   // Hashed apart by the two: the legacy hash keeps the false flag the current one drops.
   const body = { sourceReq: { amtRequested: '0.001' }, deductNetworkFeesFromDest: false }
-  const existing = { request_hash: requestHash(body) } as TxnRow
+  const existing = { requestHash: requestHash(body) } as Txn
 
   it('answers the transaction for the same request, also under its legacy hash', () => {
     expect(sameRequestOr409(existing, requestHash(body), body)).toBe(existing)
     expect(legacyRequestHash(body)).not.toBe(requestHash(body))
-    const legacy = { request_hash: legacyRequestHash(body) } as TxnRow
+    const legacy = { requestHash: legacyRequestHash(body) } as Txn
     expect(sameRequestOr409(legacy, requestHash(body), body)).toBe(legacy)
   })
 

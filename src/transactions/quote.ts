@@ -3,7 +3,7 @@ import { formatRate } from '../shared/amount.js'
 import { newId } from '../shared/ids.js'
 import { flowOf, type CreateInput, type Quote } from './flow.js'
 import type { TxnKind } from './state-machine.js'
-import { getByExtRef, type NewTxn, type TxnRow } from './repository.js'
+import { getByExtRef, type NewTxn, type Txn } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
 import { isRefusal, refusalApiError } from './errors.js'
@@ -19,7 +19,7 @@ export async function createQuote(
   deps: TxnServiceDeps,
   input: CreateInput,
   rawBody: unknown,
-): Promise<TxnRow> {
+): Promise<Txn> {
   const { db, config, repository } = deps
   const kind = kindFor(input, config.walletCurrencies)
   const flow = flowOf(deps.flows, kind)
@@ -69,40 +69,40 @@ export function quotedRow(q: {
   const { input, quote, at } = q
   return {
     id: q.id,
-    account_id: input.accountId,
-    ext_ref_id: input.extRefId ?? null,
-    request_hash: q.hash,
+    accountId: input.accountId,
+    extRefId: input.extRefId ?? null,
+    requestHash: q.hash,
     kind: q.kind,
     state: 'quoted',
     note: input.note ?? null,
-    deduct_fees_from_dest: input.deductNetworkFeesFromDest,
-    src_ccy: input.sourceReq.ccy,
-    src_method: input.sourceReq.method,
-    src_amount: quote.srcAmount,
-    src_fee: quote.srcFee,
-    src_network_fee: quote.srcNetworkFee,
-    src_details: quote.srcDetails,
-    src_created_at: BigInt(at),
-    src_updated_at: BigInt(at),
-    dest_ccy: input.destReq.ccy,
-    dest_method: input.destReq.method,
-    dest_amount: quote.destAmount,
-    dest_details: quote.destDetails,
-    dest_created_at: BigInt(at),
-    dest_updated_at: BigInt(at),
-    fx_rate: formatRate(quote.fxRate),
-    expires_at: BigInt(q.expiresAt),
+    deductFeesFromDest: input.deductNetworkFeesFromDest,
+    srcCcy: input.sourceReq.ccy,
+    srcMethod: input.sourceReq.method,
+    srcAmountMinor: quote.srcAmount,
+    srcFeeMinor: quote.srcFee,
+    srcNetworkFeeMinor: quote.srcNetworkFee,
+    srcDetails: quote.srcDetails,
+    srcCreatedAtMs: BigInt(at),
+    srcUpdatedAtMs: BigInt(at),
+    destCcy: input.destReq.ccy,
+    destMethod: input.destReq.method,
+    destAmountMinor: quote.destAmount,
+    destDetails: quote.destDetails,
+    destCreatedAtMs: BigInt(at),
+    destUpdatedAtMs: BigInt(at),
+    fxRate: formatRate(quote.fxRate),
+    expiresAtMs: BigInt(q.expiresAt),
     kyc: quote.kyc ?? null,
-    source_of_funds: quote.sourceOfFunds ?? null,
-    next_check_at: q.expiresAt,
-    created_at: BigInt(at),
-    updated_at: BigInt(at),
+    sourceOfFunds: quote.sourceOfFunds ?? null,
+    nextCheckAtMs: q.expiresAt,
+    createdAtMs: BigInt(at),
+    updatedAtMs: BigInt(at),
   }
 }
 
 /** The transaction an extRefId already names, when the request is the same one; else 409. */
-export function sameRequestOr409(existing: TxnRow, hash: string, rawBody: unknown): TxnRow {
-  if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(rawBody)) {
+export function sameRequestOr409(existing: Txn, hash: string, rawBody: unknown): Txn {
+  if (existing.requestHash !== hash && existing.requestHash !== legacyRequestHash(rawBody)) {
     throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
       { field: 'extRefId', issue: 'already used with a different request body' },
     ])

@@ -15,48 +15,48 @@ import { assert, InvariantError } from '../shared/assert.js'
 import { entryCtes, holdCtes, type EntryInput } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
-export interface TxnRow {
+export interface Txn {
   id: string
-  account_id: string
-  ext_ref_id: string | null
-  request_hash: string
+  accountId: string
+  extRefId: string | null
+  requestHash: string
   kind: TxnKind
   state: TxnState
   msg: string
   note: string | null
-  deduct_fees_from_dest: boolean
-  src_ccy: string
-  src_method: string
-  src_amount: bigint
-  src_fee: bigint
-  src_network_fee: bigint
-  src_settled: bigint | null
-  src_details: Record<string, unknown>
-  src_created_at: bigint
-  src_updated_at: bigint
-  dest_ccy: string
-  dest_method: string
-  dest_amount: bigint
-  dest_settled: bigint | null
-  dest_details: Record<string, unknown>
-  dest_created_at: bigint
-  dest_updated_at: bigint
-  fx_rate: string
-  expires_at: bigint
+  deductFeesFromDest: boolean
+  srcCcy: string
+  srcMethod: string
+  srcAmountMinor: bigint
+  srcFeeMinor: bigint
+  srcNetworkFeeMinor: bigint
+  srcSettledMinor: bigint | null
+  srcDetails: Record<string, unknown>
+  srcCreatedAtMs: bigint
+  srcUpdatedAtMs: bigint
+  destCcy: string
+  destMethod: string
+  destAmountMinor: bigint
+  destSettledMinor: bigint | null
+  destDetails: Record<string, unknown>
+  destCreatedAtMs: bigint
+  destUpdatedAtMs: bigint
+  fxRate: string
+  expiresAtMs: bigint
   kyc: Record<string, unknown> | null
-  source_of_funds: Record<string, unknown> | null
-  rail_ref: string | null
-  page_id: string | null
-  next_check_at: bigint | null
-  created_at: bigint
-  updated_at: bigint
+  sourceOfFunds: Record<string, unknown> | null
+  railRef: string | null
+  pageId: string | null
+  nextCheckAtMs: bigint | null
+  createdAtMs: bigint
+  updatedAtMs: bigint
 }
 
 export type NewTxn = Omit<
-  TxnRow,
+  Txn,
   'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'
 > & {
-  next_check_at: number | null
+  nextCheckAtMs: number | null
 }
 
 // prettier-ignore
@@ -102,16 +102,16 @@ export interface TxnRepository {
    * would; with `hold` as well, the wallet hold of a wallet-funded quote (see holdCtes), when it is
    * covered.
    */
-  insertTxn(q: Queryable, txn: NewTxn, opts?: InsertOptions): Promise<TxnRow | undefined>
+  insertTxn(q: Queryable, txn: NewTxn, opts?: InsertOptions): Promise<Txn | undefined>
   /** See `transition` below. */
-  transition(q: Queryable, txn: TxnRow, to: TxnState, patch: TxnPatch, at: ChangeTime): Promise<TxnRow>
+  transition(q: Queryable, txn: Txn, to: TxnState, patch: TxnPatch, at: ChangeTime): Promise<Txn>
   /** See `settleQuoted` below. */
   settleQuoted(
     q: Queryable,
-    txn: TxnRow,
+    txn: Txn,
     settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
     at: ChangeTime,
-  ): Promise<TxnRow | undefined>
+  ): Promise<Txn | undefined>
   /** Write the outbox event of a transaction inserted without one (a deposit, a payout return). */
   recordEvent(q: Queryable, txn: OutboxTxn): Promise<void>
 }
@@ -134,19 +134,19 @@ async function insertTxn(
   txn: NewTxn,
   opts: InsertOptions,
   outbox: OutboxConfig,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const values = INSERT_COLUMNS.map((c) => sql`${param(c, (txn as any)[c])}`)
   const insert = sql`INSERT INTO transactions (${INSERT_COLUMN_LIST})
      VALUES (${sql.join(values, sql`, `)})
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
-    const { rows } = await q.query<TxnRow>(insert)
+    const { rows } = await q.query<Txn>(insert)
     return rows[0]
   }
   const hold = opts.hold
     ? sql`, ${holdCtes({ txnId: txn.id, ...opts.hold }, sql`EXISTS (SELECT 1 FROM changed)`)}`
     : sql.empty
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     sql`WITH changed AS (${insert}), ${outboxCtes(txn.state, outbox)}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) return undefined
@@ -156,7 +156,7 @@ async function insertTxn(
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
     opts.accountId ? [id, opts.accountId] : [id],
   )
@@ -171,8 +171,8 @@ export async function lockForConfirm(
   q: Queryable,
   id: string,
   accountId: string,
-): Promise<{ txn: TxnRow; pendingHold: bigint } | undefined> {
-  const { rows } = await q.query<TxnRow & { pending_hold?: bigint | null }>(
+): Promise<{ txn: Txn; pendingHold: bigint } | undefined> {
+  const { rows } = await q.query<Txn & { pending_hold?: bigint | null }>(
     `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
        FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
     [id, accountId],
@@ -185,7 +185,7 @@ export async function lockForConfirm(
 }
 
 export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     'SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2',
     [accountId, extRefId],
   )
@@ -195,7 +195,7 @@ export async function getByExtRef(q: Queryable, accountId: string, extRefId: str
 /** Columns a transition may change besides the state. */
 export type TxnPatch = Partial<
   Pick<
-    TxnRow,
+    Txn,
     | 'msg'
     | 'src_settled'
     | 'dest_settled'
@@ -206,7 +206,7 @@ export type TxnPatch = Partial<
     | 'page_id'
     | 'expires_at'
   >
-> & { next_check_at?: number | null }
+> & { nextCheckAtMs?: number | null }
 
 export class StaleTransition extends Error {}
 
@@ -217,13 +217,13 @@ export class StaleTransition extends Error {}
  */
 async function transition(
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   to: TxnState,
   patch: TxnPatch,
   opts: ChangeOptions,
-): Promise<TxnRow> {
+): Promise<Txn> {
   // The change and its outbox event in one statement (one round trip).
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     sql`WITH ${transitionCtes(txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
@@ -239,7 +239,7 @@ async function transition(
  * notifyChange once the row came back.
  */
 function transitionCtes(
-  txn: Pick<TxnRow, 'id' | 'kind' | 'state'>,
+  txn: Pick<Txn, 'id' | 'kind' | 'state'>,
   to: TxnState,
   patch: TxnPatch,
   opts: ChangeOptions,
@@ -273,16 +273,16 @@ function transitionCtes(
  */
 async function settleQuoted(
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
   opts: ChangeOptions,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const gate = sql`quoted_txn AS (
        SELECT t.id FROM transactions t
-        WHERE t.id = ${txn.id} AND t.account_id = ${txn.account_id} AND t.state = 'quoted'
-          AND t.expires_at > ${opts.now} AND t.src_amount = ${txn.src_amount}
-          AND t.src_fee = ${txn.src_fee} AND t.src_network_fee = ${txn.src_network_fee}
-          AND t.dest_amount = ${txn.dest_amount}
+        WHERE t.id = ${txn.id} AND t.account_id = ${txn.accountId} AND t.state = 'quoted'
+          AND t.expires_at > ${opts.now} AND t.src_amount = ${txn.srcAmountMinor}
+          AND t.src_fee = ${txn.srcFeeMinor} AND t.src_network_fee = ${txn.srcNetworkFeeMinor}
+          AND t.dest_amount = ${txn.destAmountMinor}
           AND EXISTS (SELECT 1 FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')
         FOR UPDATE OF t)`
   const locked = sql`EXISTS (SELECT 1 FROM quoted_txn)`
@@ -292,7 +292,7 @@ async function settleQuoted(
   const together = sql`ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
        ${`confirm of ${txn.kind} changed the transaction and its entry together`})`
   // One row whatever happened, so that both checks are always evaluated.
-  const { rows } = await q.query<TxnRow & { checked?: boolean }>(
+  const { rows } = await q.query<Txn & { checked?: boolean }>(
     sql`WITH ${gate}, ${entry.ctes}, ${change}
      SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
@@ -446,8 +446,8 @@ export async function settleReturn(
   q: Queryable,
   id: string,
   settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
-): Promise<TxnRow | undefined> {
-  const { rows } = await q.query<TxnRow>(
+): Promise<Txn | undefined> {
+  const { rows } = await q.query<Txn>(
     `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
       WHERE id = $1 RETURNING *`,
     [id, settled.payoutId, settled.reason, settled.src, settled.dest],
@@ -458,13 +458,13 @@ export async function settleReturn(
 /** Mark a completed payout returned: its details name the return and why, its message says so. */
 export async function markPayoutReturned(
   q: Queryable,
-  payout: Pick<TxnRow, 'id' | 'dest_details'>,
+  payout: Pick<Txn, 'id' | 'destDetails'>,
   returned: { returnTxnId: string; reason: string; at: number },
 ): Promise<void> {
   await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
     payout.id,
     JSON.stringify({
-      ...payout.dest_details,
+      ...payout.destDetails,
       returnTxnId: returned.returnTxnId,
       returnReason: returned.reason,
     }),

@@ -3,10 +3,10 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { flowOf, type Flow } from './flow.js'
-import { createTxnRepository, getTxn, type TxnRow } from './repository.js'
+import { createTxnRepository, getTxn, type Txn } from './repository.js'
 import { createRecentQuotes, settledAnswer, settleMadeHere } from './service.js'
 
-const row = (id: string) => ({ id }) as TxnRow
+const row = (id: string) => ({ id }) as Txn
 
 describe('createRecentQuotes', () => {
   it('gives a quote back once, then forgets it', () => {
@@ -27,7 +27,7 @@ describe('createRecentQuotes', () => {
 })
 
 describe('settledAnswer', () => {
-  const code = (state: TxnRow['state'], msg = '') => {
+  const code = (state: Txn['state'], msg = '') => {
     try {
       settledAnswer({ state, msg })
       return 'answered'
@@ -83,7 +83,7 @@ describe('settleMadeHere', () => {
     },
     repository: createTxnRepository({ webhookVariant: h.c.config.webhookVariant, now }),
   })
-  const quote = async (): Promise<TxnRow> => {
+  const quote = async (): Promise<Txn> => {
     const r = await h.api('POST', '/api/v2/transaction', a.token, {
       sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
       destReq: { ccy: 'USD', method: 'svcpay', reqDetails: {} },
@@ -97,7 +97,7 @@ describe('settleMadeHere', () => {
     const quoted = await quote()
     const settled = await settleMadeHere(deps(), swap, quoted, a.accountId)
     expect(settled?.state).toBe('completed')
-    expect(settled?.dest_settled).toBe(quoted.dest_amount)
+    expect(settled?.destSettledMinor).toBe(quoted.destAmountMinor)
     expect(await stateOf(quoted.id)).toBe('completed')
     await h.expectBooksBalanced()
   })
@@ -106,7 +106,7 @@ describe('settleMadeHere', () => {
     const quoted = await quote()
     sent = 0
     expect(await settleMadeHere(deps(), swap, quoted, 'acc_someone_else')).toBeUndefined()
-    const late = () => Number(quoted.expires_at)
+    const late = () => Number(quoted.expiresAtMs)
     expect(await settleMadeHere(deps(late), swap, quoted, a.accountId)).toBeUndefined()
     const preparing: Flow = { ...swap, prepareConfirm: async () => undefined }
     expect(await settleMadeHere(deps(), preparing, quoted, a.accountId)).toBeUndefined()

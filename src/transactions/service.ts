@@ -14,7 +14,7 @@ import {
   StaleTransition,
   type TxnPatch,
   type TxnRepository,
-  type TxnRow,
+  type Txn,
 } from './repository.js'
 import { walletDebit } from './money.js'
 import { createTxnReader, type TxnReader } from './reads.js'
@@ -26,18 +26,18 @@ import { cancelQuote, expireInTx, expireQuote } from './quote-end.js'
  * quote.ts, cancel and expiry in quote-end.ts; confirm, with both its paths, is here in one file.
  */
 export interface TransactionsService {
-  create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
-  confirm(accountId: string, txnId: string): Promise<TxnRow>
-  cancel(accountId: string, txnId: string): Promise<TxnRow>
-  get(accountId: string, txnId: string): Promise<TxnRow>
+  create(input: CreateInput, rawBody: unknown): Promise<Txn>
+  confirm(accountId: string, txnId: string): Promise<Txn>
+  cancel(accountId: string, txnId: string): Promise<Txn>
+  get(accountId: string, txnId: string): Promise<Txn>
   /** Expire a quote whose time is up (worker); a no-op when it moved on meanwhile. */
   expireQuote(txnId: string): Promise<void>
   /** Apply a transition from outside a request (flows, watchers), with its event. */
-  apply(txnId: string, fn: (q: Queryable, txn: TxnRow, move: Mover) => Promise<void>): Promise<void>
+  apply(txnId: string, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
   flows: Map<TxnKind, Flow>
 }
 
-export type Mover = (to: TxnRow['state'], patch?: TxnPatch) => Promise<TxnRow>
+export type Mover = (to: Txn['state'], patch?: TxnPatch) => Promise<Txn>
 
 export const RECENT_QUOTES_MAX = 5_000
 
@@ -57,14 +57,14 @@ export const RECENT_QUOTES_MAX = 5_000
  * and 2.62, 3.11, 3.27 ms without; 107, 107, 78 swaps/s against 90, 73, 67.
  */
 export interface RecentQuotes {
-  remember(txn: TxnRow): void
+  remember(txn: Txn): void
   /** The quote `txnId` if this process made it lately, forgotten from here on. */
-  take(txnId: string): TxnRow | undefined
+  take(txnId: string): Txn | undefined
 }
 
 /** RecentQuotes holding at most `max`, the oldest forgotten first. */
 export function createRecentQuotes(max = RECENT_QUOTES_MAX): RecentQuotes {
-  const quotes = new Map<string, TxnRow>()
+  const quotes = new Map<string, Txn>()
   return {
     remember(txn) {
       if (quotes.size >= max) quotes.delete(quotes.keys().next().value!)
@@ -117,7 +117,7 @@ export function createTransactionsService(options: {
 }
 
 /** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
-export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<TxnRow> {
+export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
   const quoted = deps.recentQuotes.take(txnId)
   // A quote made here was made by a flow of this service, so the map has it.
   const flow = quoted && deps.flows.get(quoted.kind)
@@ -134,13 +134,13 @@ export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: st
 export async function settleMadeHere(
   deps: Pick<TxnServiceDeps, 'db' | 'repository'>,
   flow: Flow,
-  quoted: TxnRow,
+  quoted: Txn,
   accountId: string,
-): Promise<TxnRow | undefined> {
-  if (quoted.account_id !== accountId) return undefined
+): Promise<Txn | undefined> {
+  if (quoted.accountId !== accountId) return undefined
   const { db, repository } = deps
   const at = repository.now()
-  if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
+  if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expiresAtMs) return undefined
   return repository.settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
 }
 
@@ -154,7 +154,7 @@ async function confirmLocked(
   accountId: string,
   txnId: string,
   knownKind?: TxnKind,
-): Promise<TxnRow> {
+): Promise<Txn> {
   const { db, config, repository } = deps
   const { now, transition } = repository
   let flow = knownKind ? flowOf(deps.flows, knownKind) : undefined
@@ -165,7 +165,7 @@ async function confirmLocked(
     const settled = settledAnswer(first)
     if (settled) return settled
     flow = flowOf(deps.flows, first.kind)
-    prepared = first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+    prepared = first.expiresAtMs > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
   }
   const confirming = flow
   let expired = false
@@ -176,11 +176,11 @@ async function confirmLocked(
     const again = settledAnswer(txn)
     if (again) return again
     const at = now()
-    if (BigInt(at) >= txn.expires_at) {
+    if (BigInt(at) >= txn.expiresAtMs) {
       expired = true
       return expireInTx(deps, q, txn, at)
     }
-    if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await holdFunds(q, txn, at))) {
+    if (txn.srcMethod === 'svcpay' && pendingHold === 0n && !(await holdFunds(q, txn, at))) {
       return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, { now: now() })
     }
     const stepOpts = { now: at }
@@ -190,7 +190,7 @@ async function confirmLocked(
     if (reasons.length > 0) {
       const deadline = at + config.approvalTtlS * 1000
       await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
-      return transition(q, txn, 'processing', { next_check_at: deadline }, stepOpts)
+      return transition(q, txn, 'processing', { nextCheckAtMs: deadline }, stepOpts)
     }
     if (confirming.settlement) {
       const settlement = await confirming.settlement(q, txn, at)
@@ -211,14 +211,14 @@ async function confirmLocked(
 }
 
 /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
-async function holdFunds(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
+async function holdFunds(q: Queryable, txn: Txn, at: number): Promise<boolean> {
   // The wallet is found by account and currency in the hold's own statement (no wallet: false).
   const amount = walletDebit(txn)
-  return placeHold(q, { txnId: txn.id, accountId: txn.account_id, ccy: txn.src_ccy, amount, now: at })
+  return placeHold(q, { txnId: txn.id, accountId: txn.accountId, ccy: txn.srcCcy, amount, now: at })
 }
 
 /** A flow's follow-up after its confirm committed: what is committed stands, so a failure is logged. */
-async function followUp(deps: Pick<TxnServiceDeps, 'log'>, flow: Flow, row: TxnRow): Promise<void> {
+async function followUp(deps: Pick<TxnServiceDeps, 'log'>, flow: Flow, row: Txn): Promise<void> {
   await flow
     .afterConfirm?.(row)
     .catch((err) =>
@@ -227,16 +227,16 @@ async function followUp(deps: Pick<TxnServiceDeps, 'log'>, flow: Flow, row: TxnR
 }
 
 /** The answer to a confirm of a transaction no longer `quoted`, or undefined when it is. */
-export function settledAnswer(txn: Pick<TxnRow, 'state' | 'msg'>): TxnRow | undefined {
+export function settledAnswer(txn: Pick<Txn, 'state' | 'msg'>): Txn | undefined {
   if (txn.state === 'quoted') return undefined
   if (txn.state === 'usercanceled') throw new ApiError('invalid_state', 'The transaction was cancelled')
   if (txn.state === 'expired' && txn.msg === 'quote_expired') {
     throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
   }
-  return txn as TxnRow
+  return txn as Txn
 }
 
-async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<TxnRow> {
+async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
   const txn = await deps.reader.get(txnId, accountId)
   if (!txn) throw new ApiError('not_found', 'Transaction not found')
   return txn
@@ -245,7 +245,7 @@ async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): 
 async function applyChange(
   deps: TxnServiceDeps,
   txnId: string,
-  fn: (q: Queryable, txn: TxnRow, move: Mover) => Promise<void>,
+  fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>,
 ): Promise<void> {
   const { transition, now } = deps.repository
   try {

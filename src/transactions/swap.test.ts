@@ -50,7 +50,7 @@ describe('swapWallets', () => {
     expect(first).toEqual([await walletId('BTC'), await walletId('USD')])
     expect(reads).toHaveLength(1)
     expect(await swapWallets(ids, q, txn)).toEqual(first)
-    expect(await swapWallets(ids, q, { ...txn, src_ccy: 'USD', dest_ccy: 'BTC' })).toEqual([
+    expect(await swapWallets(ids, q, { ...txn, srcCcy: 'USD', destCcy: 'BTC' })).toEqual([
       first[1],
       first[0],
     ])
@@ -60,7 +60,7 @@ describe('swapWallets', () => {
   it('refuses a swap whose account has no wallet in one of its currencies, remembering nothing', async () => {
     const ids: WalletIds = new Map()
     await expect(
-      swapWallets(ids, q, { account_id: a.accountId, src_ccy: 'BTC', dest_ccy: 'XXX' }),
+      swapWallets(ids, q, { accountId: a.accountId, srcCcy: 'BTC', destCcy: 'XXX' }),
     ).rejects.toThrow(/swap wallets exist/)
     expect(ids.size).toBe(0)
   })

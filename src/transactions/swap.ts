@@ -5,7 +5,7 @@ import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import { walletIdPair } from '../ledger/ledger.js'
 import type { Flow, QuoteContext, Settlement } from './flow.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { isMoneyError } from './errors.js'
 
@@ -57,7 +57,7 @@ export async function quoteSwap(deps: SwapDeps, { input, rates }: QuoteContext) 
 export async function swapSettlement(
   deps: Pick<SwapDeps, 'walletIds'>,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   now: number,
 ): Promise<Settlement> {
   const [from, to] = await swapWallets(deps.walletIds, q, txn)
@@ -70,7 +70,7 @@ export async function swapSettlement(
       postings: walletOutPostings(txn, from, { wallet: to }),
     },
     to: 'completed',
-    patch: { src_settled: txn.src_amount, dest_settled: txn.dest_amount },
+    patch: { srcSettledMinor: txn.srcAmountMinor, destSettledMinor: txn.destAmountMinor },
   }
 }
 
@@ -78,13 +78,13 @@ export async function swapSettlement(
 export async function swapWallets(
   walletIds: WalletIds,
   q: Queryable,
-  txn: Pick<TxnRow, 'account_id' | 'src_ccy' | 'dest_ccy'>,
+  txn: Pick<Txn, 'accountId' | 'srcCcy' | 'destCcy'>,
 ): Promise<[string, string]> {
-  const fromKey = `${txn.account_id}\u0000${txn.src_ccy}`
-  const toKey = `${txn.account_id}\u0000${txn.dest_ccy}`
+  const fromKey = `${txn.accountId}\u0000${txn.srcCcy}`
+  const toKey = `${txn.accountId}\u0000${txn.destCcy}`
   const known = [walletIds.get(fromKey), walletIds.get(toKey)] as const
   if (known[0] && known[1]) return [known[0], known[1]]
-  const [from, to] = await walletIdPair(q, txn.account_id, [txn.src_ccy, txn.dest_ccy])
+  const [from, to] = await walletIdPair(q, txn.accountId, [txn.srcCcy, txn.destCcy])
   assert(from && to, 'swap wallets exist')
   if (walletIds.size >= WALLET_IDS_MAX - 1) walletIds.clear()
   walletIds.set(fromKey, from)
