@@ -1,6 +1,6 @@
 /** The approvals table (migration 026): one row per transaction that waited for a second operator. */
 import type { Queryable } from '../db/db.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import type { ApprovalReason } from './policy.js'
 
 export type ApprovalStatus = 'waiting' | 'approved' | 'rejected' | 'expired'
@@ -27,12 +27,12 @@ export interface ApprovalRow {
 /** Written in the confirm's own database transaction, with the move to `processing`. */
 export async function insertApproval(
   q: Queryable,
-  a: { txn: TxnRow; reasons: ApprovalReason[]; requestedAt: number; expiresAt: number },
+  a: { txn: Txn; reasons: ApprovalReason[]; requestedAt: number; expiresAt: number },
 ): Promise<void> {
   await q.query(
     `INSERT INTO approvals (txn_id, account_id, status, reasons, requested_at, expires_at)
      VALUES ($1, $2, 'waiting', $3, $4, $5)`,
-    [a.txn.id, a.txn.account_id, JSON.stringify(a.reasons), a.requestedAt, a.expiresAt],
+    [a.txn.id, a.txn.accountId, JSON.stringify(a.reasons), a.requestedAt, a.expiresAt],
   )
 }
 

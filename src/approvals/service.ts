@@ -19,7 +19,7 @@
 import type { Db, Queryable } from '../db/db.js'
 import type { Actor } from '../operators/service.js'
 import type { TransactionsService, Mover } from '../transactions/service.js'
-import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type Txn } from '../transactions/repository.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
@@ -91,7 +91,7 @@ export function present(a: ApprovalRow, txnState: string, type: string): Approva
 }
 
 /** The message of a step refused because the approval is no longer open. */
-function closedMessage(a: ApprovalRow, txn: TxnRow): string {
+function closedMessage(a: ApprovalRow, txn: Txn): string {
   if (a.status !== 'waiting') return `This transaction's approval is ${a.status} already`
   return `This transaction is ${txn.state}, no longer waiting for approval`
 }
@@ -109,7 +109,7 @@ export function createApprovalsService(deps: {
    */
   async function onWaiting(
     txnId: string,
-    step: (q: Queryable, txn: TxnRow, a: ApprovalRow, move: Mover, at: number) => Promise<ApprovalView>,
+    step: (q: Queryable, txn: Txn, a: ApprovalRow, move: Mover, at: number) => Promise<ApprovalView>,
   ): Promise<ApprovalView> {
     let view: ApprovalView | undefined
     await deps.transactions.apply(txnId, async (q, txn, move) => {

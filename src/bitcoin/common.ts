@@ -10,7 +10,7 @@ import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from '../transactions/flow.js'
-import { scheduleCheck, type TxnRepository, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type TxnRepository, type Txn } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
 import { feeFor, requestedAmount } from '../transactions/money.js'
 import { isMoneyError, moneyError, type MoneyError } from '../transactions/errors.js'
@@ -41,7 +41,7 @@ export async function wakeWorkers(q: Queryable): Promise<void> {
  */
 export async function checkAgainAt(
   q: Queryable,
-  txn: Pick<TxnRow, 'id' | 'state'>,
+  txn: Pick<Txn, 'id' | 'state'>,
   at: number,
 ): Promise<void> {
   await scheduleCheck(q, txn.id, at, 'earliest', { state: txn.state })

@@ -170,10 +170,10 @@ export function transactionPage(app: FastifyInstance, c: Container): void {
     const side = (ccy: string, method: string, amount: bigint, settled: bigint | null) =>
       markup`${money(BigInt(amount), ccy, lang)} (${method})${settled === null ? '' : markup`, ${t.settled} ${money(BigInt(settled), ccy, lang)}`}`
     const refs: Array<[string, string]> = []
-    if (txn.rail_ref) refs.push([t.railRef, txn.rail_ref])
+    if (txn.railRef) refs.push([t.railRef, txn.railRef])
     for (const [prefix, details] of [
-      ['source', txn.src_details],
-      ['destination', txn.dest_details],
+      ['source', txn.srcDetails],
+      ['destination', txn.destDetails],
     ] as const)
       for (const k of REFERENCE_KEYS)
         if (typeof details[k] === 'string' || typeof details[k] === 'number')
@@ -182,17 +182,17 @@ export function transactionPage(app: FastifyInstance, c: Container): void {
     return {
       title: txn.id,
       body: markup`<dl class="facts" data-testid="txn-facts">
-<dt>${t.account}</dt><dd><a class="mono" href="${CONSOLE_BASE}/accounts/${txn.account_id}">${txn.account_id}</a></dd>
-${txn.ext_ref_id ? markup`<dt>${t.extRefId}</dt><dd class="mono">${txn.ext_ref_id}</dd>` : ''}
+<dt>${t.account}</dt><dd><a class="mono" href="${CONSOLE_BASE}/accounts/${txn.accountId}">${txn.accountId}</a></dd>
+${txn.extRefId ? markup`<dt>${t.extRefId}</dt><dd class="mono">${txn.extRefId}</dd>` : ''}
 <dt>${t.kind}</dt><dd>${txn.kind}</dd><dt>${t.state}</dt><dd data-testid="txn-state">${txn.state}</dd>
 ${txn.msg ? markup`<dt>${t.message}</dt><dd>${txn.msg}</dd>` : ''}
-<dt>${t.source}</dt><dd>${side(txn.src_ccy, txn.src_method, txn.src_amount, txn.src_settled)}</dd>
-<dt>${t.destination}</dt><dd>${side(txn.dest_ccy, txn.dest_method, txn.dest_amount, txn.dest_settled)}</dd>
-<dt>${t.fee}</dt><dd>${money(BigInt(txn.src_fee), txn.src_ccy, lang)}</dd>
-<dt>${t.networkFee}</dt><dd>${money(BigInt(txn.src_network_fee), txn.src_ccy, lang)}</dd>
-<dt>${t.fxRate}</dt><dd>${txn.fx_rate}</dd>
-<dt>${t.created}</dt><dd>${when(Number(txn.created_at))}</dd><dt>${t.updated}</dt><dd>${when(Number(txn.updated_at))}</dd>
-<dt>${t.expires}</dt><dd>${when(Number(txn.expires_at))}</dd></dl>
+<dt>${t.source}</dt><dd>${side(txn.srcCcy, txn.srcMethod, txn.srcAmountMinor, txn.srcSettledMinor)}</dd>
+<dt>${t.destination}</dt><dd>${side(txn.destCcy, txn.destMethod, txn.destAmountMinor, txn.destSettledMinor)}</dd>
+<dt>${t.fee}</dt><dd>${money(BigInt(txn.srcFeeMinor), txn.srcCcy, lang)}</dd>
+<dt>${t.networkFee}</dt><dd>${money(BigInt(txn.srcNetworkFeeMinor), txn.srcCcy, lang)}</dd>
+<dt>${t.fxRate}</dt><dd>${txn.fxRate}</dd>
+<dt>${t.created}</dt><dd>${when(Number(txn.createdAtMs))}</dd><dt>${t.updated}</dt><dd>${when(Number(txn.updatedAtMs))}</dd>
+<dt>${t.expires}</dt><dd>${when(Number(txn.expiresAtMs))}</dd></dl>
 <h2>${t.timeline}</h2>${timeline}
 <h2>${t.references}</h2>
 ${

@@ -4,7 +4,7 @@ import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { LIST_METHODS, listTransactions, type ListQuery } from '../transactions/list.js'
 import { TXN_STATES } from '../transactions/state-machine.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import { CONSOLE_BASE } from './nav.js'
 import { consolePage, type ConsoleQuery } from './page.js'
 import type { Localized } from './strings.js'
@@ -212,12 +212,12 @@ ${prev || next ? markup`<nav aria-label="${t.pages}"><p>${prev} ${next}</p></nav
  * rail_ref column are indexed; the references kept in the details are read by a scan, which the
  * console can afford for an operator's search.
  */
-async function byReference(c: Container, reference: string): Promise<TxnRow[]> {
+async function byReference(c: Container, reference: string): Promise<Txn[]> {
   const detailMatches = REFERENCE_KEYS.flatMap((k) => [
     `src_details->>'${k}' = $1`,
     `dest_details->>'${k}' = $1`,
   ]).join(' OR ')
-  const { rows } = await c.db.query<TxnRow>(
+  const { rows } = await c.db.query<Txn>(
     `SELECT * FROM transactions WHERE id = $1 OR ext_ref_id = $1 OR rail_ref = $1 OR ${detailMatches}
       ORDER BY created_at DESC, id DESC LIMIT 50`,
     [reference],

@@ -1,6 +1,6 @@
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
@@ -39,7 +39,7 @@ const TEXT: Localized<{
 }
 
 export function txnTable(
-  rows: readonly TxnRow[],
+  rows: readonly Txn[],
   lang: Lang,
   opts: { caption: string; withAccount?: boolean },
 ): SafeHtml {
@@ -48,11 +48,11 @@ export function txnTable(
   const lines = rows.map(
     (r) => markup`<tr>
 <td><a class="mono" href="${CONSOLE_BASE}/transactions/${r.id}">${r.id}</a></td>
-${opts.withAccount ? markup`<td><a class="mono" href="${CONSOLE_BASE}/accounts/${r.account_id}">${r.account_id}</a></td>` : ''}
+${opts.withAccount ? markup`<td><a class="mono" href="${CONSOLE_BASE}/accounts/${r.accountId}">${r.accountId}</a></td>` : ''}
 <td>${r.kind}</td><td>${r.state}</td>
-<td class="num">${money(BigInt(r.src_amount), r.src_ccy, lang)} <span class="muted">${r.src_method}</span></td>
-<td class="num">${money(BigInt(r.dest_amount), r.dest_ccy, lang)} <span class="muted">${r.dest_method}</span></td>
-<td>${when(Number(r.created_at))}</td></tr>`,
+<td class="num">${money(BigInt(r.srcAmountMinor), r.srcCcy, lang)} <span class="muted">${r.srcMethod}</span></td>
+<td class="num">${money(BigInt(r.destAmountMinor), r.destCcy, lang)} <span class="muted">${r.destMethod}</span></td>
+<td>${when(Number(r.createdAtMs))}</td></tr>`,
   )
   return markup`<table data-testid="transactions"><caption class="visually-hidden">${opts.caption}</caption>
 <thead><tr><th scope="col">${t.txn}</th>${opts.withAccount ? markup`<th scope="col">${t.account}</th>` : ''}<th scope="col">${t.kind}</th>

@@ -6,7 +6,7 @@ import { RailFailure } from '../rails/rail.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import type { Flow } from '../transactions/flow.js'
-import { scheduleCheck, setRailRef, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, setRailRef, type Txn } from '../transactions/repository.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -39,8 +39,8 @@ export async function receiveFor(
   q: Queryable,
   paymentHash: string,
   lock: boolean,
-): Promise<TxnRow | undefined> {
-  const { rows } = await q.query<TxnRow>(
+): Promise<Txn | undefined> {
+  const { rows } = await q.query<Txn>(
     `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
     [paymentHash],
   )
@@ -49,11 +49,11 @@ export async function receiveFor(
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */
 export function internalInvoiceIssue(
-  receive: TxnRow,
+  receive: Txn,
   paymentRequest: string,
   now: number,
 ): { msg: string; issue: string } | undefined {
-  if (receive.src_details.paymentRequest !== paymentRequest) {
+  if (receive.srcDetails.paymentRequest !== paymentRequest) {
     return {
       msg: 'invalid_payment_request',
       issue: 'does not match the invoice this service issued for that payment hash',
@@ -61,7 +61,7 @@ export function internalInvoiceIssue(
   }
   if (receive.state === 'completed')
     return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
-  if (receive.state !== 'srccreated' || receive.expires_at <= BigInt(now)) {
+  if (receive.state !== 'srccreated' || receive.expiresAtMs <= BigInt(now)) {
     return { msg: 'invoice_expired', issue: 'the invoice has expired' }
   }
   return undefined
@@ -76,14 +76,14 @@ export function internalInvoiceIssue(
 export async function completeLnReceive(
   deps: Pick<BitcoinDeps, 'accounts' | 'repository'>,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   paidSats: bigint,
   at: number,
-): Promise<TxnRow> {
-  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
+): Promise<Txn> {
+  const wallet = await deps.accounts.walletFor(q, txn.accountId, 'BTC')
   assert(wallet, 'the receiving account has a BTC wallet')
   // The quoted fee stands unless the payer paid less than it (a node may accept overpayment only).
-  const fee = txn.src_fee > paidSats ? paidSats : txn.src_fee
+  const fee = txn.srcFeeMinor > paidSats ? paidSats : txn.srcFeeMinor
   await postEntry(q, {
     txnId: txn.id,
     kind: 'ln_receive',
@@ -94,7 +94,7 @@ export async function completeLnReceive(
     q,
     txn,
     'completed',
-    { src_settled: paidSats, dest_settled: paidSats - fee },
+    { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
     { now: at },
   )
 }
@@ -109,7 +109,7 @@ export async function completeLnReceive(
 export async function creditSecondPayment(
   deps: BitcoinDeps,
   paymentHash: string,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
   if (invoice.state !== 'settled') return undefined
   const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
@@ -119,12 +119,12 @@ export async function creditSecondPayment(
     await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
-    const { rows: done } = await q.query<TxnRow>(
+    const { rows: done } = await q.query<Txn>(
       `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
       [paymentHash],
     )
     if (done[0]) return done[0]
-    const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+    const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
     const at = BigInt(now)
@@ -132,34 +132,34 @@ export async function creditSecondPayment(
       q,
       {
         id: newId('txn'),
-        account_id: receive.account_id,
-        ext_ref_id: null,
-        request_hash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
+        accountId: receive.accountId,
+        extRefId: null,
+        requestHash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
         kind: 'deposit',
         state: 'srccreated',
         note: null,
-        deduct_fees_from_dest: false,
-        src_ccy: 'BTC',
-        src_method: 'lightning',
-        src_amount: paidSats,
-        src_fee: fee,
-        src_network_fee: 0n,
-        src_details: { paymentHash, forTxnId: receive.id, secondPayment: true },
-        src_created_at: at,
-        src_updated_at: at,
-        dest_ccy: 'BTC',
-        dest_method: 'svcpay',
-        dest_amount: paidSats - fee,
-        dest_details: {},
-        dest_created_at: at,
-        dest_updated_at: at,
-        fx_rate: '1',
-        expires_at: at,
+        deductFeesFromDest: false,
+        srcCcy: 'BTC',
+        srcMethod: 'lightning',
+        srcAmountMinor: paidSats,
+        srcFeeMinor: fee,
+        srcNetworkFeeMinor: 0n,
+        srcDetails: { paymentHash, forTxnId: receive.id, secondPayment: true },
+        srcCreatedAtMs: at,
+        srcUpdatedAtMs: at,
+        destCcy: 'BTC',
+        destMethod: 'svcpay',
+        destAmountMinor: paidSats - fee,
+        destDetails: {},
+        destCreatedAtMs: at,
+        destUpdatedAtMs: at,
+        fxRate: '1',
+        expiresAtMs: at,
         kyc: null,
-        source_of_funds: null,
-        next_check_at: null,
-        created_at: at,
-        updated_at: at,
+        sourceOfFunds: null,
+        nextCheckAtMs: null,
+        createdAtMs: at,
+        updatedAtMs: at,
       },
       { event: true },
     )
@@ -173,9 +173,9 @@ export async function creditSecondPayment(
     })
     return deps.repository.transition(
       q,
-      { ...row, rail_ref: paymentHash },
+      { ...row, railRef: paymentHash },
       'completed',
-      { src_settled: paidSats, dest_settled: paidSats - fee },
+      { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
       { now },
     )
   })
@@ -190,7 +190,7 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   const { config, rails } = deps
   const now = deps.now ?? Date.now
   const rule = config.fees.lightning_receive!
-  const complete = (q: Queryable, txn: TxnRow, paidSats: bigint, at: number) =>
+  const complete = (q: Queryable, txn: Txn, paidSats: bigint, at: number) =>
     completeLnReceive(deps, q, txn, paidSats, at)
 
   /**
@@ -198,7 +198,7 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
    * node (it only then gets a next check): cancel it now, or credit the outside payment that beat
    * the cancel. Retried while the node cannot answer.
    */
-  async function cancelOnNode(txn: TxnRow, paymentHash: string): Promise<void> {
+  async function cancelOnNode(txn: Txn, paymentHash: string): Promise<void> {
     try {
       await rails.lightning.cancelInvoice(paymentHash)
     } catch (err) {
@@ -217,10 +217,10 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
     },
 
     async prepareConfirm(txn) {
-      const account = await deps.accounts.get(txn.account_id)
+      const account = await deps.accounts.get(txn.accountId)
       const issued = await nodeCall('Lightning node', () =>
         rails.lightning.createInvoice({
-          amountMsat: txn.src_amount * MSAT_PER_SAT,
+          amountMsat: txn.srcAmountMinor * MSAT_PER_SAT,
           description: `svcpay ${account?.displayName ?? ''}`.trim(),
           expirySeconds: config.invoiceExpiryS,
         }),
@@ -239,24 +239,24 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
       assert(issued, 'the invoice was issued before confirm')
       const pageId = newPageId()
       return ctx.transition('srccreated', {
-        src_details: {
+        srcDetails: {
           paymentRequest: issued.paymentRequest,
           invoicePageUrl: invoicePageUrl(config, pageId),
         },
-        rail_ref: issued.paymentHash,
-        page_id: pageId,
-        expires_at: BigInt(issued.expiresAtMs),
-        next_check_at: ctx.now + INVOICE_POLL.minMs,
+        railRef: issued.paymentHash,
+        pageId: pageId,
+        expiresAtMs: BigInt(issued.expiresAtMs),
+        nextCheckAtMs: ctx.now + INVOICE_POLL.minMs,
       })
     },
 
     async advance(txn) {
-      if (txn.state === 'completed' && txn.rail_ref) return cancelOnNode(txn, txn.rail_ref)
-      if (txn.state !== 'srccreated' || !txn.rail_ref) return
+      if (txn.state === 'completed' && txn.railRef) return cancelOnNode(txn, txn.railRef)
+      if (txn.state !== 'srccreated' || !txn.railRef) return
       const at = now()
       let invoice
       try {
-        invoice = await rails.lightning.lookupInvoice(txn.rail_ref)
+        invoice = await rails.lightning.lookupInvoice(txn.railRef)
       } catch (err) {
         if (!(err instanceof RailFailure)) throw err
         await checkAgainAt(deps.db, txn, at + RAIL_RETRY_MS)
@@ -269,14 +269,14 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
         })
         return
       }
-      if (invoice.state === 'canceled' || BigInt(at) >= txn.expires_at + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
+      if (invoice.state === 'canceled' || BigInt(at) >= txn.expiresAtMs + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
         await deps.transactions().apply(txn.id, async (_q, t, move) => {
           if (t.state === 'srccreated') await move('expired', { msg: 'invoice_expired' })
         })
         return
       }
-      const until = Number(txn.expires_at) + INVOICE_EXPIRY_GRACE_MS
-      const next = Math.min(at + pollDelayMs(Number(txn.updated_at), at, INVOICE_POLL), until)
+      const until = Number(txn.expiresAtMs) + INVOICE_EXPIRY_GRACE_MS
+      const next = Math.min(at + pollDelayMs(Number(txn.updatedAtMs), at, INVOICE_POLL), until)
       await checkAgainAt(deps.db, txn, Math.max(next, at + 1_000))
     },
   }

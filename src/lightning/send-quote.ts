@@ -106,7 +106,7 @@ export async function quoteLnSend(
   if (receive) {
     const issue = internalInvoiceIssue(receive, text, at)
     if (issue) throw fieldError('invalid_payment_request', PAYMENT_REQUEST_FIELD, issue.issue)
-    if (receive.src_amount !== amountSats) {
+    if (receive.srcAmountMinor !== amountSats) {
       throw fieldError('invalid_payment_request', requestedField, 'must be the amount of the invoice')
     }
   }

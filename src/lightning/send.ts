@@ -4,7 +4,7 @@ import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/l
 import { ceilDiv } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import { scheduleCheck, type TxnRow } from '../transactions/repository.js'
+import { scheduleCheck, type Txn } from '../transactions/repository.js'
 import { walletDebit } from '../transactions/money.js'
 import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import {
@@ -49,10 +49,10 @@ export function lnSendFlow(options: BitcoinDeps): Flow {
  * before the wallet was funded) the confirm may still fail for want of funds, and an invoice is
  * not cancelled on the node for a payment that may never come.
  */
-async function willSettleInside(deps: LnSendDeps, txn: TxnRow, receive: TxnRow): Promise<boolean> {
+async function willSettleInside(deps: LnSendDeps, txn: Txn, receive: Txn): Promise<boolean> {
   const { now } = deps
-  const paymentRequest = String(txn.dest_details.paymentRequest)
-  if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.src_amount !== txn.dest_amount)
+  const paymentRequest = String(txn.destDetails.paymentRequest)
+  if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.srcAmountMinor !== txn.destAmountMinor)
     return false
   const { rows } = await deps.db.query<{ held: string }>(
     `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
@@ -63,15 +63,15 @@ async function willSettleInside(deps: LnSendDeps, txn: TxnRow, receive: TxnRow):
 
 /** The wallet pays `walletDebit` less whatever part of the fee limit the route did not use. */
 export function sendPostings(
-  txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>,
+  txn: Pick<Txn, 'srcAmountMinor' | 'srcFeeMinor' | 'srcNetworkFeeMinor' | 'deductFeesFromDest'>,
   walletId: string,
   routingFeeSats: bigint,
 ): Posting[] {
-  const debit = walletDebit(txn) - (txn.src_network_fee - routingFeeSats)
+  const debit = walletDebit(txn) - (txn.srcNetworkFeeMinor - routingFeeSats)
   return [
     { accountId: walletId, ccy: 'BTC', amount: -debit },
-    { accountId: systemAccountId('fees', 'BTC'), ccy: 'BTC', amount: txn.src_fee },
-    { accountId: systemAccountId('lightning', 'BTC'), ccy: 'BTC', amount: debit - txn.src_fee },
+    { accountId: systemAccountId('fees', 'BTC'), ccy: 'BTC', amount: txn.srcFeeMinor },
+    { accountId: systemAccountId('lightning', 'BTC'), ccy: 'BTC', amount: debit - txn.srcFeeMinor },
   ]
 }
 
@@ -79,12 +79,12 @@ export function sendPostings(
 async function completeSend(
   deps: LnSendDeps,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   routingFeeSats: bigint,
   preimage: string | null,
   at: number,
 ) {
-  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
+  const wallet = await deps.accounts.walletFor(q, txn.accountId, 'BTC')
   assert(wallet, 'the sending account has a BTC wallet')
   await postEntry(q, {
     txnId: txn.id,
@@ -95,9 +95,9 @@ async function completeSend(
   })
   return {
     src_network_fee: routingFeeSats,
-    src_settled: txn.src_amount,
-    dest_settled: txn.dest_amount,
-    dest_details: { ...txn.dest_details, preimage },
+    src_settled: txn.srcAmountMinor,
+    dest_settled: txn.destAmountMinor,
+    dest_details: { ...txn.destDetails, preimage },
   }
 }
 
@@ -120,10 +120,10 @@ async function failSend(deps: LnSendDeps, txnId: string, reason: string) {
  */
 export async function cancelInternalInvoiceFirst(
   deps: LnSendDeps,
-  txn: TxnRow,
+  txn: Txn,
 ): Promise<{ nodeSettled: boolean }> {
   const { rails, now } = deps
-  const paymentHash = String(txn.dest_details.paymentHash)
+  const paymentHash = String(txn.destDetails.paymentHash)
   const receive = await receiveFor(deps.db, paymentHash, false)
   if (!receive) return { nodeSettled: false }
   if (await willSettleInside(deps, txn, receive)) {
@@ -148,15 +148,15 @@ export async function cancelInternalInvoiceFirst(
 export async function confirmLnSend(
   deps: LnSendDeps,
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   ctx: ConfirmContext,
-): Promise<TxnRow> {
-  const paymentRequest = String(txn.dest_details.paymentRequest)
-  const paymentHash = String(txn.dest_details.paymentHash)
+): Promise<Txn> {
+  const paymentRequest = String(txn.destDetails.paymentRequest)
+  const paymentHash = String(txn.destDetails.paymentHash)
   const receive = await receiveFor(q, paymentHash, true)
   if (receive && (ctx.prepared as { nodeSettled?: boolean } | undefined)?.nodeSettled) {
     await voidHolds(q, txn.id, ctx.now)
-    return ctx.transition('failed', { msg: 'invoice_already_paid', rail_ref: paymentHash })
+    return ctx.transition('failed', { msg: 'invoice_already_paid', railRef: paymentHash })
   }
   if (!receive) {
     // The node pays a payment hash once and reports that one payment to every later call, so
@@ -173,42 +173,42 @@ export async function confirmLnSend(
       await voidHolds(q, txn.id, ctx.now)
       return ctx.transition('failed', {
         msg: others[0].state === 'completed' ? 'invoice_already_paid' : 'payment_in_flight',
-        rail_ref: paymentHash,
+        railRef: paymentHash,
       })
     }
     await wakeWorkers(q)
-    return ctx.transition('srccreated', { rail_ref: paymentHash, next_check_at: ctx.now })
+    return ctx.transition('srccreated', { railRef: paymentHash, nextCheckAtMs: ctx.now })
   }
   const issue = internalInvoiceIssue(receive, paymentRequest, ctx.now)
-  if (issue || receive.src_amount !== txn.dest_amount) {
+  if (issue || receive.srcAmountMinor !== txn.destAmountMinor) {
     await voidHolds(q, txn.id, ctx.now)
     return ctx.transition('failed', {
       msg: issue?.msg ?? 'incorrect_payment_details',
-      rail_ref: paymentHash,
+      railRef: paymentHash,
     })
   }
   // Both sides settle in this one database transaction: the sender's entry pays the Lightning
   // account, the receiver's entry is paid from it, so it nets to zero as if routed.
-  const wallet = await deps.accounts.walletFor(q, receive.account_id, 'BTC')
+  const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
   assert(wallet, 'the receiving account has a BTC wallet')
   const patch = await completeSend(deps, q, txn, 0n, null, ctx.now)
   await postEntry(q, {
     txnId: receive.id,
     kind: 'ln_receive',
     now: ctx.now,
-    postings: receivePostings('lightning', wallet.id, receive.src_amount, receive.src_fee),
+    postings: receivePostings('lightning', wallet.id, receive.srcAmountMinor, receive.srcFeeMinor),
   })
   await deps.repository.transition(
     q,
     receive,
     'completed',
-    { src_settled: receive.src_amount, dest_settled: receive.dest_amount },
+    { srcSettledMinor: receive.srcAmountMinor, destSettledMinor: receive.destAmountMinor },
     { now: ctx.now },
   )
   return ctx.transition('completed', {
     ...patch,
-    dest_details: { ...patch.dest_details, internal: true },
-    rail_ref: paymentHash,
+    destDetails: { ...patch.dest_details, internal: true },
+    railRef: paymentHash,
   })
 }
 
@@ -216,10 +216,10 @@ export async function confirmLnSend(
  * After the confirm committed. An invoice of ours paid inside the service is still open on the
  * node: cancel it there, so that an outside payer cannot pay it a second time with nobody credited.
  */
-export async function cancelSettledInvoice(deps: LnSendDeps, txn: TxnRow): Promise<void> {
+export async function cancelSettledInvoice(deps: LnSendDeps, txn: Txn): Promise<void> {
   const { rails, now } = deps
-  if (txn.state === 'completed' && txn.dest_details.internal === true && txn.rail_ref) {
-    const hash = txn.rail_ref
+  if (txn.state === 'completed' && txn.destDetails.internal === true && txn.railRef) {
+    const hash = txn.railRef
     // The receive of that invoice, once completed by this send.
     const receive = { kind: 'ln_receive', railRef: hash } as const
     try {
@@ -242,7 +242,7 @@ export async function cancelSettledInvoice(deps: LnSendDeps, txn: TxnRow): Promi
  * The worker's step for a send in flight: follow the node's record of the payment hash, pay it
  * only when the node has none, and complete or fail the send on the outcome.
  */
-export async function advanceLnSend(deps: LnSendDeps, txn: TxnRow): Promise<void> {
+export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
   const { rails, now } = deps
   if (txn.state !== 'srccreated') return
   let result: LightningPaymentState
@@ -250,7 +250,7 @@ export async function advanceLnSend(deps: LnSendDeps, txn: TxnRow): Promise<void
     // The node's record of the hash first: a payment it has (in flight, paid, failed) is
     // followed, never sent again. Sending again would be refused once the invoice expired
     // (LND checks the expiry before it looks for the payment) and would restart a failed one.
-    result = await rails.lightning.lookupPayment(String(txn.dest_details.paymentHash))
+    result = await rails.lightning.lookupPayment(String(txn.destDetails.paymentHash))
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     // Without the node's record nothing can be decided, whatever the failure (even a refused
@@ -266,9 +266,9 @@ export async function advanceLnSend(deps: LnSendDeps, txn: TxnRow): Promise<void
   try {
     if (result.status === 'unknown') {
       result = await rails.lightning.sendPayment({
-        paymentRequest: String(txn.dest_details.paymentRequest),
-        amountMsat: txn.dest_amount * MSAT_PER_SAT,
-        feeLimitMsat: txn.src_network_fee * MSAT_PER_SAT,
+        paymentRequest: String(txn.destDetails.paymentRequest),
+        amountMsat: txn.destAmountMinor * MSAT_PER_SAT,
+        feeLimitMsat: txn.srcNetworkFeeMinor * MSAT_PER_SAT,
       })
     }
   } catch (err) {
@@ -279,14 +279,14 @@ export async function advanceLnSend(deps: LnSendDeps, txn: TxnRow): Promise<void
   }
   if (result.status === 'succeeded') {
     let feeSats = ceilDiv(result.feeMsat, MSAT_PER_SAT)
-    if (feeSats > txn.src_network_fee) {
+    if (feeSats > txn.srcNetworkFeeMinor) {
       // A node must not exceed the limit it was given; if one does, the customer is still
       // charged no more than quoted and the difference is ours to look into.
       deps.log?.error(
         { txnId: txn.id, feeMsat: String(result.feeMsat) },
         'a payment exceeded its routing-fee limit',
       )
-      feeSats = txn.src_network_fee
+      feeSats = txn.srcNetworkFeeMinor
     }
     await deps.transactions().apply(txn.id, async (q, t, move) => {
       if (t.state !== 'srccreated') return

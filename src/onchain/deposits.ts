@@ -12,7 +12,7 @@ import {
   scheduleCheck,
   setRailRef,
   setSrcFee,
-  type TxnRow,
+  type Txn,
 } from '../transactions/repository.js'
 import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
 
@@ -257,13 +257,13 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
         receive,
         'srccreated',
         {
-          src_details: {
-            ...receive.src_details,
+          srcDetails: {
+            ...receive.srcDetails,
             txid: output.txid,
             vout: output.vout,
             confirmations: output.confirmations,
           },
-          next_check_at: now,
+          nextCheckAtMs: now,
         },
         { now },
       )
@@ -300,41 +300,41 @@ async function createDepositTxn(
   const at = BigInt(now)
   const row = await deps.repository.insertTxn(q, {
     id: newId('txn'),
-    account_id: addr.account_id,
-    ext_ref_id: null,
-    request_hash: createHash('sha256').update(`deposit:${output.txid}:${output.vout}`).digest('hex'),
+    accountId: addr.account_id,
+    extRefId: null,
+    requestHash: createHash('sha256').update(`deposit:${output.txid}:${output.vout}`).digest('hex'),
     kind: 'deposit',
     state: 'srccreated',
     note: null,
-    deduct_fees_from_dest: false,
-    src_ccy: 'BTC',
-    src_method: 'on-chain',
-    src_amount: output.amountSats,
-    src_fee: fee,
-    src_network_fee: 0n,
-    src_details: {
+    deductFeesFromDest: false,
+    srcCcy: 'BTC',
+    srcMethod: 'on-chain',
+    srcAmountMinor: output.amountSats,
+    srcFeeMinor: fee,
+    srcNetworkFeeMinor: 0n,
+    srcDetails: {
       address: addr.address,
       txid: output.txid,
       vout: output.vout,
       confirmations: output.confirmations,
       ...(addr.kind === 'static' ? { staticAddress: true } : { forTxnId: addr.txn_id }),
     },
-    src_created_at: at,
-    src_updated_at: at,
-    dest_ccy: 'BTC',
-    dest_method: 'svcpay',
-    dest_amount: output.amountSats - fee,
-    dest_details: {},
-    dest_created_at: at,
-    dest_updated_at: at,
-    fx_rate: '1',
+    srcCreatedAtMs: at,
+    srcUpdatedAtMs: at,
+    destCcy: 'BTC',
+    destMethod: 'svcpay',
+    destAmountMinor: output.amountSats - fee,
+    destDetails: {},
+    destCreatedAtMs: at,
+    destUpdatedAtMs: at,
+    fxRate: '1',
     // Nothing about a deposit can expire; its expiry is its creation.
-    expires_at: at,
+    expiresAtMs: at,
     kyc: null,
-    source_of_funds: null,
-    next_check_at: now,
-    created_at: at,
-    updated_at: at,
+    sourceOfFunds: null,
+    nextCheckAtMs: now,
+    createdAtMs: at,
+    updatedAtMs: at,
   })
   assert(row, 'a deposit transaction has no extRefId to collide on')
   await setRailRef(q, row.id, addr.address)
@@ -348,7 +348,7 @@ async function createDepositTxn(
  */
 export async function advanceDeposit(
   deps: BitcoinDeps,
-  txn: TxnRow,
+  txn: Txn,
   retryMs: number,
   pollMs: number,
 ): Promise<void> {
@@ -376,7 +376,7 @@ export async function advanceDeposit(
   }
   await deps.transactions().apply(txn.id, async (q, t) => {
     if (t.state !== 'srccreated') return
-    const wallet = await deps.accounts.walletFor(q, t.account_id, 'BTC')
+    const wallet = await deps.accounts.walletFor(q, t.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const received = deposit.amount_sats
     const fee = receiveFee(deps.config.fees.onchain_receive!, received)
@@ -388,7 +388,7 @@ export async function advanceDeposit(
       postings: receivePostings('onchain', wallet.id, received, fee),
     })
     // The fee was quoted on the amount asked for; it is charged on what arrived.
-    if (fee !== t.src_fee) await setSrcFee(q, t.id, fee)
+    if (fee !== t.srcFeeMinor) await setSrcFee(q, t.id, fee)
     // How it was credited, so that the sweep can tell if its block later leaves the chain.
     await q.query(
       `UPDATE onchain_deposits SET credited_at = $3, credited_confirmations = $4, block_hash = $5
@@ -400,16 +400,16 @@ export async function advanceDeposit(
       t,
       'completed',
       {
-        src_settled: received,
-        dest_settled: received - fee,
-        src_details: { ...t.src_details, confirmations },
+        srcSettledMinor: received,
+        destSettledMinor: received - fee,
+        srcDetails: { ...t.srcDetails, confirmations },
       },
       { now: at },
     )
   })
 }
 
-async function scheduleTxn(deps: BitcoinDeps, txn: TxnRow, at: number) {
+async function scheduleTxn(deps: BitcoinDeps, txn: Txn, at: number) {
   await scheduleCheck(deps.db, txn.id, at, 'earliest', { state: txn.state })
 }
 

@@ -343,10 +343,10 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
       postings: walletOutPostings(
         {
           ...t,
-          src_amount: BigInt(t.src_amount),
-          src_fee: BigInt(t.src_fee),
-          src_network_fee: BigInt(t.src_network_fee),
-          dest_amount: BigInt(t.dest_amount),
+          srcAmountMinor: BigInt(t.src_amount),
+          srcFeeMinor: BigInt(t.src_fee),
+          srcNetworkFeeMinor: BigInt(t.src_network_fee),
+          destAmountMinor: BigInt(t.dest_amount),
         },
         wallet!.id,
         { system: 'onchain' },

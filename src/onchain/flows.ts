@@ -13,7 +13,7 @@ import type { Flow } from '../transactions/flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError } from '../transactions/errors.js'
 import { decimalDetail } from '../transactions/present.js'
-import { getTxn, recordSendRate, setDestDetails, type TxnRow } from '../transactions/repository.js'
+import { getTxn, recordSendRate, setDestDetails, type Txn } from '../transactions/repository.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -56,7 +56,7 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
     },
 
     async prepareConfirm(txn) {
-      const account = await deps.accounts.get(txn.account_id)
+      const account = await deps.accounts.get(txn.accountId)
       return { ...(await newWatchedAddress(deps)), label: account?.displayName }
     },
 
@@ -69,7 +69,7 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
          VALUES ($1, $2, $3, 'txn', $4, $5, $6, $7)`,
         [
           prepared.address,
-          txn.account_id,
+          txn.accountId,
           txn.id,
           prepared.index,
           expiresAt,
@@ -78,11 +78,11 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
         ],
       )
       const pageId = newPageId()
-      const amountBtc = satsToBtcText(txn.src_amount)
+      const amountBtc = satsToBtcText(txn.srcAmountMinor)
       return ctx.transition('srcintent', {
-        src_details: {
+        srcDetails: {
           address: prepared.address,
-          amount: decimalDetail(formatMinor(txn.src_amount, 'BTC')),
+          amount: decimalDetail(formatMinor(txn.srcAmountMinor, 'BTC')),
           invoice: buildBip21({
             address: prepared.address,
             amountBtc,
@@ -91,23 +91,23 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
           invoicePageUrl: invoicePageUrl(config, pageId),
           expiredAt: new Date(expiresAt).toISOString(),
         },
-        page_id: pageId,
-        rail_ref: prepared.address,
-        expires_at: BigInt(expiresAt),
-        next_check_at: expiresAt,
+        pageId: pageId,
+        railRef: prepared.address,
+        expiresAtMs: BigInt(expiresAt),
+        nextCheckAtMs: expiresAt,
       })
     },
 
     async advance(txn) {
       if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
       if (txn.state !== 'srcintent') return
-      if (BigInt(now()) < txn.expires_at) {
-        await checkAgainAt(deps.db, txn, Number(txn.expires_at))
+      if (BigInt(now()) < txn.expiresAtMs) {
+        await checkAgainAt(deps.db, txn, Number(txn.expiresAtMs))
         return
       }
       // Look once more before giving up: a payment seen now still settles this receive.
       try {
-        await sweepAddress(deps, String(txn.src_details.address))
+        await sweepAddress(deps, String(txn.srcDetails.address))
       } catch (err) {
         if (!(err instanceof RailFailure)) throw err
         await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
@@ -158,10 +158,10 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     })
   }
 
-  function sendInput(txn: TxnRow, feeRateSatPerVb: bigint) {
+  function sendInput(txn: Txn, feeRateSatPerVb: bigint) {
     return {
-      address: String(txn.dest_details.address),
-      amountSats: txn.dest_amount,
+      address: String(txn.destDetails.address),
+      amountSats: txn.destAmountMinor,
       feeRateSatPerVb,
       requestId: txn.id,
     }
@@ -172,8 +172,8 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
    * quoted (the network fee they pay was priced on it). Null, with the send put off, while the
    * network wants more than that; failed once it has for longer than FEE_WAIT_MAX_MS.
    */
-  async function sendRate(txn: TxnRow): Promise<bigint | null> {
-    const quoted = BigInt(String(txn.dest_details.feeRateSatPerVb))
+  async function sendRate(txn: Txn): Promise<bigint | null> {
+    const quoted = BigInt(String(txn.destDetails.feeRateSatPerVb))
     let current: bigint
     try {
       current = await rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS)
@@ -187,7 +187,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     if (current <= quoted) return current
     // The wait counts from when the send was free to go: its quote, or its approval when it waited
     // for one (docs/operators.md, "Approvals").
-    const waitedMs = now() - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.created_at))
+    const waitedMs = now() - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.createdAtMs))
     if (waitedMs >= FEE_WAIT_MAX_MS) {
       deps.log?.warn(
         { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
@@ -204,10 +204,10 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     return null
   }
 
-  async function broadcast(txn: TxnRow) {
+  async function broadcast(txn: Txn) {
     // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
     // asked for again at the same rate, never re-priced or failed for its fee.
-    const attempted = txn.dest_details.feeRateSentSatPerVb
+    const attempted = txn.destDetails.feeRateSentSatPerVb
     let rate: bigint
     if (attempted !== undefined) rate = BigInt(String(attempted))
     else {
@@ -235,28 +235,28 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
       const at = now()
       // The hold stays open: the money is posted once the transaction confirms.
       await move('destsent', {
-        dest_details: { ...t.dest_details, txid, feeRateSentSatPerVb: Number(rate) },
-        next_check_at: at + CONFIRMATION_POLL_MS,
+        destDetails: { ...t.destDetails, txid, feeRateSentSatPerVb: Number(rate) },
+        nextCheckAtMs: at + CONFIRMATION_POLL_MS,
       })
     })
   }
 
   /** Put the send on the txid of the transaction that replaced its own (a fee bump). */
-  async function followReplacement(txn: TxnRow, replacement: string) {
+  async function followReplacement(txn: Txn, replacement: string) {
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.dest_details.txid !== txn.dest_details.txid) return
-      const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
+      if (t.state !== 'destsent' || t.destDetails.txid !== txn.destDetails.txid) return
+      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
       await setDestDetails(
         q,
         t.id,
-        { ...t.dest_details, txid: replacement, replacedTxids: [...replaced, t.dest_details.txid] },
+        { ...t.destDetails, txid: replacement, replacedTxids: [...replaced, t.destDetails.txid] },
         now(),
       )
     })
   }
 
-  async function watchConfirmations(txn: TxnRow) {
-    const txid = String(txn.dest_details.txid)
+  async function watchConfirmations(txn: Txn) {
+    const txid = String(txn.destDetails.txid)
     let tx: OnchainTxState | null
     try {
       tx = await rails.onchain.getTransaction(txid)
@@ -290,7 +290,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     }
     await deps.transactions().apply(txn.id, async (q, t, move) => {
       if (t.state !== 'destsent') return
-      const wallet = await deps.accounts.walletFor(q, t.account_id, 'BTC')
+      const wallet = await deps.accounts.walletFor(q, t.accountId, 'BTC')
       assert(wallet, 'the sending account has a BTC wallet')
       // A send that reached destsent before holds were kept there was posted then; never twice.
       if (!(await hasEntry(q, t.id)))
@@ -301,7 +301,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
           settleHolds: true,
           postings: walletOutPostings(t, wallet.id, { system: 'onchain' }),
         })
-      await move('completed', { src_settled: t.src_amount, dest_settled: t.dest_amount })
+      await move('completed', { srcSettledMinor: t.srcAmountMinor, destSettledMinor: t.destAmountMinor })
     })
   }
 
@@ -310,8 +310,8 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
    * again (the rail rebroadcasts it, never builds another). Refused, it can never confirm, and the
    * send fails with its hold released.
    */
-  async function rebroadcast(txn: TxnRow, txid: string) {
-    const rate = BigInt(String(txn.dest_details.feeRateSentSatPerVb ?? txn.dest_details.feeRateSatPerVb))
+  async function rebroadcast(txn: Txn, txid: string) {
+    const rate = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
     try {
       const again = await rails.onchain.send(sendInput(txn, rate))
       if (again.txid !== txid) return followReplacement(txn, again.txid)
@@ -388,7 +388,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
 
     async confirm(q, _txn, ctx) {
       await wakeWorkers(q)
-      return ctx.transition('srccreated', { next_check_at: ctx.now })
+      return ctx.transition('srccreated', { nextCheckAtMs: ctx.now })
     },
 
     async advance(txn) {
@@ -408,10 +408,10 @@ async function hasEntry(q: Queryable, txnId: string): Promise<boolean> {
  * Give back what a send that never left holds: its open hold, or, for a send posted at destsent
  * before holds were kept until confirmation, the entry reversed by an opposite one.
  */
-async function releaseSend(deps: BitcoinDeps, q: Queryable, txn: TxnRow, at: number): Promise<void> {
+async function releaseSend(deps: BitcoinDeps, q: Queryable, txn: Txn, at: number): Promise<void> {
   await voidHolds(q, txn.id, at)
   if (txn.state !== 'destsent' || !(await hasEntry(q, txn.id))) return
-  const wallet = await deps.accounts.walletFor(q, txn.account_id, 'BTC')
+  const wallet = await deps.accounts.walletFor(q, txn.accountId, 'BTC')
   assert(wallet, 'the sending account has a BTC wallet')
   await postEntry(q, {
     txnId: txn.id,
@@ -454,11 +454,11 @@ export async function bumpOnchainSend(
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }
-  const txid = String(txn.dest_details.txid)
+  const txid = String(txn.destDetails.txid)
   try {
     // By default the next-block estimate, and at least 1 sat/vB more than the send pays now: a
     // replacement must pay the incremental relay fee on top (BIP 125 rule 4).
-    const sent = BigInt(String(txn.dest_details.feeRateSentSatPerVb ?? txn.dest_details.feeRateSatPerVb))
+    const sent = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
     let rate = feeRateSatPerVb
     if (rate === undefined) {
       const estimate = await deps.rails.onchain.estimateFeeRate(1)
@@ -466,10 +466,10 @@ export async function bumpOnchainSend(
     }
     const result = await bump.call(deps.rails.onchain, txid, rate)
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.dest_details.txid !== txid) return
-      const replaced = Array.isArray(t.dest_details.replacedTxids) ? t.dest_details.replacedTxids : []
+      if (t.state !== 'destsent' || t.destDetails.txid !== txid) return
+      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
       await setDestDetails(q, t.id, {
-        ...t.dest_details,
+        ...t.destDetails,
         txid: result.txid,
         replacedTxids: [...replaced, txid],
         feeRateSentSatPerVb: Number(rate),

@@ -51,7 +51,7 @@ import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import type { Flow, Quote, QuoteContext } from '../transactions/flow.js'
 import type { TxnKind } from '../transactions/state-machine.js'
-import type { TxnRow } from '../transactions/repository.js'
+import type { Txn } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
 import { requestedAmount, walletAmounts, walletDebit, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
@@ -101,9 +101,9 @@ interface PayoutNetwork {
   refusedReason: string
   quote(ctx: QuoteContext): Promise<Quote | MoneyError>
   /** Hand the payout to the rail; idempotent by the transaction id. */
-  submit(txn: TxnRow): Promise<string>
+  submit(txn: Txn): Promise<string>
   /** The payout's state, and details to record with a final one (what the network charged). */
-  check(ref: string, txn: TxnRow): Promise<PayoutState & { details?: Record<string, unknown> }>
+  check(ref: string, txn: Txn): Promise<PayoutState & { details?: Record<string, unknown> }>
 }
 
 /**
@@ -160,14 +160,14 @@ export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
       }
     },
     async submit(txn) {
-      const to = txn.dest_details.address
+      const to = txn.destDetails.address
       assert(typeof to === 'string', 'a TRON payout stores its address')
-      return (await deps.tron.sendUsdt({ to, amountMinor: txn.dest_amount, requestId: txn.id })).txHash
+      return (await deps.tron.sendUsdt({ to, amountMinor: txn.destAmountMinor, requestId: txn.id })).txHash
     },
     async check(ref, txn) {
-      const to = txn.dest_details.address
+      const to = txn.destDetails.address
       assert(typeof to === 'string', 'a TRON payout stores its address')
-      const state = await deps.tron.getTransfer(ref, { to, amountMinor: txn.dest_amount })
+      const state = await deps.tron.getTransfer(ref, { to, amountMinor: txn.destAmountMinor })
       const { fee, ...rest } = state
       return fee ? { ...rest, details: tronFeeDetails(fee) } : rest
     },
@@ -224,21 +224,21 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
       }
     },
     async submit(txn) {
-      const { bankAcctNum, institutionCode } = txn.dest_details
+      const { bankAcctNum, institutionCode } = txn.destDetails
       assert(
         typeof bankAcctNum === 'string' && typeof institutionCode === 'string',
         'a VND payout stores its bank account',
       )
-      assert(txn.kyc && txn.source_of_funds, 'a VND payout stores its KYC and source of funds')
+      assert(txn.kyc && txn.sourceOfFunds, 'a VND payout stores its KYC and source of funds')
       const kyc = txn.kyc as unknown as Kyc
       const { bankRef } = await deps.bank.submitPayout({
         requestId: txn.id,
-        amountMinor: txn.dest_amount,
+        amountMinor: txn.destAmountMinor,
         ccy: 'VND',
         bankAcctNum,
         institutionCode,
         beneficiary: { type: kyc.type, ...kyc.details },
-        sourceOfFunds: txn.source_of_funds as unknown as SourceOfFunds,
+        sourceOfFunds: txn.sourceOfFunds as unknown as SourceOfFunds,
       })
       return bankRef
     },
@@ -258,7 +258,7 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
   async function checkAgainLater(
     q: Queryable,
     txnId: string,
-    state: TxnRow['state'],
+    state: Txn['state'],
     at: number,
   ): Promise<void> {
     await scheduleCheck(q, txnId, at, 'exact', { state })
@@ -267,7 +267,7 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
   /** Release the funds and end the payout as failed or rejected. */
   function endWithoutPaying(
     txnId: string,
-    from: TxnRow['state'],
+    from: Txn['state'],
     to: 'failed' | 'rejected',
     reason: string,
     details?: Record<string, unknown>,
@@ -277,12 +277,12 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
       await voidHolds(q, txn.id, now())
       await move(to, {
         msg: reason,
-        ...(details ? { dest_details: { ...txn.dest_details, ...details } } : {}),
+        ...(details ? { destDetails: { ...txn.destDetails, ...details } } : {}),
       })
     })
   }
 
-  async function submit(txn: TxnRow): Promise<void> {
+  async function submit(txn: Txn): Promise<void> {
     let ref: string
     try {
       ref = await net.submit(txn)
@@ -304,18 +304,18 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     await deps.transactions().apply(txn.id, async (_q, locked, move) => {
       if (locked.state !== 'srccreated') return
       await move('destsent', {
-        rail_ref: ref,
-        dest_details: { ...locked.dest_details, [net.refField]: ref },
-        next_check_at: now() + net.pollMs,
+        railRef: ref,
+        destDetails: { ...locked.destDetails, [net.refField]: ref },
+        nextCheckAtMs: now() + net.pollMs,
       })
     })
   }
 
-  async function check(txn: TxnRow): Promise<void> {
-    assert(txn.rail_ref, 'a payout at destsent has its rail reference')
+  async function check(txn: Txn): Promise<void> {
+    assert(txn.railRef, 'a payout at destsent has its rail reference')
     let state: PayoutState & { details?: Record<string, unknown> }
     try {
-      state = await net.check(txn.rail_ref, txn)
+      state = await net.check(txn.railRef, txn)
     } catch (err) {
       if (!(err instanceof RailFailure)) throw err
       if (!err.retryable) {
@@ -345,7 +345,7 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
       case 'completed':
         await deps.transactions().apply(txn.id, async (q, locked, move) => {
           if (locked.state !== 'destsent') return
-          const wallet = await deps.accounts.walletFor(q, locked.account_id, locked.src_ccy)
+          const wallet = await deps.accounts.walletFor(q, locked.accountId, locked.srcCcy)
           assert(wallet, 'a payout is funded from a wallet of its account')
           await postEntry(q, {
             txnId: locked.id,
@@ -355,9 +355,9 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
             postings: payoutPostings(locked, wallet.id, net.system),
           })
           await move('completed', {
-            src_settled: locked.src_amount,
-            dest_settled: locked.dest_amount,
-            ...(state.details ? { dest_details: { ...locked.dest_details, ...state.details } } : {}),
+            srcSettledMinor: locked.srcAmountMinor,
+            destSettledMinor: locked.destAmountMinor,
+            ...(state.details ? { destDetails: { ...locked.destDetails, ...state.details } } : {}),
           })
         })
         return
@@ -369,11 +369,11 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
    * return the money. A partner that cannot answer now is asked again later (the worker's lease
    * and the rail's backoff); any answer ends the look.
    */
-  async function lookForReturn(txn: TxnRow): Promise<void> {
-    if (!txn.rail_ref || typeof txn.dest_details.returnTxnId === 'string') return stopLooking(txn.id)
+  async function lookForReturn(txn: Txn): Promise<void> {
+    if (!txn.railRef || typeof txn.destDetails.returnTxnId === 'string') return stopLooking(txn.id)
     let state: PayoutState
     try {
-      state = await net.check(txn.rail_ref, txn)
+      state = await net.check(txn.railRef, txn)
     } catch (err) {
       if (!(err instanceof RailFailure)) throw err
       if (err.retryable) {
@@ -398,7 +398,7 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
     quote: (ctx) => net.quote(ctx),
     async confirm(q, _txn, ctx) {
       // The service has placed the hold; the worker submits the payout at once.
-      const row = await ctx.transition('srccreated', { next_check_at: ctx.now })
+      const row = await ctx.transition('srccreated', { nextCheckAtMs: ctx.now })
       await q.notify(WAKE_CHANNEL)
       return row
     },
@@ -416,17 +416,17 @@ function payoutFlow(deps: PayoutFlowDeps, net: PayoutNetwork): Flow {
  * the customer paid for it stays in the hot wallet and goes to revenue with the service fee, and
  * reconciliation finds the hot wallet's USDT equal to the books (docs/reconciliation.md).
  */
-export function payoutPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+export function payoutPostings(payout: Txn, walletId: string, system: SystemPurpose): Posting[] {
   const postings = walletOutPostings(payout, walletId, { system })
-  if (payout.src_ccy !== payout.dest_ccy) return postings
-  const out = systemAccountId(system, payout.dest_ccy)
+  if (payout.srcCcy !== payout.destCcy) return postings
+  const out = systemAccountId(system, payout.destCcy)
   const leaving = postings.find((p) => p.accountId === out)
-  const fees = postings.find((p) => p.accountId === systemAccountId('fees', payout.src_ccy))
+  const fees = postings.find((p) => p.accountId === systemAccountId('fees', payout.srcCcy))
   assert(leaving !== undefined && fees !== undefined, 'a payout posts to its network and to revenue')
-  const kept = leaving.amount - payout.dest_amount
+  const kept = leaving.amount - payout.destAmountMinor
   assert(kept >= 0n, 'a payout never sends more than the wallet paid for it')
   return postings.map((p) =>
-    p === leaving ? { ...p, amount: payout.dest_amount } : p === fees ? { ...p, amount: p.amount + kept } : p,
+    p === leaving ? { ...p, amount: payout.destAmountMinor } : p === fees ? { ...p, amount: p.amount + kept } : p,
   )
 }
 
@@ -434,7 +434,7 @@ export function payoutPostings(payout: TxnRow, walletId: string, system: SystemP
  * The entry of a returned payout: its completion entry with every posting's sign turned, so the
  * wallet gets back its whole debit and the network, FX and fee accounts give back what they got.
  */
-export function returnPostings(payout: TxnRow, walletId: string, system: SystemPurpose): Posting[] {
+export function returnPostings(payout: Txn, walletId: string, system: SystemPurpose): Posting[] {
   return payoutPostings(payout, walletId, system).map((posting) => ({
     ...posting,
     amount: -posting.amount,
@@ -456,47 +456,47 @@ async function recordReturn(
 ): Promise<void> {
   await deps.db.tx(async (q) => {
     const payout = await getTxn(q, payoutId, { lock: true })
-    if (!payout || payout.state !== 'completed' || typeof payout.dest_details.returnTxnId === 'string') return
-    const wallet = await deps.accounts.walletFor(q, payout.account_id, payout.src_ccy)
+    if (!payout || payout.state !== 'completed' || typeof payout.destDetails.returnTxnId === 'string') return
+    const wallet = await deps.accounts.walletFor(q, payout.accountId, payout.srcCcy)
     assert(wallet, 'a payout is funded from a wallet of its account')
     const stamp = BigInt(at)
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
       id: newId('txn'),
-      account_id: payout.account_id,
-      ext_ref_id: null,
-      request_hash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
+      accountId: payout.accountId,
+      extRefId: null,
+      requestHash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),
       kind: 'payout_return',
       state: 'completed',
       note: null,
-      deduct_fees_from_dest: false,
-      src_ccy: payout.dest_ccy,
-      src_method: payout.dest_method,
-      src_amount: payout.dest_amount,
-      src_fee: 0n,
-      src_network_fee: 0n,
-      src_details: { payoutTxnId: payout.id, [net.refField]: payout.rail_ref, reason },
-      src_created_at: stamp,
-      src_updated_at: stamp,
-      dest_ccy: payout.src_ccy,
-      dest_method: 'svcpay',
-      dest_amount: refund,
-      dest_details: {},
-      dest_created_at: stamp,
-      dest_updated_at: stamp,
-      fx_rate: payout.fx_rate,
-      expires_at: stamp,
+      deductFeesFromDest: false,
+      srcCcy: payout.destCcy,
+      srcMethod: payout.destMethod,
+      srcAmountMinor: payout.destAmountMinor,
+      srcFeeMinor: 0n,
+      srcNetworkFeeMinor: 0n,
+      srcDetails: { payoutTxnId: payout.id, [net.refField]: payout.railRef, reason },
+      srcCreatedAtMs: stamp,
+      srcUpdatedAtMs: stamp,
+      destCcy: payout.srcCcy,
+      destMethod: 'svcpay',
+      destAmountMinor: refund,
+      destDetails: {},
+      destCreatedAtMs: stamp,
+      destUpdatedAtMs: stamp,
+      fxRate: payout.fxRate,
+      expiresAtMs: stamp,
       kyc: null,
-      source_of_funds: null,
-      next_check_at: null,
-      created_at: stamp,
-      updated_at: stamp,
+      sourceOfFunds: null,
+      nextCheckAtMs: null,
+      createdAtMs: stamp,
+      updatedAtMs: stamp,
     })
     assert(inserted, 'a payout return has no extRefId to collide on')
     const ret = await settleReturn(q, inserted.id, {
       payoutId: payout.id,
       reason,
-      src: payout.dest_amount,
+      src: payout.destAmountMinor,
       dest: refund,
     })
     assert(ret, 'the payout return was just inserted')

@@ -50,10 +50,10 @@ export function checkQuoteAmounts(
       ? 'destReq.reqDetails.paymentRequest'
       : 'destReq.amtRequested'
   const total = walletDebit({
-    src_amount: quote.srcAmount,
-    src_fee: quote.srcFee,
-    src_network_fee: quote.srcNetworkFee,
-    deduct_fees_from_dest: input.deductNetworkFeesFromDest,
+    srcAmountMinor: quote.srcAmount,
+    srcFeeMinor: quote.srcFee,
+    srcNetworkFeeMinor: quote.srcNetworkFee,
+    deductFeesFromDest: input.deductNetworkFeesFromDest,
   })
   const breach =
     overCap(srcField, quote.srcAmount, src, 'the source amount') ??

@@ -4,7 +4,7 @@ import type { EntryInput } from '../ledger/ledger.js'
 import type { Rate } from '../shared/amount.js'
 import type { RateSnapshot } from '../rates/service.js'
 import type { TxnKind, TxnState } from './state-machine.js'
-import type { TxnPatch, TxnRow } from './repository.js'
+import type { TxnPatch, Txn } from './repository.js'
 import type { CreateBodySchema } from './schemas.js'
 import type { MoneyError } from './errors.js'
 
@@ -42,7 +42,7 @@ export interface QuoteContext {
 export interface ConfirmContext {
   now: number
   /** Move the locked transaction on, with its outbox event. */
-  transition(to: TxnRow['state'], patch?: TxnPatch): Promise<TxnRow>
+  transition(to: Txn['state'], patch?: TxnPatch): Promise<Txn>
   /** Data prepared outside the database transaction by `prepareConfirm`. */
   prepared: unknown
 }
@@ -66,19 +66,19 @@ export interface Flow {
    * Work that must not run under a row lock (a call to a node), done before the confirm
    * transaction. Its result reaches `confirm` as `ctx.prepared`.
    */
-  prepareConfirm?(txn: TxnRow): Promise<unknown>
+  prepareConfirm?(txn: Txn): Promise<unknown>
   /**
    * Inside the confirm transaction: the row is locked and `quoted`, and for wallet-funded flows the
    * funds are held. Must make exactly one transition. A flow has this or `settlement`.
    */
-  confirm?(q: Queryable, txn: TxnRow, ctx: ConfirmContext): Promise<TxnRow>
+  confirm?(q: Queryable, txn: Txn, ctx: ConfirmContext): Promise<Txn>
   /**
    * Instead of `confirm`, for a confirm with nothing to do but one journal entry and one transition
    * (a swap): what they are. The service can then confirm a quote it made in a single statement.
    */
-  settlement?(q: Queryable, txn: TxnRow, now: number): Promise<Settlement>
+  settlement?(q: Queryable, txn: Txn, now: number): Promise<Settlement>
   /** After the confirm transaction committed: follow-up calls to a rail that must not undo it. */
-  afterConfirm?(txn: TxnRow): Promise<void>
+  afterConfirm?(txn: Txn): Promise<void>
   /** Called by the worker when the transaction's `next_check_at` is due and it is past `quoted`. */
-  advance?(txn: TxnRow): Promise<void>
+  advance?(txn: Txn): Promise<void>
 }

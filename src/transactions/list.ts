@@ -1,7 +1,7 @@
 import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
 
@@ -171,7 +171,7 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
     ? `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${cursor.dir === 'after' ? 'DESC' : 'ASC'}, id ${cursor.dir === 'after' ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`
     : `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1} OFFSET ${(page - 1) * limit}`
   const [found, count] = await Promise.all([
-    db.query<TxnRow>(sql, params),
+    db.query<Txn>(sql, params),
     db.query<{ total: bigint }>(countSql.sql, countSql.params),
   ])
   const hasMore = found.rows.length > limit

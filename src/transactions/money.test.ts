@@ -11,7 +11,7 @@ import {
   walletOutPostings,
   type Requested,
 } from './money.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 import { isMoneyError, type MoneyError } from './errors.js'
 
 /** The money arithmetic of wallet-funded transactions, alone: exact, rounded in the service's favour. */
@@ -194,17 +194,17 @@ describe('walletAmounts', () => {
 })
 
 describe('walletOutPostings', () => {
-  const txn = (t: Partial<TxnRow>): TxnRow =>
+  const txn = (t: Partial<Txn>): Txn =>
     ({
-      src_ccy: 'BTC',
-      dest_ccy: 'BTC',
-      src_amount: 0n,
-      src_fee: 0n,
-      src_network_fee: 0n,
-      dest_amount: 0n,
-      deduct_fees_from_dest: false,
+      srcCcy: 'BTC',
+      destCcy: 'BTC',
+      srcAmountMinor: 0n,
+      srcFeeMinor: 0n,
+      srcNetworkFeeMinor: 0n,
+      destAmountMinor: 0n,
+      deductFeesFromDest: false,
       ...t,
-    }) as TxnRow
+    }) as Txn
   const sumsByCcy = (postings: Array<{ ccy: string; amount: bigint }>) => {
     const sums = new Map<string, bigint>()
     for (const p of postings) sums.set(p.ccy, (sums.get(p.ccy) ?? 0n) + p.amount)
@@ -212,7 +212,7 @@ describe('walletOutPostings', () => {
   }
 
   it('a send: the wallet pays amount and fees, the fee goes to revenue, the rest leaves by the rail', () => {
-    const t = txn({ src_amount: 10_000n, src_fee: 50n, src_network_fee: 200n, dest_amount: 10_000n })
+    const t = txn({ srcAmountMinor: 10_000n, srcFeeMinor: 50n, srcNetworkFeeMinor: 200n, destAmountMinor: 10_000n })
     expect(walletOutPostings(t, 'wal_a', { system: 'onchain' })).toEqual([
       { accountId: 'wal_a', ccy: 'BTC', amount: -10_250n },
       { accountId: 'sys:fees:BTC', ccy: 'BTC', amount: 50n },
@@ -221,7 +221,7 @@ describe('walletOutPostings', () => {
   })
 
   it('a swap: the source goes through FX liquidity in both currencies into the other wallet', () => {
-    const t = txn({ dest_ccy: 'USD', src_amount: 100_000n, src_fee: 500n, dest_amount: 9_500n })
+    const t = txn({ destCcy: 'USD', srcAmountMinor: 100_000n, srcFeeMinor: 500n, destAmountMinor: 9_500n })
     expect(walletOutPostings(t, 'wal_btc', { wallet: 'wal_usd' })).toEqual([
       { accountId: 'wal_btc', ccy: 'BTC', amount: -100_500n },
       { accountId: 'sys:fees:BTC', ccy: 'BTC', amount: 500n },
@@ -242,12 +242,12 @@ describe('walletOutPostings', () => {
         fc.constantFrom('BTC', 'USD'),
         (srcAmount, fee, networkFee, destAmount, deduct, destCcy) => {
           const t = txn({
-            dest_ccy: destCcy,
-            src_amount: srcAmount,
-            src_fee: fee,
-            src_network_fee: networkFee,
-            dest_amount: destAmount,
-            deduct_fees_from_dest: deduct,
+            destCcy: destCcy,
+            srcAmountMinor: srcAmount,
+            srcFeeMinor: fee,
+            srcNetworkFeeMinor: networkFee,
+            destAmountMinor: destAmount,
+            deductFeesFromDest: deduct,
           })
           const postings = walletOutPostings(t, 'wal_a', { system: 'lightning' })
           for (const sum of Object.values(sumsByCcy(postings))) expect(sum).toBe(0n)

@@ -5,7 +5,7 @@ import type { Posting } from '../ledger/ledger.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import type { CreateInput } from './flow.js'
 import { moneyError, type MoneyError } from './errors.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 
 /** A fee: the fixed part plus basis points of the amount, rounded up. */
 export function feeFor(rule: FeeRule, amountMinor: bigint): bigint {
@@ -92,9 +92,9 @@ export function walletAmounts(opts: {
 
 /** What a wallet-funded transaction takes from the wallet in all. */
 export function walletDebit(
-  txn: Pick<TxnRow, 'src_amount' | 'src_fee' | 'src_network_fee' | 'deduct_fees_from_dest'>,
+  txn: Pick<Txn, 'srcAmountMinor' | 'srcFeeMinor' | 'srcNetworkFeeMinor' | 'deductFeesFromDest'>,
 ) {
-  return txn.deduct_fees_from_dest ? txn.src_amount : txn.src_amount + txn.src_fee + txn.src_network_fee
+  return txn.deductFeesFromDest ? txn.srcAmountMinor : txn.srcAmountMinor + txn.srcFeeMinor + txn.srcNetworkFeeMinor
 }
 
 /**
@@ -103,7 +103,7 @@ export function walletDebit(
  * network), converted to the destination currency where the currencies differ.
  */
 export function walletOutPostings(
-  txn: TxnRow,
+  txn: Txn,
   walletId: string,
   outbound: { system: SystemPurpose } | { wallet: string },
 ): Posting[] {
@@ -111,23 +111,23 @@ export function walletOutPostings(
   const out = (ccy: string) =>
     'wallet' in outbound ? outbound.wallet : systemAccountId(outbound.system, ccy)
   const postings: Posting[] = [
-    { accountId: walletId, ccy: txn.src_ccy, amount: -debit },
-    { accountId: systemAccountId('fees', txn.src_ccy), ccy: txn.src_ccy, amount: txn.src_fee },
+    { accountId: walletId, ccy: txn.srcCcy, amount: -debit },
+    { accountId: systemAccountId('fees', txn.srcCcy), ccy: txn.srcCcy, amount: txn.srcFeeMinor },
   ]
-  if (txn.src_ccy === txn.dest_ccy) {
-    postings.push({ accountId: out(txn.src_ccy), ccy: txn.src_ccy, amount: debit - txn.src_fee })
+  if (txn.srcCcy === txn.destCcy) {
+    postings.push({ accountId: out(txn.srcCcy), ccy: txn.srcCcy, amount: debit - txn.srcFeeMinor })
   } else {
     postings.push({
-      accountId: systemAccountId('fx', txn.src_ccy),
-      ccy: txn.src_ccy,
-      amount: debit - txn.src_fee,
+      accountId: systemAccountId('fx', txn.srcCcy),
+      ccy: txn.srcCcy,
+      amount: debit - txn.srcFeeMinor,
     })
     postings.push({
-      accountId: systemAccountId('fx', txn.dest_ccy),
-      ccy: txn.dest_ccy,
-      amount: -txn.dest_amount,
+      accountId: systemAccountId('fx', txn.destCcy),
+      ccy: txn.destCcy,
+      amount: -txn.destAmountMinor,
     })
-    postings.push({ accountId: out(txn.dest_ccy), ccy: txn.dest_ccy, amount: txn.dest_amount })
+    postings.push({ accountId: out(txn.destCcy), ccy: txn.destCcy, amount: txn.destAmountMinor })
   }
   return postings
 }

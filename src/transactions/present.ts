@@ -1,43 +1,43 @@
 import { amountJson, DecimalText } from '../shared/amount.js'
 import { reqStatuses } from './state-machine.js'
-import type { TxnRow } from './repository.js'
+import type { Txn } from './repository.js'
 
 /** A transaction in the spec's response shape, amounts as exact decimals. */
-export function txnJson(txn: TxnRow, accountDisplayName: string) {
+export function txnJson(txn: Txn, accountDisplayName: string) {
   const status = reqStatuses(txn.state)
   const side = (prefix: 'src' | 'dest') => {
-    const ccy = prefix === 'src' ? txn.src_ccy : txn.dest_ccy
-    const settled = prefix === 'src' ? txn.src_settled : txn.dest_settled
+    const ccy = prefix === 'src' ? txn.srcCcy : txn.destCcy
+    const settled = prefix === 'src' ? txn.srcSettledMinor : txn.destSettledMinor
     return {
       ccy,
-      method: prefix === 'src' ? txn.src_method : txn.dest_method,
-      amtRequested: amountJson(prefix === 'src' ? txn.src_amount : txn.dest_amount, ccy),
+      method: prefix === 'src' ? txn.srcMethod : txn.destMethod,
+      amtRequested: amountJson(prefix === 'src' ? txn.srcAmountMinor : txn.destAmountMinor, ccy),
       amtSettled: settled === null ? null : amountJson(settled, ccy),
-      svcpayFees: amountJson(prefix === 'src' ? txn.src_fee : 0n, ccy),
-      networkFees: amountJson(prefix === 'src' ? txn.src_network_fee : 0n, ccy),
+      svcpayFees: amountJson(prefix === 'src' ? txn.srcFeeMinor : 0n, ccy),
+      networkFees: amountJson(prefix === 'src' ? txn.srcNetworkFeeMinor : 0n, ccy),
       reqStatus: prefix === 'src' ? status.src : status.dest,
-      expiresAt: Number(txn.expires_at),
-      createAt: Number(prefix === 'src' ? txn.src_created_at : txn.dest_created_at),
-      updatedAt: Number(prefix === 'src' ? txn.src_updated_at : txn.dest_updated_at),
-      reqDetails: presentDetails(prefix === 'src' ? txn.src_details : txn.dest_details),
+      expiresAt: Number(txn.expiresAtMs),
+      createAt: Number(prefix === 'src' ? txn.srcCreatedAtMs : txn.destCreatedAtMs),
+      updatedAt: Number(prefix === 'src' ? txn.srcUpdatedAtMs : txn.destUpdatedAtMs),
+      reqDetails: presentDetails(prefix === 'src' ? txn.srcDetails : txn.destDetails),
       ...(prefix === 'dest' && txn.kyc ? { kyc: txn.kyc } : {}),
     }
   }
   return {
     txnId: txn.id,
-    accountId: txn.account_id,
+    accountId: txn.accountId,
     accountDisplayName,
-    ...(txn.ext_ref_id !== null ? { extRefId: txn.ext_ref_id } : {}),
+    ...(txn.extRefId !== null ? { extRefId: txn.extRefId } : {}),
     txnState: txn.state,
     msg: txn.msg,
     ...(txn.note !== null ? { note: txn.note } : {}),
-    deductNetworkFeesFromDest: txn.deduct_fees_from_dest,
+    deductNetworkFeesFromDest: txn.deductFeesFromDest,
     sourceReq: side('src'),
     destReq: side('dest'),
-    ...(txn.source_of_funds ? { sourceOfFunds: txn.source_of_funds } : {}),
-    fxRate: new DecimalText(txn.fx_rate),
-    createdAt: Number(txn.created_at),
-    updatedAt: Number(txn.updated_at),
+    ...(txn.sourceOfFunds ? { sourceOfFunds: txn.sourceOfFunds } : {}),
+    fxRate: new DecimalText(txn.fxRate),
+    createdAt: Number(txn.createdAtMs),
+    updatedAt: Number(txn.updatedAtMs),
   }
 }
 

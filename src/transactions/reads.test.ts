@@ -40,7 +40,7 @@ describe('transaction reads coalesced per turn of the event loop', () => {
     const rows = await Promise.all([...ids, ids[0]!].map((id) => reader.get(id, a.accountId)))
     expect(seen.statements).toBe(1)
     expect(rows.map((r) => r?.id)).toEqual([...ids, ids[0]])
-    expect(rows.every((r) => r?.account_id === a.accountId)).toBe(true)
+    expect(rows.every((r) => r?.accountId === a.accountId)).toBe(true)
   })
 
   it("gives nothing for another account's transaction or an unknown id, even in the same batch", async () => {

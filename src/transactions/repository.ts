@@ -15,48 +15,48 @@ import { assert, InvariantError } from '../shared/assert.js'
 import { entryCtes, holdCtes, type EntryInput, type Param } from '../ledger/ledger.js'
 
 /** A transaction as stored. Amounts are minor units of their side's currency. */
-export interface TxnRow {
+export interface Txn {
   id: string
-  account_id: string
-  ext_ref_id: string | null
-  request_hash: string
+  accountId: string
+  extRefId: string | null
+  requestHash: string
   kind: TxnKind
   state: TxnState
   msg: string
   note: string | null
-  deduct_fees_from_dest: boolean
-  src_ccy: string
-  src_method: string
-  src_amount: bigint
-  src_fee: bigint
-  src_network_fee: bigint
-  src_settled: bigint | null
-  src_details: Record<string, unknown>
-  src_created_at: bigint
-  src_updated_at: bigint
-  dest_ccy: string
-  dest_method: string
-  dest_amount: bigint
-  dest_settled: bigint | null
-  dest_details: Record<string, unknown>
-  dest_created_at: bigint
-  dest_updated_at: bigint
-  fx_rate: string
-  expires_at: bigint
+  deductFeesFromDest: boolean
+  srcCcy: string
+  srcMethod: string
+  srcAmountMinor: bigint
+  srcFeeMinor: bigint
+  srcNetworkFeeMinor: bigint
+  srcSettledMinor: bigint | null
+  srcDetails: Record<string, unknown>
+  srcCreatedAtMs: bigint
+  srcUpdatedAtMs: bigint
+  destCcy: string
+  destMethod: string
+  destAmountMinor: bigint
+  destSettledMinor: bigint | null
+  destDetails: Record<string, unknown>
+  destCreatedAtMs: bigint
+  destUpdatedAtMs: bigint
+  fxRate: string
+  expiresAtMs: bigint
   kyc: Record<string, unknown> | null
-  source_of_funds: Record<string, unknown> | null
-  rail_ref: string | null
-  page_id: string | null
-  next_check_at: bigint | null
-  created_at: bigint
-  updated_at: bigint
+  sourceOfFunds: Record<string, unknown> | null
+  railRef: string | null
+  pageId: string | null
+  nextCheckAtMs: bigint | null
+  createdAtMs: bigint
+  updatedAtMs: bigint
 }
 
 export type NewTxn = Omit<
-  TxnRow,
-  'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'
+  Txn,
+  'srcSettledMinor' | 'destSettledMinor' | 'msg' | 'nextCheckAtMs' | 'railRef' | 'pageId'
 > & {
-  next_check_at: number | null
+  nextCheckAtMs: number | null
 }
 
 // prettier-ignore
@@ -100,16 +100,16 @@ export interface TxnRepository {
    * would; with `hold` as well, the wallet hold of a wallet-funded quote (see holdCtes), when it is
    * covered.
    */
-  insertTxn(q: Queryable, txn: NewTxn, opts?: InsertOptions): Promise<TxnRow | undefined>
+  insertTxn(q: Queryable, txn: NewTxn, opts?: InsertOptions): Promise<Txn | undefined>
   /** See `transition` below. */
-  transition(q: Queryable, txn: TxnRow, to: TxnState, patch: TxnPatch, at: ChangeTime): Promise<TxnRow>
+  transition(q: Queryable, txn: Txn, to: TxnState, patch: TxnPatch, at: ChangeTime): Promise<Txn>
   /** See `settleQuoted` below. */
   settleQuoted(
     q: Queryable,
-    txn: TxnRow,
+    txn: Txn,
     settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
     at: ChangeTime,
-  ): Promise<TxnRow | undefined>
+  ): Promise<Txn | undefined>
   /** Write the outbox event of a transaction inserted without one (a deposit, a payout return). */
   recordEvent(q: Queryable, txn: OutboxTxn): Promise<void>
 }
@@ -132,13 +132,13 @@ async function insertTxn(
   txn: NewTxn,
   opts: InsertOptions,
   outbox: OutboxConfig,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const values = INSERT_COLUMNS.map((c) => param(c, (txn as any)[c]))
   const insert = `INSERT INTO transactions (${INSERT_COLUMNS.join(', ')})
      VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
-    const { rows } = await q.query<TxnRow>(insert, values)
+    const { rows } = await q.query<Txn>(insert, values)
     return rows[0]
   }
   // The columns, then the outbox's two parameters, then the hold's.
@@ -149,7 +149,7 @@ async function insertTxn(
     return `$${params.length}`
   }
   const hold = opts.hold ? `, ${holdCtes(p, { txnId: txn.id, ...opts.hold }, 'changed')}` : ''
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     `WITH changed AS (${insert}), ${outboxCtes}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
     params,
   )
@@ -160,7 +160,7 @@ async function insertTxn(
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
     opts.accountId ? [id, opts.accountId] : [id],
   )
@@ -175,8 +175,8 @@ export async function lockForConfirm(
   q: Queryable,
   id: string,
   accountId: string,
-): Promise<{ txn: TxnRow; pendingHold: bigint } | undefined> {
-  const { rows } = await q.query<TxnRow & { pending_hold?: bigint | null }>(
+): Promise<{ txn: Txn; pendingHold: bigint } | undefined> {
+  const { rows } = await q.query<Txn & { pending_hold?: bigint | null }>(
     `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
        FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
     [id, accountId],
@@ -189,7 +189,7 @@ export async function lockForConfirm(
 }
 
 export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     'SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2',
     [accountId, extRefId],
   )
@@ -197,20 +197,17 @@ export async function getByExtRef(q: Queryable, accountId: string, extRefId: str
 }
 
 /** Columns a transition may change besides the state. */
-export type TxnPatch = Partial<
-  Pick<
-    TxnRow,
-    | 'msg'
-    | 'src_settled'
-    | 'dest_settled'
-    | 'src_details'
-    | 'dest_details'
-    | 'src_network_fee'
-    | 'rail_ref'
-    | 'page_id'
-    | 'expires_at'
-  >
-> & { next_check_at?: number | null }
+export type TxnPatch = Partial<{
+  msg: string
+  srcSettledMinor: bigint | null
+  destSettledMinor: bigint | null
+  srcDetails: Record<string, unknown>
+  destDetails: Record<string, unknown>
+  srcNetworkFeeMinor: bigint
+  railRef: string | null
+  pageId: string | null
+  expiresAtMs: bigint
+}> & { nextCheckAtMs?: number | null }
 
 export class StaleTransition extends Error {}
 
@@ -221,18 +218,18 @@ export class StaleTransition extends Error {}
  */
 async function transition(
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   to: TxnState,
   patch: TxnPatch,
   opts: ChangeOptions,
-): Promise<TxnRow> {
+): Promise<Txn> {
   const values: unknown[] = []
   const p: Param = (value) => {
     values.push(value)
     return `$${values.length}`
   }
   // The change and its outbox event in one statement (one round trip).
-  const { rows } = await q.query<TxnRow>(
+  const { rows } = await q.query<Txn>(
     `WITH ${transitionCtes(p, txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
     values,
   )
@@ -250,7 +247,7 @@ async function transition(
  */
 function transitionCtes(
   p: Param,
-  txn: Pick<TxnRow, 'id' | 'kind' | 'state'>,
+  txn: Pick<Txn, 'id' | 'kind' | 'state'>,
   to: TxnState,
   patch: TxnPatch,
   opts: ChangeOptions,
@@ -286,10 +283,10 @@ function transitionCtes(
  */
 async function settleQuoted(
   q: Queryable,
-  txn: TxnRow,
+  txn: Txn,
   settlement: { entry: EntryInput; to: TxnState; patch: TxnPatch },
   opts: ChangeOptions,
-): Promise<TxnRow | undefined> {
+): Promise<Txn | undefined> {
   const values: unknown[] = []
   const p: Param = (value) => {
     values.push(value)
@@ -297,10 +294,10 @@ async function settleQuoted(
   }
   const gate = `quoted_txn AS (
        SELECT t.id FROM transactions t
-        WHERE t.id = ${p(txn.id)} AND t.account_id = ${p(txn.account_id)} AND t.state = 'quoted'
-          AND t.expires_at > ${p(opts.now)} AND t.src_amount = ${p(txn.src_amount)}
-          AND t.src_fee = ${p(txn.src_fee)} AND t.src_network_fee = ${p(txn.src_network_fee)}
-          AND t.dest_amount = ${p(txn.dest_amount)}
+        WHERE t.id = ${p(txn.id)} AND t.account_id = ${p(txn.accountId)} AND t.state = 'quoted'
+          AND t.expires_at > ${p(opts.now)} AND t.src_amount = ${p(txn.srcAmountMinor)}
+          AND t.src_fee = ${p(txn.srcFeeMinor)} AND t.src_network_fee = ${p(txn.srcNetworkFeeMinor)}
+          AND t.dest_amount = ${p(txn.destAmountMinor)}
           AND EXISTS (SELECT 1 FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')
         FOR UPDATE OF t)`
   const entry = entryCtes(p, { ...settlement.entry, settleHolds: true }, 'quoted_txn')
@@ -309,7 +306,7 @@ async function settleQuoted(
   const together = `ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
        ${p(`confirm of ${txn.kind} changed the transaction and its entry together`)})`
   // One row whatever happened, so that both checks are always evaluated.
-  const { rows } = await q.query<TxnRow & { checked?: boolean }>(
+  const { rows } = await q.query<Txn & { checked?: boolean }>(
     `WITH ${gate}, ${entry.ctes}, ${change}
      SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
@@ -471,8 +468,8 @@ export async function settleReturn(
   q: Queryable,
   id: string,
   settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
-): Promise<TxnRow | undefined> {
-  const { rows } = await q.query<TxnRow>(
+): Promise<Txn | undefined> {
+  const { rows } = await q.query<Txn>(
     `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
       WHERE id = $1 RETURNING *`,
     [id, settled.payoutId, settled.reason, settled.src, settled.dest],
@@ -483,13 +480,13 @@ export async function settleReturn(
 /** Mark a completed payout returned: its details name the return and why, its message says so. */
 export async function markPayoutReturned(
   q: Queryable,
-  payout: Pick<TxnRow, 'id' | 'dest_details'>,
+  payout: Pick<Txn, 'id' | 'destDetails'>,
   returned: { returnTxnId: string; reason: string; at: number },
 ): Promise<void> {
   await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
     payout.id,
     JSON.stringify({
-      ...payout.dest_details,
+      ...payout.destDetails,
       returnTxnId: returned.returnTxnId,
       returnReason: returned.reason,
     }),

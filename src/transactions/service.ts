@@ -18,7 +18,7 @@ import {
   type NewTxn,
   type TxnPatch,
   type TxnRepository,
-  type TxnRow,
+  type Txn,
 } from './repository.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
@@ -29,18 +29,18 @@ import { insertApproval } from '../approvals/repository.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 
 export interface TransactionsService {
-  create(input: CreateInput, rawBody: unknown): Promise<TxnRow>
-  confirm(accountId: string, txnId: string): Promise<TxnRow>
-  cancel(accountId: string, txnId: string): Promise<TxnRow>
-  get(accountId: string, txnId: string): Promise<TxnRow>
+  create(input: CreateInput, rawBody: unknown): Promise<Txn>
+  confirm(accountId: string, txnId: string): Promise<Txn>
+  cancel(accountId: string, txnId: string): Promise<Txn>
+  get(accountId: string, txnId: string): Promise<Txn>
   /** Expire a quote whose time is up (worker); a no-op when it moved on meanwhile. */
   expireQuote(txnId: string): Promise<void>
   /** Apply a transition from outside a request (flows, watchers), with its event. */
-  apply(txnId: string, fn: (q: Queryable, txn: TxnRow, move: Mover) => Promise<void>): Promise<void>
+  apply(txnId: string, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
   flows: Map<TxnKind, Flow>
 }
 
-export type Mover = (to: TxnRow['state'], patch?: TxnPatch) => Promise<TxnRow>
+export type Mover = (to: Txn['state'], patch?: TxnPatch) => Promise<Txn>
 
 /** Which flow serves a method pair; errors name the field at fault. */
 export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind {
@@ -147,8 +147,8 @@ export function createTransactionsService(deps: {
     return flow
   }
 
-  async function sameRequestOr409(existing: TxnRow, hash: string, rawBody: unknown): Promise<TxnRow> {
-    if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(rawBody)) {
+  async function sameRequestOr409(existing: Txn, hash: string, rawBody: unknown): Promise<Txn> {
+    if (existing.requestHash !== hash && existing.requestHash !== legacyRequestHash(rawBody)) {
       throw new ApiError('duplicate_ext_ref_id', 'extRefId was already used for a different transaction', [
         { field: 'extRefId', issue: 'already used with a different request body' },
       ])
@@ -168,8 +168,8 @@ export function createTransactionsService(deps: {
   // switched off). Swap create then confirm, 16 connections, 1,500 swaps on PostgreSQL, alternated
   // three times (2026-11-24, load average 12-20): server CPU 2.27, 2.45, 2.27 ms per swap with it
   // and 2.62, 3.11, 3.27 ms without; 107, 107, 78 swaps/s against 90, 73, 67.
-  const recentQuotes = new Map<string, TxnRow>()
-  const rememberQuote = (txn: TxnRow) => {
+  const recentQuotes = new Map<string, Txn>()
+  const rememberQuote = (txn: Txn) => {
     if (recentQuotes.size >= RECENT_QUOTES_MAX) recentQuotes.delete(recentQuotes.keys().next().value!)
     recentQuotes.set(txn.id, txn)
   }
@@ -178,22 +178,22 @@ export function createTransactionsService(deps: {
    * The one-statement confirm of a quote this process made whose flow is a settlement (a swap);
    * undefined when it does not apply or its conditions no longer hold (nothing was written then).
    */
-  async function settleMadeHere(quoted: TxnRow, accountId: string): Promise<TxnRow | undefined> {
-    if (quoted.account_id !== accountId) return undefined
+  async function settleMadeHere(quoted: Txn, accountId: string): Promise<Txn | undefined> {
+    if (quoted.accountId !== accountId) return undefined
     const flow = flowOf(quoted.kind)
     const at = now()
-    if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expires_at) return undefined
+    if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expiresAtMs) return undefined
     return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
   }
 
   /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
-  async function hold(q: Queryable, txn: TxnRow, at: number): Promise<boolean> {
+  async function hold(q: Queryable, txn: Txn, at: number): Promise<boolean> {
     // The wallet is found by account and currency in the hold's own statement (no wallet: false).
     const amount = walletDebit(txn)
-    return placeHold(q, { txnId: txn.id, accountId: txn.account_id, ccy: txn.src_ccy, amount, now: at })
+    return placeHold(q, { txnId: txn.id, accountId: txn.accountId, ccy: txn.srcCcy, amount, now: at })
   }
 
-  async function expireInTx(q: Queryable, txn: TxnRow, at: number): Promise<TxnRow> {
+  async function expireInTx(q: Queryable, txn: Txn, at: number): Promise<Txn> {
     await voidHolds(q, txn.id, at)
     return transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at })
   }
@@ -203,7 +203,7 @@ export function createTransactionsService(deps: {
    * do outside that transaction (a call to a node); a quote this process made (`knownKind`), of a
    * kind without such work, goes straight to the locked read.
    */
-  async function confirmLocked(accountId: string, txnId: string, knownKind?: TxnKind): Promise<TxnRow> {
+  async function confirmLocked(accountId: string, txnId: string, knownKind?: TxnKind): Promise<Txn> {
     let flow = knownKind ? flowOf(knownKind) : undefined
     let prepared: unknown
     if (!flow || flow.prepareConfirm) {
@@ -213,7 +213,7 @@ export function createTransactionsService(deps: {
       if (settled) return settled
       flow = flowOf(first.kind)
       prepared =
-        first.expires_at > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+        first.expiresAtMs > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
     }
     const confirming = flow
     let expired = false
@@ -224,11 +224,11 @@ export function createTransactionsService(deps: {
       const again = settledAnswer(txn)
       if (again) return again
       const at = now()
-      if (BigInt(at) >= txn.expires_at) {
+      if (BigInt(at) >= txn.expiresAtMs) {
         expired = true
         return expireInTx(q, txn, at)
       }
-      if (txn.src_method === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
+      if (txn.srcMethod === 'svcpay' && pendingHold === 0n && !(await hold(q, txn, at))) {
         return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, opts())
       }
       const stepOpts = { now: at }
@@ -238,7 +238,7 @@ export function createTransactionsService(deps: {
       if (reasons.length > 0) {
         const deadline = at + config.approvalTtlS * 1000
         await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
-        return transition(q, txn, 'processing', { next_check_at: deadline }, stepOpts)
+        return transition(q, txn, 'processing', { nextCheckAtMs: deadline }, stepOpts)
       }
       if (confirming.settlement) {
         const settlement = await confirming.settlement(q, txn, at)
@@ -259,7 +259,7 @@ export function createTransactionsService(deps: {
   }
 
   /** A flow's follow-up after its confirm committed: what is committed stands, so a failure is logged. */
-  async function followUp(flow: Flow, row: TxnRow): Promise<void> {
+  async function followUp(flow: Flow, row: Txn): Promise<void> {
     await flow
       .afterConfirm?.(row)
       .catch((err) =>
@@ -290,34 +290,34 @@ export function createTransactionsService(deps: {
       // a hold): confirm tries the hold again.
       const fields: NewTxn = {
         id,
-        account_id: input.accountId,
-        ext_ref_id: input.extRefId ?? null,
-        request_hash: hash,
+        accountId: input.accountId,
+        extRefId: input.extRefId ?? null,
+        requestHash: hash,
         kind,
         state: 'quoted',
         note: input.note ?? null,
-        deduct_fees_from_dest: input.deductNetworkFeesFromDest,
-        src_ccy: input.sourceReq.ccy,
-        src_method: input.sourceReq.method,
-        src_amount: quote.srcAmount,
-        src_fee: quote.srcFee,
-        src_network_fee: quote.srcNetworkFee,
-        src_details: quote.srcDetails,
-        src_created_at: BigInt(at),
-        src_updated_at: BigInt(at),
-        dest_ccy: input.destReq.ccy,
-        dest_method: input.destReq.method,
-        dest_amount: quote.destAmount,
-        dest_details: quote.destDetails,
-        dest_created_at: BigInt(at),
-        dest_updated_at: BigInt(at),
-        fx_rate: formatRate(quote.fxRate),
-        expires_at: BigInt(expiresAt),
+        deductFeesFromDest: input.deductNetworkFeesFromDest,
+        srcCcy: input.sourceReq.ccy,
+        srcMethod: input.sourceReq.method,
+        srcAmountMinor: quote.srcAmount,
+        srcFeeMinor: quote.srcFee,
+        srcNetworkFeeMinor: quote.srcNetworkFee,
+        srcDetails: quote.srcDetails,
+        srcCreatedAtMs: BigInt(at),
+        srcUpdatedAtMs: BigInt(at),
+        destCcy: input.destReq.ccy,
+        destMethod: input.destReq.method,
+        destAmountMinor: quote.destAmount,
+        destDetails: quote.destDetails,
+        destCreatedAtMs: BigInt(at),
+        destUpdatedAtMs: BigInt(at),
+        fxRate: formatRate(quote.fxRate),
+        expiresAtMs: BigInt(expiresAt),
         kyc: quote.kyc ?? null,
-        source_of_funds: quote.sourceOfFunds ?? null,
-        next_check_at: expiresAt,
-        created_at: BigInt(at),
-        updated_at: BigInt(at),
+        sourceOfFunds: quote.sourceOfFunds ?? null,
+        nextCheckAtMs: expiresAt,
+        createdAtMs: BigInt(at),
+        updatedAtMs: BigInt(at),
       }
       const hold = {
         accountId: input.accountId,
@@ -364,7 +364,7 @@ export function createTransactionsService(deps: {
           )
         }
         const at = now()
-        if (BigInt(at) >= txn.expires_at) {
+        if (BigInt(at) >= txn.expiresAtMs) {
           expired = true
           return expireInTx(q, txn, at)
         }
@@ -384,7 +384,7 @@ export function createTransactionsService(deps: {
     async expireQuote(txnId) {
       await db.tx(async (q) => {
         const txn = await getTxn(q, txnId, { lock: true })
-        if (!txn || txn.state !== 'quoted' || txn.expires_at > BigInt(now())) return
+        if (!txn || txn.state !== 'quoted' || txn.expiresAtMs > BigInt(now())) return
         await expireInTx(q, txn, now())
       })
     },
@@ -404,7 +404,7 @@ export function createTransactionsService(deps: {
   }
 
   /** The answer to a confirm of a transaction no longer `quoted`, or undefined when it is. */
-  function settledAnswer(txn: TxnRow): TxnRow | undefined {
+  function settledAnswer(txn: Txn): Txn | undefined {
     if (txn.state === 'quoted') return undefined
     if (txn.state === 'usercanceled') throw new ApiError('invalid_state', 'The transaction was cancelled')
     if (txn.state === 'expired' && txn.msg === 'quote_expired') {

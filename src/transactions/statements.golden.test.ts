@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Queryable } from '../db/db.js'
 import { entryCtes, holdCtes, type Param } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
-import { createTxnRepository, type TxnRow } from './repository.js'
+import { createTxnRepository, type Txn } from './repository.js'
 
 /**
  * The text of the hardest statements, pinned: the swap confirm (one statement that locks the quote,
@@ -33,17 +33,17 @@ function params(): { p: Param; values: unknown[] } {
 
 const swap = {
   id: 'txn_0000000000000000000000swap',
-  account_id: 'acc_00000000000000000000000001',
+  accountId: 'acc_00000000000000000000000001',
   kind: 'swap',
   state: 'quoted',
-  src_ccy: 'BTC',
-  dest_ccy: 'USD',
-  src_amount: 100_000n,
-  src_fee: 500n,
-  src_network_fee: 0n,
-  dest_amount: 9_500n,
-  deduct_fees_from_dest: false,
-} as TxnRow
+  srcCcy: 'BTC',
+  destCcy: 'USD',
+  srcAmountMinor: 100_000n,
+  srcFeeMinor: 500n,
+  srcNetworkFeeMinor: 0n,
+  destAmountMinor: 9_500n,
+  deductFeesFromDest: false,
+} as Txn
 
 describe('statement text', () => {
   // The outbox stamps its event with the repository's clock, not the transition's time: a still one.
@@ -80,7 +80,7 @@ describe('statement text', () => {
     const { p, values } = params()
     const sql = holdCtes(p, {
       txnId: swap.id,
-      accountId: swap.account_id,
+      accountId: swap.accountId,
       ccy: 'BTC',
       amount: 100_500n,
       now: NOW,
@@ -95,7 +95,7 @@ describe('statement text', () => {
       kind: 'onchain_send',
       now: NOW,
       settleHolds: true,
-      postings: walletOutPostings({ ...swap, dest_ccy: 'BTC', dest_amount: 100_000n }, 'wal_btc', {
+      postings: walletOutPostings({ ...swap, destCcy: 'BTC', destAmountMinor: 100_000n }, 'wal_btc', {
         system: 'onchain',
       }),
     })

@@ -59,7 +59,7 @@ describe('swap confirm in one statement', () => {
       holds: holds.map((x) => x.status),
       events: events.map((x) => x.txn_state),
       state: txn?.state,
-      settled: [txn?.src_settled, txn?.dest_settled],
+      settled: [txn?.srcSettledMinor, txn?.destSettledMinor],
     }
   }
 
@@ -169,12 +169,12 @@ describe('swap confirm in one statement', () => {
             kind: 'swap',
             now: Date.now(),
             postings: [
-              { accountId: 'wal_missing', ccy: 'BTC', amount: -txn.src_amount - txn.src_fee },
-              { accountId: systemAccountId('fx', 'BTC'), ccy: 'BTC', amount: txn.src_amount + txn.src_fee },
+              { accountId: 'wal_missing', ccy: 'BTC', amount: -txn.srcAmountMinor - txn.srcFeeMinor },
+              { accountId: systemAccountId('fx', 'BTC'), ccy: 'BTC', amount: txn.srcAmountMinor + txn.srcFeeMinor },
             ],
           },
           to: 'completed',
-          patch: { src_settled: txn.src_amount },
+          patch: { srcSettledMinor: txn.srcAmountMinor },
         },
         { now: Date.now() },
       ),

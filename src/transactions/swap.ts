@@ -34,8 +34,8 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
       return { ...amounts, srcNetworkFee: 0n, fxRate: fx, srcDetails: {}, destDetails: {}, fromWallet: true }
     },
     async settlement(q, txn, now) {
-      const from = await deps.accounts.walletIdFor(q, txn.account_id, txn.src_ccy)
-      const to = await deps.accounts.walletIdFor(q, txn.account_id, txn.dest_ccy)
+      const from = await deps.accounts.walletIdFor(q, txn.accountId, txn.srcCcy)
+      const to = await deps.accounts.walletIdFor(q, txn.accountId, txn.destCcy)
       assert(from && to, 'swap wallets exist')
       return {
         entry: {
@@ -46,7 +46,7 @@ export function swapFlow(deps: { config: Config; rates: RatesService; accounts: 
           postings: walletOutPostings(txn, from, { wallet: to }),
         },
         to: 'completed',
-        patch: { src_settled: txn.src_amount, dest_settled: txn.dest_amount },
+        patch: { srcSettledMinor: txn.srcAmountMinor, destSettledMinor: txn.destAmountMinor },
       }
     },
   }
