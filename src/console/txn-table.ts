@@ -1,6 +1,6 @@
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'

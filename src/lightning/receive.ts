@@ -6,7 +6,8 @@ import { RailFailure } from '../rails/rail.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import type { Flow } from '../transactions/flow.js'
-import { scheduleCheck, setRailRef, type Txn } from '../transactions/repository.js'
+import { scheduleCheck, setRailRef } from '../transactions/repository.js'
+import { txnFromRow, type Txn } from '../transactions/txn.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -35,16 +36,12 @@ export const canonicalInvoice = (text: string) =>
     .toLowerCase()
 
 /** Our own receive waiting on this payment hash, if the invoice is one this service issued. */
-export async function receiveFor(
-  q: Queryable,
-  paymentHash: string,
-  lock: boolean,
-): Promise<Txn | undefined> {
-  const { rows } = await q.query<Txn>(
+export async function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Promise<Txn | undefined> {
+  const { rows } = await q.query(
     `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
     [paymentHash],
   )
-  return rows[0]
+  return rows[0] && txnFromRow(rows[0])
 }
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */
@@ -61,7 +58,7 @@ export function internalInvoiceIssue(
   }
   if (receive.state === 'completed')
     return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
-  if (receive.state !== 'srccreated' || receive.expiresAtMs <= BigInt(now)) {
+  if (receive.state !== 'srccreated' || receive.expiresAtMs <= now) {
     return { msg: 'invoice_expired', issue: 'the invoice has expired' }
   }
   return undefined
@@ -106,10 +103,7 @@ export async function completeLnReceive(
  * lightning, `rail_ref` the payment hash; at most one per hash), completed at once, with the
  * Lightning receive fee. Nothing is dropped, and nothing is credited twice.
  */
-export async function creditSecondPayment(
-  deps: BitcoinDeps,
-  paymentHash: string,
-): Promise<Txn | undefined> {
+export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string): Promise<Txn | undefined> {
   const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
   if (invoice.state !== 'settled') return undefined
   const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
@@ -119,15 +113,15 @@ export async function creditSecondPayment(
     await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
-    const { rows: done } = await q.query<Txn>(
+    const { rows: done } = await q.query(
       `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
       [paymentHash],
     )
-    if (done[0]) return done[0]
+    if (done[0]) return txnFromRow(done[0])
     const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
-    const at = BigInt(now)
+    const at = now
     const row = await deps.repository.insertTxn(
       q,
       {
@@ -245,7 +239,7 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
         },
         railRef: issued.paymentHash,
         pageId: pageId,
-        expiresAtMs: BigInt(issued.expiresAtMs),
+        expiresAtMs: issued.expiresAtMs,
         nextCheckAtMs: ctx.now + INVOICE_POLL.minMs,
       })
     },
@@ -269,7 +263,7 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
         })
         return
       }
-      if (invoice.state === 'canceled' || BigInt(at) >= txn.expiresAtMs + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
+      if (invoice.state === 'canceled' || at >= txn.expiresAtMs + INVOICE_EXPIRY_GRACE_MS) {
         await deps.transactions().apply(txn.id, async (_q, t, move) => {
           if (t.state === 'srccreated') await move('expired', { msg: 'invoice_expired' })
         })

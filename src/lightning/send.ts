@@ -4,7 +4,8 @@ import { postEntry, systemAccountId, voidHolds, type Posting } from '../ledger/l
 import { ceilDiv } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import { scheduleCheck, type Txn } from '../transactions/repository.js'
+import { scheduleCheck } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import {
@@ -94,10 +95,10 @@ async function completeSend(
     postings: sendPostings(txn, wallet.id, routingFeeSats),
   })
   return {
-    src_network_fee: routingFeeSats,
-    src_settled: txn.srcAmountMinor,
-    dest_settled: txn.destAmountMinor,
-    dest_details: { ...txn.destDetails, preimage },
+    srcNetworkFeeMinor: routingFeeSats,
+    srcSettledMinor: txn.srcAmountMinor,
+    destSettledMinor: txn.destAmountMinor,
+    destDetails: { ...txn.destDetails, preimage },
   }
 }
 
@@ -207,7 +208,7 @@ export async function confirmLnSend(
   )
   return ctx.transition('completed', {
     ...patch,
-    destDetails: { ...patch.dest_details, internal: true },
+    destDetails: { ...patch.destDetails, internal: true },
     railRef: paymentHash,
   })
 }

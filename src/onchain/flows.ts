@@ -13,7 +13,8 @@ import type { Flow } from '../transactions/flow.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError } from '../transactions/errors.js'
 import { decimalDetail } from '../transactions/present.js'
-import { getTxn, recordSendRate, setDestDetails, type Txn } from '../transactions/repository.js'
+import { getTxn, recordSendRate, setDestDetails } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import {
   checkAgainAt,
   invoicePageUrl,
@@ -93,7 +94,7 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
         },
         pageId: pageId,
         railRef: prepared.address,
-        expiresAtMs: BigInt(expiresAt),
+        expiresAtMs: expiresAt,
         nextCheckAtMs: expiresAt,
       })
     },
@@ -101,7 +102,7 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
     async advance(txn) {
       if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
       if (txn.state !== 'srcintent') return
-      if (BigInt(now()) < txn.expiresAtMs) {
+      if (now() < txn.expiresAtMs) {
         await checkAgainAt(deps.db, txn, Number(txn.expiresAtMs))
         return
       }

@@ -51,7 +51,7 @@ import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import type { Flow, Quote, QuoteContext } from '../transactions/flow.js'
 import type { TxnKind } from '../transactions/state-machine.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import type { TransactionsService } from '../transactions/service.js'
 import { requestedAmount, walletAmounts, walletDebit, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
@@ -426,7 +426,11 @@ export function payoutPostings(payout: Txn, walletId: string, system: SystemPurp
   const kept = leaving.amount - payout.destAmountMinor
   assert(kept >= 0n, 'a payout never sends more than the wallet paid for it')
   return postings.map((p) =>
-    p === leaving ? { ...p, amount: payout.destAmountMinor } : p === fees ? { ...p, amount: p.amount + kept } : p,
+    p === leaving
+      ? { ...p, amount: payout.destAmountMinor }
+      : p === fees
+        ? { ...p, amount: p.amount + kept }
+        : p,
   )
 }
 
@@ -459,7 +463,6 @@ async function recordReturn(
     if (!payout || payout.state !== 'completed' || typeof payout.destDetails.returnTxnId === 'string') return
     const wallet = await deps.accounts.walletFor(q, payout.accountId, payout.srcCcy)
     assert(wallet, 'a payout is funded from a wallet of its account')
-    const stamp = BigInt(at)
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
       id: newId('txn'),
@@ -476,21 +479,21 @@ async function recordReturn(
       srcFeeMinor: 0n,
       srcNetworkFeeMinor: 0n,
       srcDetails: { payoutTxnId: payout.id, [net.refField]: payout.railRef, reason },
-      srcCreatedAtMs: stamp,
-      srcUpdatedAtMs: stamp,
+      srcCreatedAtMs: at,
+      srcUpdatedAtMs: at,
       destCcy: payout.srcCcy,
       destMethod: 'svcpay',
       destAmountMinor: refund,
       destDetails: {},
-      destCreatedAtMs: stamp,
-      destUpdatedAtMs: stamp,
+      destCreatedAtMs: at,
+      destUpdatedAtMs: at,
       fxRate: payout.fxRate,
-      expiresAtMs: stamp,
+      expiresAtMs: at,
       kyc: null,
       sourceOfFunds: null,
       nextCheckAtMs: null,
-      createdAtMs: stamp,
-      updatedAtMs: stamp,
+      createdAtMs: at,
+      updatedAtMs: at,
     })
     assert(inserted, 'a payout return has no extRefId to collide on')
     const ret = await settleReturn(q, inserted.id, {

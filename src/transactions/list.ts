@@ -1,7 +1,7 @@
 import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import type { Txn } from './repository.js'
+import { txnFromRow, type Txn } from './txn.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
 
@@ -171,11 +171,11 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
     ? `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${cursor.dir === 'after' ? 'DESC' : 'ASC'}, id ${cursor.dir === 'after' ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`
     : `SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1} OFFSET ${(page - 1) * limit}`
   const [found, count] = await Promise.all([
-    db.query<Txn>(sql, params),
+    db.query(sql, params),
     db.query<{ total: bigint }>(countSql.sql, countSql.params),
   ])
   const hasMore = found.rows.length > limit
-  const rows = found.rows.slice(0, limit)
+  const rows = found.rows.slice(0, limit).map(txnFromRow)
   if (cursor?.dir === 'before') rows.reverse()
   const pagination: ListPagination = {
     page: cursor ? 1 : page,

@@ -1,6 +1,6 @@
 import { amountJson, DecimalText } from '../shared/amount.js'
 import { reqStatuses } from './state-machine.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 
 /** A transaction in the spec's response shape, amounts as exact decimals. */
 export function txnJson(txn: Txn, accountDisplayName: string) {

@@ -10,16 +10,8 @@ import { isCurrency } from '../shared/currency.js'
 import { placeHold, postEntry, voidHolds } from '../ledger/ledger.js'
 import type { CreateInput, Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
-import {
-  getByExtRef,
-  getTxn,
-  lockForConfirm,
-  StaleTransition,
-  type NewTxn,
-  type TxnPatch,
-  type TxnRepository,
-  type Txn,
-} from './repository.js'
+import { getByExtRef, getTxn, lockForConfirm, StaleTransition, type TxnRepository } from './repository.js'
+import type { NewTxn, Txn, TxnPatch } from './txn.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
 import { isMoneyError, moneyApiError } from './errors.js'
@@ -182,7 +174,7 @@ export function createTransactionsService(deps: {
     if (quoted.accountId !== accountId) return undefined
     const flow = flowOf(quoted.kind)
     const at = now()
-    if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expiresAtMs) return undefined
+    if (!flow.settlement || flow.prepareConfirm || at >= quoted.expiresAtMs) return undefined
     return settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
   }
 
@@ -224,7 +216,7 @@ export function createTransactionsService(deps: {
       const again = settledAnswer(txn)
       if (again) return again
       const at = now()
-      if (BigInt(at) >= txn.expiresAtMs) {
+      if (at >= txn.expiresAtMs) {
         expired = true
         return expireInTx(q, txn, at)
       }
@@ -303,21 +295,21 @@ export function createTransactionsService(deps: {
         srcFeeMinor: quote.srcFee,
         srcNetworkFeeMinor: quote.srcNetworkFee,
         srcDetails: quote.srcDetails,
-        srcCreatedAtMs: BigInt(at),
-        srcUpdatedAtMs: BigInt(at),
+        srcCreatedAtMs: at,
+        srcUpdatedAtMs: at,
         destCcy: input.destReq.ccy,
         destMethod: input.destReq.method,
         destAmountMinor: quote.destAmount,
         destDetails: quote.destDetails,
-        destCreatedAtMs: BigInt(at),
-        destUpdatedAtMs: BigInt(at),
+        destCreatedAtMs: at,
+        destUpdatedAtMs: at,
         fxRate: formatRate(quote.fxRate),
-        expiresAtMs: BigInt(expiresAt),
+        expiresAtMs: expiresAt,
         kyc: quote.kyc ?? null,
         sourceOfFunds: quote.sourceOfFunds ?? null,
         nextCheckAtMs: expiresAt,
-        createdAtMs: BigInt(at),
-        updatedAtMs: BigInt(at),
+        createdAtMs: at,
+        updatedAtMs: at,
       }
       const hold = {
         accountId: input.accountId,
@@ -364,7 +356,7 @@ export function createTransactionsService(deps: {
           )
         }
         const at = now()
-        if (BigInt(at) >= txn.expiresAtMs) {
+        if (at >= txn.expiresAtMs) {
           expired = true
           return expireInTx(q, txn, at)
         }
@@ -384,7 +376,7 @@ export function createTransactionsService(deps: {
     async expireQuote(txnId) {
       await db.tx(async (q) => {
         const txn = await getTxn(q, txnId, { lock: true })
-        if (!txn || txn.state !== 'quoted' || txn.expiresAtMs > BigInt(now())) return
+        if (!txn || txn.state !== 'quoted' || txn.expiresAtMs > now()) return
         await expireInTx(q, txn, now())
       })
     },

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Queryable } from '../db/db.js'
 import { entryCtes, holdCtes, type Param } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
-import { createTxnRepository, type Txn } from './repository.js'
+import { createTxnRepository } from './repository.js'
+import type { Txn } from './txn.js'
 
 /**
  * The text of the hardest statements, pinned: the swap confirm (one statement that locks the quote,
