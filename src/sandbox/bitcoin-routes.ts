@@ -10,7 +10,7 @@ import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { scheduleCheck } from '../transactions/repository.js'
-import { txnFromRow, type Txn } from '../transactions/txn.js'
+import { txnFromRow } from '../transactions/txn.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
 

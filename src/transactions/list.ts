@@ -1,7 +1,7 @@
 import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import { txnFromRow, type Txn } from './txn.js'
+import { txnFromRow } from './txn.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
 
