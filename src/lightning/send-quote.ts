@@ -8,6 +8,7 @@ import { requestedAmount, walletAmounts } from '../transactions/money.js'
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
 import { canonicalInvoice, internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './receive.js'
+import type { LnSendDetails } from './send-details.js'
 
 /** The routing-fee limit of a send: the larger of 10 sats and 0.5% of the amount. */
 export const ROUTING_FEE_MIN_SATS = 10n
@@ -126,7 +127,7 @@ export async function quoteLnSend(
     srcNetworkFee: networkFee,
     fxRate: ONE,
     srcDetails: {},
-    destDetails: { paymentRequest: text, paymentHash: decoded.paymentHash },
+    destDetails: { paymentRequest: text, paymentHash: decoded.paymentHash } satisfies LnSendDetails,
     fromWallet: true,
   }
 }

@@ -14,6 +14,7 @@ import { requestedAmount, walletAmounts, walletOutPostings } from '../transactio
 import { isMoneyError } from '../transactions/errors.js'
 import { decimalDetail } from '../transactions/present.js'
 import { getTxn, recordSendRate, setDestDetails } from '../transactions/repository.js'
+import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 import type { Txn } from '../transactions/txn.js'
 import {
   checkAgainAt,
@@ -161,7 +162,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
 
   function sendInput(txn: Txn, feeRateSatPerVb: bigint) {
     return {
-      address: String(txn.destDetails.address),
+      address: onchainSendDetails(txn).address,
       amountSats: txn.destAmountMinor,
       feeRateSatPerVb,
       requestId: txn.id,
@@ -174,7 +175,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
    * network wants more than that; failed once it has for longer than FEE_WAIT_MAX_MS.
    */
   async function sendRate(txn: Txn): Promise<bigint | null> {
-    const quoted = BigInt(String(txn.destDetails.feeRateSatPerVb))
+    const quoted = BigInt(onchainSendDetails(txn).feeRateSatPerVb)
     let current: bigint
     try {
       current = await rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS)
@@ -208,7 +209,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
   async function broadcast(txn: Txn) {
     // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
     // asked for again at the same rate, never re-priced or failed for its fee.
-    const attempted = txn.destDetails.feeRateSentSatPerVb
+    const attempted = onchainSendDetails(txn).feeRateSentSatPerVb
     let rate: bigint
     if (attempted !== undefined) rate = BigInt(String(attempted))
     else {
@@ -245,19 +246,23 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
   /** Put the send on the txid of the transaction that replaced its own (a fee bump). */
   async function followReplacement(txn: Txn, replacement: string) {
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.destDetails.txid !== txn.destDetails.txid) return
-      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
+      if (t.state !== 'destsent' || onchainSendDetails(t).txid !== onchainSendDetails(txn).txid) return
+      const replaced = onchainSendDetails(t).replacedTxids ?? []
       await setDestDetails(
         q,
         t.id,
-        { ...t.destDetails, txid: replacement, replacedTxids: [...replaced, t.destDetails.txid] },
+        {
+          ...t.destDetails,
+          txid: replacement,
+          replacedTxids: [...replaced, String(onchainSendDetails(t).txid)],
+        },
         now(),
       )
     })
   }
 
   async function watchConfirmations(txn: Txn) {
-    const txid = String(txn.destDetails.txid)
+    const txid = String(onchainSendDetails(txn).txid)
     let tx: OnchainTxState | null
     try {
       tx = await rails.onchain.getTransaction(txid)
@@ -312,7 +317,9 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
    * send fails with its hold released.
    */
   async function rebroadcast(txn: Txn, txid: string) {
-    const rate = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
+    const rate = BigInt(
+      onchainSendDetails(txn).feeRateSentSatPerVb ?? onchainSendDetails(txn).feeRateSatPerVb,
+    )
     try {
       const again = await rails.onchain.send(sendInput(txn, rate))
       if (again.txid !== txid) return followReplacement(txn, again.txid)
@@ -382,7 +389,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
         srcNetworkFee: networkFee,
         fxRate: ONE,
         srcDetails: {},
-        destDetails: { address, feeRateSatPerVb: Number(feeRate) },
+        destDetails: { address, feeRateSatPerVb: Number(feeRate) } satisfies OnchainSendDetails,
         fromWallet: true,
       }
     },
@@ -455,11 +462,13 @@ export async function bumpOnchainSend(
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }
-  const txid = String(txn.destDetails.txid)
+  const txid = String(onchainSendDetails(txn).txid)
   try {
     // By default the next-block estimate, and at least 1 sat/vB more than the send pays now: a
     // replacement must pay the incremental relay fee on top (BIP 125 rule 4).
-    const sent = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
+    const sent = BigInt(
+      onchainSendDetails(txn).feeRateSentSatPerVb ?? onchainSendDetails(txn).feeRateSatPerVb,
+    )
     let rate = feeRateSatPerVb
     if (rate === undefined) {
       const estimate = await deps.rails.onchain.estimateFeeRate(1)
@@ -467,8 +476,8 @@ export async function bumpOnchainSend(
     }
     const result = await bump.call(deps.rails.onchain, txid, rate)
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.destDetails.txid !== txid) return
-      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
+      if (t.state !== 'destsent' || onchainSendDetails(t).txid !== txid) return
+      const replaced = onchainSendDetails(t).replacedTxids ?? []
       await setDestDetails(q, t.id, {
         ...t.destDetails,
         txid: result.txid,
