@@ -269,8 +269,8 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
         })
         return
       }
-      const until = Number(txn.expiresAtMs) + INVOICE_EXPIRY_GRACE_MS
-      const next = Math.min(at + pollDelayMs(Number(txn.updatedAtMs), at, INVOICE_POLL), until)
+      const until = txn.expiresAtMs + INVOICE_EXPIRY_GRACE_MS
+      const next = Math.min(at + pollDelayMs(txn.updatedAtMs, at, INVOICE_POLL), until)
       await checkAgainAt(deps.db, txn, Math.max(next, at + 1_000))
     },
   }

@@ -104,7 +104,7 @@ export function onchainReceiveFlow(deps: BitcoinDeps): Flow {
       if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
       if (txn.state !== 'srcintent') return
       if (now() < txn.expiresAtMs) {
-        await checkAgainAt(deps.db, txn, Number(txn.expiresAtMs))
+        await checkAgainAt(deps.db, txn, txn.expiresAtMs)
         return
       }
       // Look once more before giving up: a payment seen now still settles this receive.
@@ -189,7 +189,7 @@ export function onchainSendFlow(deps: BitcoinDeps): Flow {
     if (current <= quoted) return current
     // The wait counts from when the send was free to go: its quote, or its approval when it waited
     // for one (docs/operators.md, "Approvals").
-    const waitedMs = now() - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.createdAtMs))
+    const waitedMs = now() - ((await approvedAt(deps.db, txn.id)) ?? txn.createdAtMs)
     if (waitedMs >= FEE_WAIT_MAX_MS) {
       deps.log?.warn(
         { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
