@@ -41,7 +41,7 @@ export async function receiveFor(q: Queryable, paymentHash: string, lock: boolea
     `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
     [paymentHash],
   )
-  return rows[0] && txnFromRow(rows[0])
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */

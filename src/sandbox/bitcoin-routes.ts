@@ -93,7 +93,7 @@ export function sandboxBitcoinRoutes(
             `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' FOR UPDATE`,
             [decoded.paymentHash],
           )
-          const receive = rows[0] && txnFromRow(rows[0])
+          const receive = rows[0] ? txnFromRow(rows[0]) : undefined
           if (!receive)
             throw fieldError(
               'invalid_payment_request',

@@ -92,7 +92,7 @@ async function insertTxn(
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
     const { rows } = await q.query(insert, values)
-    return rows[0] && txnFromRow(rows[0])
+    return rows[0] ? txnFromRow(rows[0]) : undefined
   }
   // The columns, then the outbox's two parameters, then the hold's.
   const params: unknown[] = [...values, ...outboxParams(txn.state, outbox)]
@@ -117,7 +117,7 @@ export async function getTxn(q: Queryable, id: string, opts: { accountId?: strin
     `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
     opts.accountId ? [id, opts.accountId] : [id],
   )
-  return rows[0] && txnFromRow(rows[0])
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /**
@@ -144,7 +144,7 @@ export async function getByExtRef(q: Queryable, accountId: string, extRefId: str
     accountId,
     extRefId,
   ])
-  return rows[0] && txnFromRow(rows[0])
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 export class StaleTransition extends Error {}
@@ -411,7 +411,7 @@ export async function settleReturn(
       WHERE id = $1 RETURNING *`,
     [id, settled.payoutId, settled.reason, settled.src, settled.dest],
   )
-  return rows[0] && txnFromRow(rows[0])
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /** Mark a completed payout returned: its details name the return and why, its message says so. */
