@@ -45,10 +45,10 @@ describe('which sends wait for approval', () => {
   const t = { USDT: 100_000_000n, VND: 5_000_000n, BTC: 100_000n }
   const txn = (kind: any, src: [string, bigint], dest: [string, bigint]) => ({
     kind,
-    src_ccy: src[0],
-    src_amount: src[1],
-    dest_ccy: dest[0],
-    dest_amount: dest[1],
+    srcCcy: src[0],
+    srcAmountMinor: src[1],
+    destCcy: dest[0],
+    destAmountMinor: dest[1],
   })
 
   it('waits strictly above the threshold of either side', () => {

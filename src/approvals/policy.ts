@@ -21,10 +21,10 @@ export interface ApprovalReason {
 
 interface Sides {
   kind: TxnKind
-  src_ccy: string
-  src_amount: bigint
-  dest_ccy: string
-  dest_amount: bigint
+  srcCcy: string
+  srcAmountMinor: bigint
+  destCcy: string
+  destAmountMinor: bigint
 }
 
 /** The thresholds `txn` is above; empty when it needs no approval. */
@@ -32,8 +32,8 @@ export function approvalReasons(txn: Sides, thresholds: Readonly<Record<string, 
   if (!APPROVAL_KINDS.has(txn.kind)) return []
   const reasons: ApprovalReason[] = []
   const sides = [
-    ['source', txn.src_ccy, txn.src_amount],
-    ['destination', txn.dest_ccy, txn.dest_amount],
+    ['source', txn.srcCcy, txn.srcAmountMinor],
+    ['destination', txn.destCcy, txn.destAmountMinor],
   ] as const
   for (const [side, ccy, amount] of sides) {
     const threshold = thresholds[ccy]

@@ -1,6 +1,6 @@
 /** The approvals table (migration 026): one row per transaction that waited for a second operator. */
 import type { Queryable } from '../db/db.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import type { ApprovalReason } from './policy.js'
 
 export type ApprovalStatus = 'waiting' | 'approved' | 'rejected' | 'expired'

@@ -10,7 +10,8 @@ import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from '../transactions/flow.js'
-import { scheduleCheck, type TxnRepository, type Txn } from '../transactions/repository.js'
+import { scheduleCheck, type TxnRepository } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import type { TransactionsService } from '../transactions/service.js'
 import { feeFor, requestedAmount } from '../transactions/money.js'
 import { isMoneyError, moneyError, type MoneyError } from '../transactions/errors.js'
@@ -39,11 +40,7 @@ export async function wakeWorkers(q: Queryable): Promise<void> {
  * Ask the worker to look at a transaction again at `at`, unless someone asked for an earlier look
  * meanwhile (a sandbox payment sets it to now); only while it is still in the state the caller saw.
  */
-export async function checkAgainAt(
-  q: Queryable,
-  txn: Pick<Txn, 'id' | 'state'>,
-  at: number,
-): Promise<void> {
+export async function checkAgainAt(q: Queryable, txn: Pick<Txn, 'id' | 'state'>, at: number): Promise<void> {
   await scheduleCheck(q, txn.id, at, 'earliest', { state: txn.state })
 }
 

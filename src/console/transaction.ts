@@ -191,8 +191,8 @@ ${txn.msg ? markup`<dt>${t.message}</dt><dd>${txn.msg}</dd>` : ''}
 <dt>${t.fee}</dt><dd>${money(BigInt(txn.srcFeeMinor), txn.srcCcy, lang)}</dd>
 <dt>${t.networkFee}</dt><dd>${money(BigInt(txn.srcNetworkFeeMinor), txn.srcCcy, lang)}</dd>
 <dt>${t.fxRate}</dt><dd>${txn.fxRate}</dd>
-<dt>${t.created}</dt><dd>${when(Number(txn.createdAtMs))}</dd><dt>${t.updated}</dt><dd>${when(Number(txn.updatedAtMs))}</dd>
-<dt>${t.expires}</dt><dd>${when(Number(txn.expiresAtMs))}</dd></dl>
+<dt>${t.created}</dt><dd>${when(txn.createdAtMs)}</dd><dt>${t.updated}</dt><dd>${when(txn.updatedAtMs)}</dd>
+<dt>${t.expires}</dt><dd>${when(txn.expiresAtMs)}</dd></dl>
 <h2>${t.timeline}</h2>${timeline}
 <h2>${t.references}</h2>
 ${

@@ -4,7 +4,7 @@ import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { LIST_METHODS, listTransactions, type ListQuery } from '../transactions/list.js'
 import { TXN_STATES } from '../transactions/state-machine.js'
-import type { Txn } from '../transactions/repository.js'
+import { txnFromRow, type Txn } from '../transactions/txn.js'
 import { CONSOLE_BASE } from './nav.js'
 import { consolePage, type ConsoleQuery } from './page.js'
 import type { Localized } from './strings.js'
@@ -217,10 +217,10 @@ async function byReference(c: Container, reference: string): Promise<Txn[]> {
     `src_details->>'${k}' = $1`,
     `dest_details->>'${k}' = $1`,
   ]).join(' OR ')
-  const { rows } = await c.db.query<Txn>(
+  const { rows } = await c.db.query(
     `SELECT * FROM transactions WHERE id = $1 OR ext_ref_id = $1 OR rail_ref = $1 OR ${detailMatches}
       ORDER BY created_at DESC, id DESC LIMIT 50`,
     [reference],
   )
-  return rows
+  return rows.map(txnFromRow)
 }

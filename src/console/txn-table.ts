@@ -1,6 +1,6 @@
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
@@ -52,7 +52,7 @@ ${opts.withAccount ? markup`<td><a class="mono" href="${CONSOLE_BASE}/accounts/$
 <td>${r.kind}</td><td>${r.state}</td>
 <td class="num">${money(BigInt(r.srcAmountMinor), r.srcCcy, lang)} <span class="muted">${r.srcMethod}</span></td>
 <td class="num">${money(BigInt(r.destAmountMinor), r.destCcy, lang)} <span class="muted">${r.destMethod}</span></td>
-<td>${when(Number(r.createdAtMs))}</td></tr>`,
+<td>${when(r.createdAtMs)}</td></tr>`,
   )
   return markup`<table data-testid="transactions"><caption class="visually-hidden">${opts.caption}</caption>
 <thead><tr><th scope="col">${t.txn}</th>${opts.withAccount ? markup`<th scope="col">${t.account}</th>` : ''}<th scope="col">${t.kind}</th>

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js'
-import type { Txn } from '../transactions/repository.js'
+import { txnFromRow, type Txn } from '../transactions/txn.js'
 
 export const MSAT_PER_SAT = 1_000n
 
@@ -11,16 +11,12 @@ export const canonicalInvoice = (text: string) =>
     .toLowerCase()
 
 /** Our own receive waiting on this payment hash, if the invoice is one this service issued. */
-export async function receiveFor(
-  q: Queryable,
-  paymentHash: string,
-  lock: boolean,
-): Promise<Txn | undefined> {
-  const { rows } = await q.query<Txn>(
+export async function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Promise<Txn | undefined> {
+  const { rows } = await q.query(
     `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
     [paymentHash],
   )
-  return rows[0]
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */
@@ -37,7 +33,7 @@ export function internalInvoiceIssue(
   }
   if (receive.state === 'completed')
     return { msg: 'invoice_already_paid', issue: 'the invoice is already paid' }
-  if (receive.state !== 'srccreated' || receive.expiresAtMs <= BigInt(now)) {
+  if (receive.state !== 'srccreated' || receive.expiresAtMs <= now) {
     return { msg: 'invoice_expired', issue: 'the invoice has expired' }
   }
   return undefined

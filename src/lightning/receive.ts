@@ -4,7 +4,8 @@ import { decodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
-import { scheduleCheck, type Txn } from '../transactions/repository.js'
+import { scheduleCheck } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import {
   checkAgainAt,
@@ -85,7 +86,7 @@ async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise
     },
     railRef: issued.paymentHash,
     pageId: pageId,
-    expiresAtMs: BigInt(issued.expiresAtMs),
+    expiresAtMs: issued.expiresAtMs,
     nextCheckAtMs: ctx.now + INVOICE_POLL.minMs,
   })
 }
@@ -140,14 +141,14 @@ async function advanceLnReceive(deps: BitcoinDeps, txn: Txn): Promise<void> {
     })
     return
   }
-  if (invoice.state === 'canceled' || BigInt(at) >= txn.expiresAtMs + BigInt(INVOICE_EXPIRY_GRACE_MS)) {
+  if (invoice.state === 'canceled' || at >= txn.expiresAtMs + INVOICE_EXPIRY_GRACE_MS) {
     await deps.transactions().apply(txn.id, async (_q, t, move) => {
       if (t.state === 'srccreated') await move('expired', { msg: 'invoice_expired' })
     })
     return
   }
-  const until = Number(txn.expiresAtMs) + INVOICE_EXPIRY_GRACE_MS
-  const next = Math.min(at + pollDelayMs(Number(txn.updatedAtMs), at, INVOICE_POLL), until)
+  const until = txn.expiresAtMs + INVOICE_EXPIRY_GRACE_MS
+  const next = Math.min(at + pollDelayMs(txn.updatedAtMs, at, INVOICE_POLL), until)
   await checkAgainAt(deps.db, txn, Math.max(next, at + 1_000))
 }
 

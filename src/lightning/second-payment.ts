@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { newId } from '../shared/ids.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
-import { setRailRef, type Txn } from '../transactions/repository.js'
+import { setRailRef } from '../transactions/repository.js'
+import { txnFromRow, type Txn } from '../transactions/txn.js'
 import { receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
 import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 
@@ -13,10 +14,7 @@ import { MSAT_PER_SAT, receiveFor } from './invoices.js'
  * lightning, `rail_ref` the payment hash; at most one per hash), completed at once, with the
  * Lightning receive fee. Nothing is dropped, and nothing is credited twice.
  */
-export async function creditSecondPayment(
-  deps: BitcoinDeps,
-  paymentHash: string,
-): Promise<Txn | undefined> {
+export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string): Promise<Txn | undefined> {
   const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
   if (invoice.state !== 'settled') return undefined
   const paidSats = invoice.amountPaidMsat / MSAT_PER_SAT
@@ -26,15 +24,15 @@ export async function creditSecondPayment(
     await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
-    const { rows: done } = await q.query<Txn>(
+    const { rows: done } = await q.query(
       `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
       [paymentHash],
     )
-    if (done[0]) return done[0]
+    if (done[0]) return txnFromRow(done[0])
     const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
-    const at = BigInt(now)
+    const at = now
     const row = await deps.repository.insertTxn(
       q,
       {

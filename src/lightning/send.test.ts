@@ -8,7 +8,12 @@ const sum = (postings: Posting[]) => postings.reduce((total, p) => total + p.amo
 
 describe('sendPostings', () => {
   it('charges amount, service fee and the routing fee used; the unused limit stays in the wallet', () => {
-    const txn = { src_amount: 100_000n, src_fee: 1_000n, src_network_fee: 500n, deduct_fees_from_dest: false }
+    const txn = {
+      srcAmountMinor: 100_000n,
+      srcFeeMinor: 1_000n,
+      srcNetworkFeeMinor: 500n,
+      deductFeesFromDest: false,
+    }
     const postings = sendPostings(txn, 'wal_x', 120n)
     expect(postings).toEqual<Posting[]>([
       { accountId: 'wal_x', ccy: 'BTC', amount: -101_120n },
@@ -22,7 +27,12 @@ describe('sendPostings', () => {
   })
 
   it('with the fees taken from the amount, returns the unused limit out of that amount', () => {
-    const txn = { src_amount: 100_000n, src_fee: 1_000n, src_network_fee: 500n, deduct_fees_from_dest: true }
+    const txn = {
+      srcAmountMinor: 100_000n,
+      srcFeeMinor: 1_000n,
+      srcNetworkFeeMinor: 500n,
+      deductFeesFromDest: true,
+    }
     const postings = sendPostings(txn, 'wal_x', 200n)
     expect(postings.map((p) => p.amount)).toEqual([-99_700n, 1_000n, 98_700n])
     expect(sum(postings)).toBe(0n)

@@ -3,7 +3,8 @@ import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
 import { ceilDiv } from '../shared/amount.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import { scheduleCheck, type Txn } from '../transactions/repository.js'
+import { scheduleCheck } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
@@ -11,6 +12,7 @@ import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
+import { lnSendDetails, type LnSendDetails } from './send-details.js'
 
 /** A payment in flight is asked about again this often. */
 const PAYMENT_POLL_MS = 2_000
@@ -47,7 +49,7 @@ export function lnSendFlow(options: BitcoinDeps): Flow {
  */
 async function willSettleInside(deps: LnSendDeps, txn: Txn, receive: Txn): Promise<boolean> {
   const { now } = deps
-  const paymentRequest = String(txn.destDetails.paymentRequest)
+  const paymentRequest = lnSendDetails(txn).paymentRequest
   if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.srcAmountMinor !== txn.destAmountMinor)
     return false
   const { rows } = await deps.db.query<{ held: string }>(
@@ -84,10 +86,10 @@ async function completeSend(
     sendPostings(txn, walletId, routingFeeSats),
   )
   return {
-    src_network_fee: routingFeeSats,
-    src_settled: txn.srcAmountMinor,
-    dest_settled: txn.destAmountMinor,
-    dest_details: { ...txn.destDetails, preimage },
+    srcNetworkFeeMinor: routingFeeSats,
+    srcSettledMinor: txn.srcAmountMinor,
+    destSettledMinor: txn.destAmountMinor,
+    destDetails: { ...lnSendDetails(txn), preimage } satisfies LnSendDetails,
   }
 }
 
@@ -113,7 +115,7 @@ export async function cancelInternalInvoiceFirst(
   txn: Txn,
 ): Promise<{ nodeSettled: boolean }> {
   const { rails, now } = deps
-  const paymentHash = String(txn.destDetails.paymentHash)
+  const paymentHash = lnSendDetails(txn).paymentHash
   const receive = await receiveFor(deps.db, paymentHash, false)
   if (!receive) return { nodeSettled: false }
   if (await willSettleInside(deps, txn, receive)) {
@@ -141,8 +143,8 @@ export async function confirmLnSend(
   txn: Txn,
   ctx: ConfirmContext,
 ): Promise<Txn> {
-  const paymentRequest = String(txn.destDetails.paymentRequest)
-  const paymentHash = String(txn.destDetails.paymentHash)
+  const paymentRequest = lnSendDetails(txn).paymentRequest
+  const paymentHash = lnSendDetails(txn).paymentHash
   const receive = await receiveFor(q, paymentHash, true)
   if (receive && (ctx.prepared as { nodeSettled?: boolean } | undefined)?.nodeSettled) {
     await voidHolds(q, txn.id, ctx.now)
@@ -192,7 +194,7 @@ export async function confirmLnSend(
   )
   return ctx.transition('completed', {
     ...patch,
-    destDetails: { ...patch.dest_details, internal: true },
+    destDetails: { ...patch.destDetails, internal: true },
     railRef: paymentHash,
   })
 }
@@ -203,7 +205,7 @@ export async function confirmLnSend(
  */
 export async function cancelSettledInvoice(deps: LnSendDeps, txn: Txn): Promise<void> {
   const { rails, now } = deps
-  if (txn.state === 'completed' && txn.destDetails.internal === true && txn.railRef) {
+  if (txn.state === 'completed' && lnSendDetails(txn).internal === true && txn.railRef) {
     const hash = txn.railRef
     // The receive of that invoice, once completed by this send.
     const receive = { kind: 'ln_receive', railRef: hash } as const
@@ -235,7 +237,7 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
     // The node's record of the hash first: a payment it has (in flight, paid, failed) is
     // followed, never sent again. Sending again would be refused once the invoice expired
     // (LND checks the expiry before it looks for the payment) and would restart a failed one.
-    result = await rails.lightning.lookupPayment(String(txn.destDetails.paymentHash))
+    result = await rails.lightning.lookupPayment(lnSendDetails(txn).paymentHash)
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     // Without the node's record nothing can be decided, whatever the failure (even a refused
@@ -251,7 +253,7 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
   try {
     if (result.status === 'unknown') {
       result = await rails.lightning.sendPayment({
-        paymentRequest: String(txn.destDetails.paymentRequest),
+        paymentRequest: lnSendDetails(txn).paymentRequest,
         amountMsat: txn.destAmountMinor * MSAT_PER_SAT,
         feeLimitMsat: txn.srcNetworkFeeMinor * MSAT_PER_SAT,
       })

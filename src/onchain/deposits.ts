@@ -12,8 +12,8 @@ import {
   scheduleCheck,
   setRailRef,
   setSrcFee,
-  type Txn,
 } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
 
 /**
@@ -297,7 +297,7 @@ async function createDepositTxn(
   now: number,
 ) {
   const fee = receiveFee(deps.config.fees.onchain_receive!, output.amountSats)
-  const at = BigInt(now)
+  const at = now
   const row = await deps.repository.insertTxn(q, {
     id: newId('txn'),
     accountId: addr.account_id,

@@ -21,6 +21,7 @@ import { runDueAddresses } from './deposits.js'
 import { FEE_WAIT_MAX_MS } from './send-broadcast.js'
 import { postEntry } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
+import { txnFromRow } from '../transactions/txn.js'
 
 const PAYEE = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'
 /** vsize the quote prices a P2WPKH send at (src/onchain/vsize.ts). */
@@ -340,17 +341,7 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
       kind: 'onchain_send',
       now: Date.now(),
       settleHolds: true,
-      postings: walletOutPostings(
-        {
-          ...t,
-          srcAmountMinor: BigInt(t.src_amount),
-          srcFeeMinor: BigInt(t.src_fee),
-          srcNetworkFeeMinor: BigInt(t.src_network_fee),
-          destAmountMinor: BigInt(t.dest_amount),
-        },
-        wallet!.id,
-        { system: 'onchain' },
-      ),
+      postings: walletOutPostings(txnFromRow(t), wallet!.id, { system: 'onchain' }),
     })
     node.chain.mine(1)
     await work()

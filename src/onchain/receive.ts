@@ -6,7 +6,7 @@ import { formatMinor } from '../shared/amount.js'
 import { assert, InvariantError } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
 import { decimalDetail } from '../transactions/present.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote, type BitcoinDeps } from '../bitcoin/common.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
@@ -98,7 +98,7 @@ async function confirmOnchainReceive(
     },
     pageId: pageId,
     railRef: prepared.address,
-    expiresAtMs: BigInt(expiresAt),
+    expiresAtMs: expiresAt,
     nextCheckAtMs: expiresAt,
   })
 }
@@ -107,8 +107,8 @@ async function confirmOnchainReceive(
 async function advanceOnchainReceive(deps: BitcoinDeps, txn: Txn): Promise<void> {
   if (txn.state === 'srccreated') return advanceDeposit(deps, txn, RAIL_RETRY_MS, CONFIRMATION_POLL_MS)
   if (txn.state !== 'srcintent') return
-  if (BigInt(nowBy(deps)) < txn.expiresAtMs) {
-    await checkAgainAt(deps.db, txn, Number(txn.expiresAtMs))
+  if (nowBy(deps) < txn.expiresAtMs) {
+    await checkAgainAt(deps.db, txn, txn.expiresAtMs)
     return
   }
   // Look once more before giving up: a payment seen now still settles this receive.

@@ -1,6 +1,6 @@
 import { RailFailure } from '../rails/rail.js'
 import { nowBy } from '../shared/clock.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { recordSendRate } from '../transactions/repository.js'
 import { approvedAt } from '../approvals/repository.js'
 import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
@@ -43,7 +43,7 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
   if (current <= quoted) return current
   // The wait counts from when the send was free to go: its quote, or its approval when it waited
   // for one (docs/operators.md, "Approvals").
-  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? Number(txn.createdAtMs))
+  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? txn.createdAtMs)
   if (waitedMs >= FEE_WAIT_MAX_MS) {
     deps.log?.warn(
       { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },

@@ -1,6 +1,7 @@
 import { RailFailure, type OnchainTxState } from '../rails/rail.js'
 import { nowBy } from '../shared/clock.js'
-import { setDestDetails, type Txn } from '../transactions/repository.js'
+import { setDestDetails } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
 import { isPassingRefusal } from './refusal.js'

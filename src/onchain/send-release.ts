@@ -2,7 +2,7 @@ import type { Queryable } from '../db/db.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds, type Posting } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
 

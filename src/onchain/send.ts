@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { quoteOnchainSend } from './send-quote.js'
 import { broadcast } from './send-broadcast.js'

@@ -3,6 +3,7 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
 import { startBankStandin, type BankStandin } from '../../test/standins/bank.js'
 import { runDueTransactions } from '../transactions/worker.js'
+import { txnFromRow } from '../transactions/txn.js'
 
 /**
  * A bank payout that comes back after `completed`: through our API, the worker, the bank adapter and
@@ -209,7 +210,7 @@ describe('VND payouts returned by the bank', () => {
     bank.payout(bankRef).status = 'returned'
     // Both hold the same row, read before any return existed, and look at the partner at once.
     const { rows } = await h.c.db.query('SELECT * FROM transactions WHERE id = $1', [txnId])
-    const stale = rows[0] as any
+    const stale = txnFromRow(rows[0])
     const flow = h.c.transactions.flows.get('vnd_payout')!
     await Promise.all([flow.advance!(stale), flow.advance!(stale), flow.advance!(stale)])
     expect(await returnsOf(txnId)).toHaveLength(1)

@@ -1,7 +1,7 @@
 import { systemAccountId, type Posting, type SystemPurpose } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { walletOutPostings } from '../transactions/money.js'
-import type { Txn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 
 /**
  * The entry of a completed payout. Exactly the destination amount leaves by the network's account,
@@ -19,7 +19,11 @@ export function payoutPostings(payout: Txn, walletId: string, system: SystemPurp
   const kept = leaving.amount - payout.destAmountMinor
   assert(kept >= 0n, 'a payout never sends more than the wallet paid for it')
   return postings.map((p) =>
-    p === leaving ? { ...p, amount: payout.destAmountMinor } : p === fees ? { ...p, amount: p.amount + kept } : p,
+    p === leaving
+      ? { ...p, amount: payout.destAmountMinor }
+      : p === fees
+        ? { ...p, amount: p.amount + kept }
+        : p,
   )
 }
 

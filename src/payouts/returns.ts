@@ -5,13 +5,8 @@ import { newId } from '../shared/ids.js'
 import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import { RailFailure, type PayoutState } from '../rails/rail.js'
-import {
-  getTxn,
-  markPayoutReturned,
-  scheduleCheck,
-  settleReturn,
-  type Txn,
-} from '../transactions/repository.js'
+import { getTxn, markPayoutReturned, scheduleCheck, settleReturn } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
@@ -61,7 +56,7 @@ async function recordReturn(
     if (!payout || payout.state !== 'completed' || typeof payout.destDetails.returnTxnId === 'string') return
     const wallet = await deps.accounts.walletFor(q, payout.accountId, payout.srcCcy)
     assert(wallet, 'a payout is funded from a wallet of its account')
-    const stamp = BigInt(at)
+    const stamp = at
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
       id: newId('txn'),

@@ -5,7 +5,7 @@ import type { EntryInput } from '../ledger/ledger.js'
 import type { Rate } from '../shared/amount.js'
 import type { RateSnapshot } from '../rates/service.js'
 import type { TxnKind, TxnState } from './state-machine.js'
-import type { TxnPatch, Txn } from './repository.js'
+import type { Txn, TxnPatch } from './txn.js'
 import type { CreateBodySchema } from './schemas.js'
 import type { QuoteRefusal } from './errors.js'
 

@@ -2,7 +2,7 @@ import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import type { Txn } from './repository.js'
+import { txnFromRow } from './txn.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
 
@@ -170,12 +170,9 @@ export async function listTransactions(db: Db, accountId: string | null, query: 
   const statement = cursor
     ? sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at ${dir}, id ${dir} LIMIT ${sql.int(limit + 1)}`
     : sql`SELECT * FROM transactions WHERE ${whereSql} ORDER BY created_at DESC, id DESC LIMIT ${sql.int(limit + 1)} OFFSET ${sql.int((page - 1) * limit)}`
-  const [found, counted] = await Promise.all([
-    db.query<Txn>(statement),
-    db.query<{ total: bigint }>(count),
-  ])
+  const [found, counted] = await Promise.all([db.query(statement), db.query<{ total: bigint }>(count)])
   const hasMore = found.rows.length > limit
-  const rows = found.rows.slice(0, limit)
+  const rows = found.rows.slice(0, limit).map(txnFromRow)
   if (cursor?.dir === 'before') rows.reverse()
   const pagination: ListPagination = {
     page: cursor ? 1 : page,

@@ -12,7 +12,7 @@ import {
   walletOutPostings,
   type Requested,
 } from './money.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 import { isMoneyError, type MoneyError } from './errors.js'
 import { ONE } from '../rates/fx.js'
 
@@ -214,7 +214,12 @@ describe('walletOutPostings', () => {
   }
 
   it('a send: the wallet pays amount and fees, the fee goes to revenue, the rest leaves by the rail', () => {
-    const t = txn({ srcAmountMinor: 10_000n, srcFeeMinor: 50n, srcNetworkFeeMinor: 200n, destAmountMinor: 10_000n })
+    const t = txn({
+      srcAmountMinor: 10_000n,
+      srcFeeMinor: 50n,
+      srcNetworkFeeMinor: 200n,
+      destAmountMinor: 10_000n,
+    })
     expect(walletOutPostings(t, 'wal_a', { system: 'onchain' })).toEqual([
       { accountId: 'wal_a', ccy: 'BTC', amount: -10_250n },
       { accountId: 'sys:fees:BTC', ccy: 'BTC', amount: 50n },

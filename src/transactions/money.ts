@@ -5,7 +5,7 @@ import type { Posting } from '../ledger/ledger.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import type { CreateInput, Quote } from './flow.js'
 import { isMoneyError, moneyError, type MoneyError } from './errors.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 
 /** A fee: the fixed part plus basis points of the amount, rounded up. */
 export function feeFor(rule: FeeRule, amountMinor: bigint): bigint {
@@ -128,7 +128,9 @@ export function sameCurrencySendQuote(opts: {
 export function walletDebit(
   txn: Pick<Txn, 'srcAmountMinor' | 'srcFeeMinor' | 'srcNetworkFeeMinor' | 'deductFeesFromDest'>,
 ) {
-  return txn.deductFeesFromDest ? txn.srcAmountMinor : txn.srcAmountMinor + txn.srcFeeMinor + txn.srcNetworkFeeMinor
+  return txn.deductFeesFromDest
+    ? txn.srcAmountMinor
+    : txn.srcAmountMinor + txn.srcFeeMinor + txn.srcNetworkFeeMinor
 }
 
 /**

@@ -1,6 +1,6 @@
 import { amountJson, DecimalText } from '../shared/amount.js'
 import { reqStatuses } from './state-machine.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 
 /** A transaction in the spec's response shape, amounts as exact decimals. */
 export function txnJson(txn: Txn, accountDisplayName: string) {
@@ -16,9 +16,9 @@ export function txnJson(txn: Txn, accountDisplayName: string) {
       svcpayFees: amountJson(prefix === 'src' ? txn.srcFeeMinor : 0n, ccy),
       networkFees: amountJson(prefix === 'src' ? txn.srcNetworkFeeMinor : 0n, ccy),
       reqStatus: prefix === 'src' ? status.src : status.dest,
-      expiresAt: Number(txn.expiresAtMs),
-      createAt: Number(prefix === 'src' ? txn.srcCreatedAtMs : txn.destCreatedAtMs),
-      updatedAt: Number(prefix === 'src' ? txn.srcUpdatedAtMs : txn.destUpdatedAtMs),
+      expiresAt: txn.expiresAtMs,
+      createAt: prefix === 'src' ? txn.srcCreatedAtMs : txn.destCreatedAtMs,
+      updatedAt: prefix === 'src' ? txn.srcUpdatedAtMs : txn.destUpdatedAtMs,
       reqDetails: presentDetails(prefix === 'src' ? txn.srcDetails : txn.destDetails),
       ...(prefix === 'dest' && txn.kyc ? { kyc: txn.kyc } : {}),
     }
@@ -36,8 +36,8 @@ export function txnJson(txn: Txn, accountDisplayName: string) {
     destReq: side('dest'),
     ...(txn.sourceOfFunds ? { sourceOfFunds: txn.sourceOfFunds } : {}),
     fxRate: new DecimalText(txn.fxRate),
-    createdAt: Number(txn.createdAtMs),
-    updatedAt: Number(txn.updatedAtMs),
+    createdAt: txn.createdAtMs,
+    updatedAt: txn.updatedAtMs,
   }
 }
 

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { voidHolds } from '../ledger/ledger.js'
-import { getTxn, type Txn } from './repository.js'
+import { getTxn } from './repository.js'
+import type { Txn } from './txn.js'
 import type { TxnServiceDeps } from './service.js'
 
 /** How a quote ends without a confirm: cancelled by its account, or expired at its deadline. */

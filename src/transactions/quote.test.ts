@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput, Quote } from './flow.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 import { quotedRow, sameRequestOr409 } from './quote.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 
@@ -29,31 +29,31 @@ describe('quotedRow', () => {
     const r = quotedRow({ id: 'txn_1', input, kind: 'swap', quote, hash: 'h', at: 1_000, expiresAt: 61_000 })
     expect(r).toMatchObject({
       id: 'txn_1',
-      account_id: 'acc_1',
-      ext_ref_id: 'order-7',
-      request_hash: 'h',
+      accountId: 'acc_1',
+      extRefId: 'order-7',
+      requestHash: 'h',
       kind: 'swap',
       state: 'quoted',
       note: 'lunch',
-      deduct_fees_from_dest: false,
-      src_ccy: 'BTC',
-      src_method: 'svcpay',
-      src_amount: 100_000n,
-      src_fee: 100n,
-      src_network_fee: 0n,
-      src_details: { a: 1 },
-      dest_ccy: 'USD',
-      dest_method: 'svcpay',
-      dest_amount: 6_000n,
-      dest_details: { b: 2 },
-      fx_rate: '0.06',
-      expires_at: 61_000n,
-      next_check_at: 61_000,
+      deductFeesFromDest: false,
+      srcCcy: 'BTC',
+      srcMethod: 'svcpay',
+      srcAmountMinor: 100_000n,
+      srcFeeMinor: 100n,
+      srcNetworkFeeMinor: 0n,
+      srcDetails: { a: 1 },
+      destCcy: 'USD',
+      destMethod: 'svcpay',
+      destAmountMinor: 6_000n,
+      destDetails: { b: 2 },
+      fxRate: '0.06',
+      expiresAtMs: 61_000,
+      nextCheckAtMs: 61_000,
       kyc: null,
-      source_of_funds: null,
+      sourceOfFunds: null,
     })
     for (const at of [r.createdAtMs, r.updatedAtMs, r.srcCreatedAtMs, r.srcUpdatedAtMs, r.destCreatedAtMs])
-      expect(at).toBe(1_000n)
+      expect(at).toBe(1_000)
   })
 
   it('leaves extRefId and note null when the request has none', () => {

@@ -3,7 +3,8 @@ import { formatRate } from '../shared/amount.js'
 import { newId } from '../shared/ids.js'
 import { flowOf, type CreateInput, type Quote } from './flow.js'
 import type { TxnKind } from './state-machine.js'
-import { getByExtRef, type NewTxn, type Txn } from './repository.js'
+import { getByExtRef } from './repository.js'
+import type { NewTxn, Txn } from './txn.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
 import { isRefusal, refusalApiError } from './errors.js'
@@ -15,11 +16,7 @@ import type { TxnServiceDeps } from './service.js'
  * Create: the flow's quote, checked against the amount limits and stored `quoted`. The same
  * extRefId with the same request answers the transaction it made; with another request, 409.
  */
-export async function createQuote(
-  deps: TxnServiceDeps,
-  input: CreateInput,
-  rawBody: unknown,
-): Promise<Txn> {
+export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawBody: unknown): Promise<Txn> {
   const { db, config, repository } = deps
   const kind = kindFor(input, config.walletCurrencies)
   const flow = flowOf(deps.flows, kind)
@@ -82,21 +79,21 @@ export function quotedRow(q: {
     srcFeeMinor: quote.srcFee,
     srcNetworkFeeMinor: quote.srcNetworkFee,
     srcDetails: quote.srcDetails,
-    srcCreatedAtMs: BigInt(at),
-    srcUpdatedAtMs: BigInt(at),
+    srcCreatedAtMs: at,
+    srcUpdatedAtMs: at,
     destCcy: input.destReq.ccy,
     destMethod: input.destReq.method,
     destAmountMinor: quote.destAmount,
     destDetails: quote.destDetails,
-    destCreatedAtMs: BigInt(at),
-    destUpdatedAtMs: BigInt(at),
+    destCreatedAtMs: at,
+    destUpdatedAtMs: at,
     fxRate: formatRate(quote.fxRate),
-    expiresAtMs: BigInt(q.expiresAt),
+    expiresAtMs: q.expiresAt,
     kyc: quote.kyc ?? null,
     sourceOfFunds: quote.sourceOfFunds ?? null,
     nextCheckAtMs: q.expiresAt,
-    createdAtMs: BigInt(at),
-    updatedAtMs: BigInt(at),
+    createdAtMs: at,
+    updatedAtMs: at,
   }
 }
 

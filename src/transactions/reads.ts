@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js'
-import type { Txn } from './repository.js'
+import { txnFromRow, type Txn } from './txn.js'
 
 /** Transactions read by one statement at most; a larger batch is split. */
 const BATCH_READS_MAX = 200
@@ -34,16 +34,16 @@ export function createTxnReader(db: Pick<Queryable, 'query'>): TxnReader {
     try {
       const { rows } =
         batch.length === 1
-          ? await db.query<Txn>('SELECT * FROM transactions WHERE id = $1 AND account_id = $2', [
+          ? await db.query('SELECT * FROM transactions WHERE id = $1 AND account_id = $2', [
               batch[0]!.id,
               batch[0]!.accountId,
             ])
-          : await db.query<Txn>(
+          : await db.query(
               `SELECT t.* FROM unnest($1::text[], $2::text[]) AS r(id, account_id)
                  JOIN transactions t ON t.id = r.id AND t.account_id = r.account_id`,
               [batch.map((b) => b.id), batch.map((b) => b.accountId)],
             )
-      const found = new Map(rows.map((row) => [keyOf(row.id, row.accountId), row]))
+      const found = new Map(rows.map(txnFromRow).map((row) => [keyOf(row.id, row.accountId), row]))
       for (const b of batch) {
         const row = found.get(keyOf(b.id, b.accountId))
         for (const w of b.waiting) w.resolve(row)

@@ -9,72 +9,10 @@ import {
   recordEvent,
   takeEnqueued,
   type OutboxConfig,
-  type OutboxTxn,
 } from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
 import { entryCtes, holdCtes, type EntryInput } from '../ledger/ledger.js'
-
-/** A transaction as stored. Amounts are minor units of their side's currency. */
-export interface Txn {
-  id: string
-  accountId: string
-  extRefId: string | null
-  requestHash: string
-  kind: TxnKind
-  state: TxnState
-  msg: string
-  note: string | null
-  deductFeesFromDest: boolean
-  srcCcy: string
-  srcMethod: string
-  srcAmountMinor: bigint
-  srcFeeMinor: bigint
-  srcNetworkFeeMinor: bigint
-  srcSettledMinor: bigint | null
-  srcDetails: Record<string, unknown>
-  srcCreatedAtMs: bigint
-  srcUpdatedAtMs: bigint
-  destCcy: string
-  destMethod: string
-  destAmountMinor: bigint
-  destSettledMinor: bigint | null
-  destDetails: Record<string, unknown>
-  destCreatedAtMs: bigint
-  destUpdatedAtMs: bigint
-  fxRate: string
-  expiresAtMs: bigint
-  kyc: Record<string, unknown> | null
-  sourceOfFunds: Record<string, unknown> | null
-  railRef: string | null
-  pageId: string | null
-  nextCheckAtMs: bigint | null
-  createdAtMs: bigint
-  updatedAtMs: bigint
-}
-
-export type NewTxn = Omit<
-  Txn,
-  'src_settled' | 'dest_settled' | 'msg' | 'next_check_at' | 'rail_ref' | 'page_id'
-> & {
-  nextCheckAtMs: number | null
-}
-
-// prettier-ignore
-const INSERT_COLUMNS = [
-  'id', 'account_id', 'ext_ref_id', 'request_hash', 'kind', 'state', 'note', 'deduct_fees_from_dest',
-  'src_ccy', 'src_method', 'src_amount', 'src_fee', 'src_network_fee', 'src_details', 'src_created_at', 'src_updated_at',
-  'dest_ccy', 'dest_method', 'dest_amount', 'dest_details', 'dest_created_at', 'dest_updated_at',
-  'fx_rate', 'expires_at', 'kyc', 'source_of_funds', 'next_check_at', 'created_at', 'updated_at',
-] as const
-
-const INSERT_COLUMN_LIST = sql.join(INSERT_COLUMNS.map(sql.ident), sql`, `)
-
-const JSON_COLUMNS = new Set(['src_details', 'dest_details', 'kyc', 'source_of_funds'])
-
-function param(column: string, value: unknown): unknown {
-  if (JSON_COLUMNS.has(column)) return value === null || value === undefined ? null : JSON.stringify(value)
-  return value
-}
+import { insertColumns, patchColumns, txnFromRow, type NewTxn, type Txn, type TxnPatch } from './txn.js'
 
 /** The time of a change, as its caller took it (the same instant as the change's ledger entry). */
 export interface ChangeTime {
@@ -113,7 +51,7 @@ export interface TxnRepository {
     at: ChangeTime,
   ): Promise<Txn | undefined>
   /** Write the outbox event of a transaction inserted without one (a deposit, a payout return). */
-  recordEvent(q: Queryable, txn: OutboxTxn): Promise<void>
+  recordEvent(q: Queryable, txn: Txn): Promise<void>
 }
 
 export function createTxnRepository(config: OutboxConfig): TxnRepository {
@@ -122,7 +60,19 @@ export function createTxnRepository(config: OutboxConfig): TxnRepository {
     insertTxn: (q, txn, opts = {}) => insertTxn(q, txn, opts, config),
     transition: (q, txn, to, patch, at) => transition(q, txn, to, patch, { ...at, outbox: config }),
     settleQuoted: (q, txn, settlement, at) => settleQuoted(q, txn, settlement, { ...at, outbox: config }),
-    recordEvent: (q, txn) => recordEvent(q, txn, config),
+    recordEvent: (q, txn) =>
+      recordEvent(
+        q,
+        {
+          id: txn.id,
+          account_id: txn.accountId,
+          state: txn.state,
+          msg: txn.msg,
+          ext_ref_id: txn.extRefId,
+          updated_at: txn.updatedAtMs,
+        },
+        config,
+      ),
   }
 }
 
@@ -135,32 +85,38 @@ async function insertTxn(
   opts: InsertOptions,
   outbox: OutboxConfig,
 ): Promise<Txn | undefined> {
-  const values = INSERT_COLUMNS.map((c) => sql`${param(c, (txn as any)[c])}`)
-  const insert = sql`INSERT INTO transactions (${INSERT_COLUMN_LIST})
-     VALUES (${sql.join(values, sql`, `)})
+  const columns = insertColumns(txn)
+  const insert = sql`INSERT INTO transactions (${sql.join(
+    columns.map(([column]) => sql.ident(column)),
+    sql`, `,
+  )})
+     VALUES (${sql.join(
+       columns.map(([, value]) => sql`${value}`),
+       sql`, `,
+     )})
      ON CONFLICT (account_id, ext_ref_id) DO NOTHING RETURNING *`
   if (!opts.event) {
-    const { rows } = await q.query<Txn>(insert)
-    return rows[0]
+    const { rows } = await q.query(insert)
+    return rows[0] ? txnFromRow(rows[0]) : undefined
   }
   const hold = opts.hold
     ? sql`, ${holdCtes({ txnId: txn.id, ...opts.hold }, sql`EXISTS (SELECT 1 FROM changed)`)}`
     : sql.empty
-  const { rows } = await q.query<Txn>(
+  const { rows } = await q.query(
     sql`WITH changed AS (${insert}), ${outboxCtes(txn.state, outbox)}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) return undefined
   const [row, enqueued] = takeEnqueued(rows[0])
   await notifyChange(q, row.id, enqueued)
-  return row
+  return txnFromRow(row)
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
-  const { rows } = await q.query<Txn>(
+  const { rows } = await q.query(
     `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
     opts.accountId ? [id, opts.accountId] : [id],
   )
-  return rows[0]
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /**
@@ -172,41 +128,23 @@ export async function lockForConfirm(
   id: string,
   accountId: string,
 ): Promise<{ txn: Txn; pendingHold: bigint } | undefined> {
-  const { rows } = await q.query<Txn & { pending_hold?: bigint | null }>(
+  const { rows } = await q.query<{ pending_hold?: bigint | null }>(
     `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
        FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
     [id, accountId],
   )
   const row = rows[0]
   if (!row) return undefined
-  const pendingHold = row.pending_hold ?? 0n
-  delete row.pending_hold
-  return { txn: row, pendingHold }
+  return { txn: txnFromRow(row), pendingHold: row.pending_hold ?? 0n }
 }
 
 export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query<Txn>(
-    'SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2',
-    [accountId, extRefId],
-  )
-  return rows[0]
+  const { rows } = await q.query('SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2', [
+    accountId,
+    extRefId,
+  ])
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
-
-/** Columns a transition may change besides the state. */
-export type TxnPatch = Partial<
-  Pick<
-    Txn,
-    | 'msg'
-    | 'src_settled'
-    | 'dest_settled'
-    | 'src_details'
-    | 'dest_details'
-    | 'src_network_fee'
-    | 'rail_ref'
-    | 'page_id'
-    | 'expires_at'
-  >
-> & { nextCheckAtMs?: number | null }
 
 export class StaleTransition extends Error {}
 
@@ -223,13 +161,13 @@ async function transition(
   opts: ChangeOptions,
 ): Promise<Txn> {
   // The change and its outbox event in one statement (one round trip).
-  const { rows } = await q.query<Txn>(
+  const { rows } = await q.query(
     sql`WITH ${transitionCtes(txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
   )
   if (!rows[0]) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
   const [row, enqueued] = takeEnqueued(rows[0])
   await notifyChange(q, row.id, enqueued)
-  return row
+  return txnFromRow(row)
 }
 
 /**
@@ -255,9 +193,8 @@ function transitionCtes(
     sql`src_updated_at = ${now}`,
     sql`dest_updated_at = ${now}`,
   ]
-  for (const [column, value] of Object.entries(patch))
-    sets.push(sql`${sql.ident(column)} = ${param(column, value)}`)
-  if (!('next_check_at' in patch) && FINAL_STATES.has(to)) sets.push(sql`next_check_at = NULL`)
+  for (const [column, value] of patchColumns(patch)) sets.push(sql`${sql.ident(column)} = ${value}`)
+  if (!('nextCheckAtMs' in patch) && FINAL_STATES.has(to)) sets.push(sql`next_check_at = NULL`)
   const gate = onlyIf ? sql` AND ${onlyIf}` : sql.empty
   return sql`changed AS (UPDATE transactions SET ${sql.join(sets, sql`, `)} WHERE id = ${txn.id} AND state = ${txn.state}${gate} RETURNING *),
      ${outboxCtes(to, opts.outbox)}`
@@ -292,16 +229,16 @@ async function settleQuoted(
   const together = sql`ledger_require((SELECT count(*) FROM changed) = (SELECT count(*) FROM quoted_txn),
        ${`confirm of ${txn.kind} changed the transaction and its entry together`})`
   // One row whatever happened, so that both checks are always evaluated.
-  const { rows } = await q.query<Txn & { checked?: boolean }>(
+  const { rows } = await q.query<{ id: string | null; checked?: boolean }>(
     sql`WITH ${gate}, ${entry.ctes}, ${change}
      SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
   )
   if (!rows[0]?.id) return undefined
   const [row, enqueued] = takeEnqueued(rows[0])
-  delete row.checked
-  await notifyChange(q, row.id, enqueued)
-  return row
+  const txnRow = txnFromRow(row)
+  await notifyChange(q, txnRow.id, enqueued)
+  return txnRow
 }
 
 /**
@@ -447,12 +384,12 @@ export async function settleReturn(
   id: string,
   settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
 ): Promise<Txn | undefined> {
-  const { rows } = await q.query<Txn>(
+  const { rows } = await q.query(
     `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
       WHERE id = $1 RETURNING *`,
     [id, settled.payoutId, settled.reason, settled.src, settled.dest],
   )
-  return rows[0]
+  return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
 /** Mark a completed payout returned: its details name the return and why, its message says so. */

@@ -3,7 +3,8 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { flowOf, type Flow } from './flow.js'
-import { createTxnRepository, getTxn, type Txn } from './repository.js'
+import { createTxnRepository, getTxn } from './repository.js'
+import type { Txn } from './txn.js'
 import { createRecentQuotes, settledAnswer, settleMadeHere } from './service.js'
 
 const row = (id: string) => ({ id }) as Txn

@@ -8,14 +8,8 @@ import { approvalReasons } from '../approvals/policy.js'
 import { insertApproval } from '../approvals/repository.js'
 import { flowOf, type CreateInput, type Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
-import {
-  getTxn,
-  lockForConfirm,
-  StaleTransition,
-  type TxnPatch,
-  type TxnRepository,
-  type Txn,
-} from './repository.js'
+import { getTxn, lockForConfirm, StaleTransition, type TxnRepository } from './repository.js'
+import type { Txn, TxnPatch } from './txn.js'
 import { walletDebit } from './money.js'
 import { createTxnReader, type TxnReader } from './reads.js'
 import { createQuote } from './quote.js'
@@ -140,7 +134,7 @@ export async function settleMadeHere(
   if (quoted.accountId !== accountId) return undefined
   const { db, repository } = deps
   const at = repository.now()
-  if (!flow.settlement || flow.prepareConfirm || BigInt(at) >= quoted.expiresAtMs) return undefined
+  if (!flow.settlement || flow.prepareConfirm || at >= quoted.expiresAtMs) return undefined
   return repository.settleQuoted(db, quoted, await flow.settlement(db, quoted, at), { now: at })
 }
 
@@ -176,7 +170,7 @@ async function confirmLocked(
     const again = settledAnswer(txn)
     if (again) return again
     const at = now()
-    if (BigInt(at) >= txn.expiresAtMs) {
+    if (at >= txn.expiresAtMs) {
       expired = true
       return expireInTx(deps, q, txn, at)
     }

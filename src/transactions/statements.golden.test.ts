@@ -3,7 +3,8 @@ import type { Queryable } from '../db/db.js'
 import { Sql, sql, toQuery } from '../db/sql.js'
 import { entryCtes, holdCtes } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
-import { createTxnRepository, type Txn } from './repository.js'
+import { createTxnRepository } from './repository.js'
+import type { Txn } from './txn.js'
 
 /**
  * The text of the hardest statements, pinned: the swap confirm (one statement that locks the quote,

@@ -170,7 +170,11 @@ describe('swap confirm in one statement', () => {
             now: Date.now(),
             postings: [
               { accountId: 'wal_missing', ccy: 'BTC', amount: -txn.srcAmountMinor - txn.srcFeeMinor },
-              { accountId: systemAccountId('fx', 'BTC'), ccy: 'BTC', amount: txn.srcAmountMinor + txn.srcFeeMinor },
+              {
+                accountId: systemAccountId('fx', 'BTC'),
+                ccy: 'BTC',
+                amount: txn.srcAmountMinor + txn.srcFeeMinor,
+              },
             ],
           },
           to: 'completed',

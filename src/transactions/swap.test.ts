@@ -44,16 +44,13 @@ describe('swapWallets', () => {
 
   it('reads both wallets in one statement once, then answers without a read', async () => {
     const ids: WalletIds = new Map()
-    const txn = { account_id: a.accountId, src_ccy: 'BTC', dest_ccy: 'USD' }
+    const txn = { accountId: a.accountId, srcCcy: 'BTC', destCcy: 'USD' }
     reads.length = 0
     const first = await swapWallets(ids, q, txn)
     expect(first).toEqual([await walletId('BTC'), await walletId('USD')])
     expect(reads).toHaveLength(1)
     expect(await swapWallets(ids, q, txn)).toEqual(first)
-    expect(await swapWallets(ids, q, { ...txn, srcCcy: 'USD', destCcy: 'BTC' })).toEqual([
-      first[1],
-      first[0],
-    ])
+    expect(await swapWallets(ids, q, { ...txn, srcCcy: 'USD', destCcy: 'BTC' })).toEqual([first[1], first[0]])
     expect(reads).toHaveLength(1)
   })
 

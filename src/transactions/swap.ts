@@ -5,7 +5,7 @@ import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import { walletIdPair } from '../ledger/ledger.js'
 import type { Flow, QuoteContext, Settlement } from './flow.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { isMoneyError } from './errors.js'
 

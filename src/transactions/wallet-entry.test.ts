@@ -24,7 +24,7 @@ describe('postWalletEntry', () => {
 
   it('posts against the wallet in the source currency, settling the hold when asked', async () => {
     const usdt = await wallet('USDT')
-    const txn = { id: 'txn_walletentry', account_id: a.accountId, src_ccy: 'USDT' }
+    const txn = { id: 'txn_walletentry', accountId: a.accountId, srcCcy: 'USDT' }
     await h.c.db.tx(async (q) => {
       await placeHold(q, { txnId: txn.id, walletId: usdt.id, amount: 5_000_000n, now: 1 })
       await postWalletEntry(h.c.accounts, q, txn, { kind: 'test', now: 2, settleHolds: true }, (walletId) => [
@@ -42,7 +42,7 @@ describe('postWalletEntry', () => {
   })
 
   it('refuses an account without a wallet in that currency, posting nothing', async () => {
-    const txn = { id: 'txn_walletentry2', account_id: a.accountId, src_ccy: 'EUR' }
+    const txn = { id: 'txn_walletentry2', accountId: a.accountId, srcCcy: 'EUR' }
     await expect(
       h.c.db.tx((q) => postWalletEntry(h.c.accounts, q, txn, { kind: 'test', now: 3 }, () => [])),
     ).rejects.toThrow(/EUR wallet/)

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/db.js'
 import type { AccountsService } from '../accounts/service.js'
 import { postEntry, type EntryInput, type Posting } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
-import type { Txn } from './repository.js'
+import type { Txn } from './txn.js'
 
 /**
  * Post the journal entry of `txn` against the wallet its money moves in: its account's wallet in its
