@@ -4,7 +4,7 @@ import { startEsploraStandin, type EsploraStandin } from '../../test/standins/es
 import { testSigner } from '../../test/standins/signer.js'
 import { operatorClient } from '../../test/admin/operator-client.js'
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
-import { createEsploraRail } from '../onchain/esplora.js'
+import { createEsploraRail } from '../onchain/esplora/esplora.js'
 import { FEE_WAIT_MAX_MS } from '../onchain/send-broadcast.js'
 import { runDueTransactions } from '../transactions/worker.js'
 

@@ -3,10 +3,10 @@ import { ConfigError, type Config } from '../config/config.js'
 import type { Db } from '../db/db.js'
 import type { BitcoinKeys } from './keys.js'
 import type { LightningRail, OnchainRail } from '../rails/rail.js'
-import { createLndRail } from '../lightning/lnd.js'
+import { createLndRail } from '../lightning/lnd/lnd.js'
 import { createSandboxLightningRail, type SandboxLightningRail } from '../lightning/sandbox.js'
-import { createBitcoindRail } from '../onchain/bitcoind.js'
-import { createEsploraRail } from '../onchain/esplora.js'
+import { createBitcoindRail } from '../onchain/bitcoind/bitcoind.js'
+import { createEsploraRail } from '../onchain/esplora/esplora.js'
 import { createSandboxOnchainRail, type SandboxOnchainRail } from '../onchain/sandbox.js'
 
 /**

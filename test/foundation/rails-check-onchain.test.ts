@@ -3,7 +3,7 @@ import { createHarness, type Harness } from '../helpers/harness.js'
 import { startBitcoindStandin, type BitcoindStandin } from '../standins/bitcoind.js'
 import { startEsploraStandin, type EsploraStandin } from '../standins/esplora.js'
 import { Chain } from '../standins/chain.js'
-import { GENESIS_HASHES } from '../../src/onchain/esplora.js'
+import { GENESIS_HASHES } from '../../src/onchain/esplora/esplora.js'
 
 /**
  * `GET /admin/rails` (what `svcpay rails check` prints) for the on-chain rail on the Bitcoin Core

@@ -6,7 +6,7 @@
 import { hex } from '@scure/base'
 import { p2wpkh, Transaction } from '@scure/btc-signer'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
-import type { OnchainSigner } from '../../src/onchain/esplora.js'
+import type { OnchainSigner } from '../../src/onchain/esplora/esplora.js'
 import type { Chain, ChainTx } from './chain.js'
 
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef }

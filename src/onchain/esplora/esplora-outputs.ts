@@ -1,0 +1,110 @@
+/**
+ * What the Esplora rail reads of the chain: the outputs paid to an address (mempool and confirmed
+ * history), the state of a transaction, and the fee rate a send should pay.
+ */
+import {
+  asArray,
+  asObject,
+  checkAddressText,
+  checkTxid,
+  parseJsonText,
+  TRANSPORT_CODES,
+} from '../../rails/http-json.js'
+import { RailFailure, type OnchainOutput, type OnchainTxState } from '../../rails/rail.js'
+import { canonicalAddress } from '../address.js'
+import type { EsploraDeps } from './esplora-deps.js'
+import { confirmationsOf, getJson, tipHeight } from './esplora-http.js'
+
+/** A bound on the confirmed-history pages read for one address (Esplora serves 25 per page). */
+const CHAIN_PAGES_MAX = 40
+
+/** `OnchainRail.listOutputs`. */
+export async function listOutputs(deps: EsploraDeps, address: string): Promise<OnchainOutput[]> {
+  const { request } = deps
+  checkAddressText(address)
+  const path = `/address/${address}/txs`
+  const txs = asArray(await getJson(request, `${path}/mempool`), 'mempool txs')
+  let page = asArray(await getJson(request, `${path}/chain`), 'chain txs')
+  for (let pages = 1; page.length > 0; pages++) {
+    txs.push(...page)
+    if (pages >= CHAIN_PAGES_MAX) break
+    const last = String(asObject(page[page.length - 1], 'tx').txid)
+    checkTxid(last)
+    page = asArray(await getJson(request, `${path}/chain/${last}`), 'chain txs')
+  }
+  return outputsTo(address, txs, await tipHeight(request))
+}
+
+/** The outputs paid to `address` among Esplora transactions, each once. */
+export function outputsTo(address: string, txs: unknown[], tip: number): OnchainOutput[] {
+  const outputs = new Map<string, OnchainOutput>()
+  for (const rawTx of txs) {
+    const tx = asObject(rawTx, 'tx')
+    const txid = String(tx.txid)
+    const status = asObject(tx.status ?? {}, 'tx status')
+    const confirmations = confirmationsOf(status, tip)
+    asArray(tx.vout, 'vout').forEach((rawOut, vout) => {
+      const out = asObject(rawOut, 'vout entry')
+      // electrs writes scriptpubkey_address from the script, so bech32 in lower case; compare
+      // canonical spellings so that an address given in upper case still finds its outputs.
+      if (typeof out.scriptpubkey_address !== 'string') return
+      if (canonicalAddress(out.scriptpubkey_address) !== canonicalAddress(address)) return
+      const value = out.value
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+        throw new RailFailure(TRANSPORT_CODES.badResponse, 'vout value is not whole satoshis', true)
+      }
+      // A transaction can move from the mempool into a block between our two reads; keep it once.
+      const blockHash = typeof status.block_hash === 'string' ? status.block_hash : undefined
+      outputs.set(`${txid}:${vout}`, {
+        txid,
+        vout,
+        amountSats: BigInt(value),
+        confirmations,
+        ...(blockHash && confirmations > 0 ? { blockHash } : {}),
+      })
+    })
+  }
+  return [...outputs.values()]
+}
+
+/** `OnchainRail.getTransaction`. */
+export async function getTransaction(deps: EsploraDeps, txid: string): Promise<OnchainTxState | null> {
+  checkTxid(txid)
+  // `/tx/:txid/status` cannot tell: electrs answers {"confirmed":false} for any txid it does not
+  // have (src/rest.rs, get_tx_status reads only the chain). `/tx/:txid` looks in the chain and the
+  // mempool and is the one that answers 404 for a transaction it does not know.
+  const text = await deps.request(`/tx/${txid}`)
+  if (text === null) return null
+  const tx = asObject(parseJsonText(text, 'esplora tx'), 'tx')
+  const status = asObject(tx.status ?? {}, 'tx status')
+  if (status.confirmed !== true) return { confirmations: 0, inMempool: true }
+  return { confirmations: confirmationsOf(status, await tipHeight(deps.request)) }
+}
+
+/** `OnchainRail.estimateFeeRate`: whole sat/vB. */
+export async function estimateFeeRate(deps: EsploraDeps, targetBlocks: number): Promise<bigint> {
+  const estimates = asObject(await getJson(deps.request, '/fee-estimates'), 'fee-estimates')
+  const rate = feeRateFor(estimates, targetBlocks)
+  if (rate !== null) return rate
+  if (deps.options.network === 'regtest') return 1n
+  throw new RailFailure('fee_estimate_unavailable', 'esplora has no fee estimates', true)
+}
+
+/** The whole sat/vB rate of `/fee-estimates` for a target, null when it has no usable estimate. */
+export function feeRateFor(estimates: Record<string, unknown>, targetBlocks: number): bigint | null {
+  // Keys are targets in blocks (1-25, 144, 504, 1008). The largest target not above ours is the
+  // cheapest rate still expected to confirm in time.
+  let best: { target: number; rate: number } | null = null
+  let fastest: { target: number; rate: number } | null = null
+  for (const [key, value] of Object.entries(estimates)) {
+    const target = Number(key)
+    if (!Number.isSafeInteger(target) || typeof value !== 'number' || !Number.isFinite(value)) continue
+    if (target <= targetBlocks && (!best || target > best.target)) best = { target, rate: value }
+    if (!fastest || target < fastest.target) fastest = { target, rate: value }
+  }
+  const chosen = best ?? fastest
+  if (!chosen) return null
+  // A rate, not an amount: rounding the float up to whole sat/vB is the whole computation.
+  const satsPerVb = BigInt(Math.ceil(chosen.rate))
+  return satsPerVb < 1n ? 1n : satsPerVb
+}
