@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { insertColumns, patchColumns, txnFromRow, type NewTxn } from './txn.js'
+import { insertColumns, patchColumns, TXN_COLUMNS, txnFromRow, type NewTxn, type Txn } from './txn.js'
 
 /** The one mapping between a Txn and its row, alone (the engines test it through every flow). */
 
@@ -51,6 +51,16 @@ describe('txn mapping', () => {
     expect(txn.srcDetails).toEqual({ a: 1 })
     expect(Object.keys(txn)).toHaveLength(34)
     expect('enqueued' in txn).toBe(false)
+  })
+
+  it('reads every field from the column TXN_COLUMNS names for it', () => {
+    const txn = txnFromRow(row)
+    for (const [field, [column, kind]] of Object.entries(TXN_COLUMNS)) {
+      const stored = row[column as keyof typeof row]
+      const expected = kind === 'time' && stored !== null ? Number(stored) : stored
+      expect([field, txn[field as keyof Txn]]).toEqual([field, expected])
+    }
+    expect(Object.keys(txn).sort()).toEqual(Object.keys(TXN_COLUMNS).sort())
   })
 
   it('inserts the columns a new transaction has, in table order, details as JSON text', () => {

@@ -48,7 +48,7 @@ export interface Txn {
 type Column = readonly [name: string, kind?: 'time' | 'json']
 
 /** The one place that knows the columns of `transactions`: every field of Txn, in column order. */
-const COLUMNS: { readonly [F in keyof Txn]: Column } = {
+export const TXN_COLUMNS: { readonly [F in keyof Txn]: Column } = {
   id: ['id'],
   accountId: ['account_id'],
   extRefId: ['ext_ref_id'],
@@ -85,10 +85,13 @@ const COLUMNS: { readonly [F in keyof Txn]: Column } = {
   updatedAtMs: ['updated_at', 'time'],
 }
 
-const FIELDS = Object.keys(COLUMNS) as Array<keyof Txn>
+const FIELDS = Object.keys(TXN_COLUMNS) as Array<keyof Txn>
 
 /** Fields a new transaction is inserted without: later changes set them (the message has a default). */
 const SET_LATER = ['msg', 'srcSettledMinor', 'destSettledMinor', 'railRef', 'pageId'] as const
+
+/** The fields an insert writes, in column order. */
+const INSERTED = FIELDS.filter((field) => !(SET_LATER as readonly string[]).includes(field))
 
 /** A transaction as it is inserted. */
 export type NewTxn = Omit<Txn, (typeof SET_LATER)[number]>
@@ -110,15 +113,53 @@ export type TxnPatch = Partial<
   >
 >
 
-/** A row of `transactions` (`SELECT *`, or `RETURNING *`) as a Txn; other columns it has are left out. */
-export function txnFromRow(row: Record<string, unknown>): Txn {
-  const txn: Record<string, unknown> = {}
-  for (const field of FIELDS) {
-    const [name, kind] = COLUMNS[field]
-    const value = row[name]
-    txn[field] = kind === 'time' && value !== null && value !== undefined ? Number(value) : value
+/** A stored time (an int8 column comes back as bigint) as milliseconds. */
+const ms = (value: unknown): number => Number(value)
+
+/**
+ * A row of `transactions` (`SELECT *`, or `RETURNING *`) as a Txn; other columns it has are left
+ * out. Written out field by field rather than looped over TXN_COLUMNS: every read of a transaction
+ * passes here, and an object built in one literal is several times cheaper to make and to read
+ * (txn.test.ts checks it against TXN_COLUMNS, so the two cannot drift apart).
+ */
+export function txnFromRow(row: Record<string, any>): Txn {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    extRefId: row.ext_ref_id,
+    requestHash: row.request_hash,
+    kind: row.kind,
+    state: row.state,
+    msg: row.msg,
+    note: row.note,
+    deductFeesFromDest: row.deduct_fees_from_dest,
+    srcCcy: row.src_ccy,
+    srcMethod: row.src_method,
+    srcAmountMinor: row.src_amount,
+    srcFeeMinor: row.src_fee,
+    srcNetworkFeeMinor: row.src_network_fee,
+    srcSettledMinor: row.src_settled,
+    srcDetails: row.src_details,
+    srcCreatedAtMs: ms(row.src_created_at),
+    srcUpdatedAtMs: ms(row.src_updated_at),
+    destCcy: row.dest_ccy,
+    destMethod: row.dest_method,
+    destAmountMinor: row.dest_amount,
+    destSettledMinor: row.dest_settled,
+    destDetails: row.dest_details,
+    destCreatedAtMs: ms(row.dest_created_at),
+    destUpdatedAtMs: ms(row.dest_updated_at),
+    fxRate: row.fx_rate,
+    expiresAtMs: ms(row.expires_at),
+    kyc: row.kyc,
+    sourceOfFunds: row.source_of_funds,
+    railRef: row.rail_ref,
+    pageId: row.page_id,
+    nextCheckAtMs:
+      row.next_check_at === null || row.next_check_at === undefined ? null : ms(row.next_check_at),
+    createdAtMs: ms(row.created_at),
+    updatedAtMs: ms(row.updated_at),
   }
-  return txn as unknown as Txn
 }
 
 /** A value as it is sent for its column. */
@@ -129,9 +170,8 @@ function columnValue(kind: Column[1], value: unknown): unknown {
 
 /** The columns and values of a new transaction, in column order. */
 export function insertColumns(txn: NewTxn): Array<[column: string, value: unknown]> {
-  const later = new Set<string>(SET_LATER)
-  return FIELDS.filter((field) => !later.has(field)).map((field) => {
-    const [name, kind] = COLUMNS[field]
+  return INSERTED.map((field) => {
+    const [name, kind] = TXN_COLUMNS[field]
     return [name, columnValue(kind, txn[field as keyof NewTxn])]
   })
 }
@@ -139,7 +179,7 @@ export function insertColumns(txn: NewTxn): Array<[column: string, value: unknow
 /** The columns and values a patch sets, in the patch's own order. */
 export function patchColumns(patch: TxnPatch): Array<[column: string, value: unknown]> {
   return Object.entries(patch).map(([field, value]) => {
-    const [name, kind] = COLUMNS[field as keyof TxnPatch]
+    const [name, kind] = TXN_COLUMNS[field as keyof TxnPatch]
     return [name, columnValue(kind, value)]
   })
 }
