@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { Config, FeeRule } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
@@ -6,12 +6,13 @@ import type { AccountsService } from '../accounts/service.js'
 import type { BitcoinRails } from './rails.js'
 import type { BitcoinKeys } from './keys.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
+import { newId } from '../shared/ids.js'
 import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
 import { ONE } from '../rates/fx.js'
 import type { CreateInput, Quote } from '../transactions/flow.js'
 import { scheduleCheck, type TxnRepository } from '../transactions/repository.js'
-import type { Txn } from '../transactions/txn.js'
+import type { NewTxn, Txn } from '../transactions/txn.js'
 import type { TransactionsService } from '../transactions/service.js'
 import { feeFor, requestedAmount } from '../transactions/money.js'
 import { isMoneyError, moneyError, type MoneyError } from '../transactions/errors.js'
@@ -127,5 +128,55 @@ export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     throw new ApiError('service_unavailable', `The ${what} is not available right now; try again shortly`)
+  }
+}
+
+/**
+ * A deposit: bitcoin that arrived for an account without a quote of its own (an on-chain payment
+ * to a watched address, a second payment of a Lightning invoice), credited to its BTC wallet less
+ * the receive fee. `key` names the payment; its hash is the transaction's request hash.
+ */
+export function newDeposit(d: {
+  accountId: string
+  key: string
+  method: 'on-chain' | 'lightning'
+  amountSats: bigint
+  feeSats: bigint
+  srcDetails: Record<string, unknown>
+  at: number
+  nextCheckAtMs: number | null
+}): NewTxn {
+  const { at } = d
+  return {
+    id: newId('txn'),
+    accountId: d.accountId,
+    extRefId: null,
+    requestHash: createHash('sha256').update(d.key).digest('hex'),
+    kind: 'deposit',
+    state: 'srccreated',
+    note: null,
+    deductFeesFromDest: false,
+    srcCcy: 'BTC',
+    srcMethod: d.method,
+    srcAmountMinor: d.amountSats,
+    srcFeeMinor: d.feeSats,
+    srcNetworkFeeMinor: 0n,
+    srcDetails: d.srcDetails,
+    srcCreatedAtMs: at,
+    srcUpdatedAtMs: at,
+    destCcy: 'BTC',
+    destMethod: 'svcpay',
+    destAmountMinor: d.amountSats - d.feeSats,
+    destDetails: {},
+    destCreatedAtMs: at,
+    destUpdatedAtMs: at,
+    fxRate: '1',
+    // Nothing about a deposit can expire; its expiry is its creation.
+    expiresAtMs: at,
+    kyc: null,
+    sourceOfFunds: null,
+    nextCheckAtMs: d.nextCheckAtMs,
+    createdAtMs: at,
+    updatedAtMs: at,
   }
 }

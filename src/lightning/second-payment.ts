@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto'
-import { newId } from '../shared/ids.js'
 import { postEntry } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { setRailRef } from '../transactions/repository.js'
 import { txnFromRow, type Txn } from '../transactions/txn.js'
-import { receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
+import { newDeposit, receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
 import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 
 /**
@@ -32,40 +30,18 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
     const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
     assert(wallet, 'the receiving account has a BTC wallet')
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
-    const at = now
     const row = await deps.repository.insertTxn(
       q,
-      {
-        id: newId('txn'),
+      newDeposit({
         accountId: receive.accountId,
-        extRefId: null,
-        requestHash: createHash('sha256').update(`ln_second:${paymentHash}`).digest('hex'),
-        kind: 'deposit',
-        state: 'srccreated',
-        note: null,
-        deductFeesFromDest: false,
-        srcCcy: 'BTC',
-        srcMethod: 'lightning',
-        srcAmountMinor: paidSats,
-        srcFeeMinor: fee,
-        srcNetworkFeeMinor: 0n,
+        key: `ln_second:${paymentHash}`,
+        method: 'lightning',
+        amountSats: paidSats,
+        feeSats: fee,
         srcDetails: { paymentHash, forTxnId: receive.id, secondPayment: true },
-        srcCreatedAtMs: at,
-        srcUpdatedAtMs: at,
-        destCcy: 'BTC',
-        destMethod: 'svcpay',
-        destAmountMinor: paidSats - fee,
-        destDetails: {},
-        destCreatedAtMs: at,
-        destUpdatedAtMs: at,
-        fxRate: '1',
-        expiresAtMs: at,
-        kyc: null,
-        sourceOfFunds: null,
+        at: now,
         nextCheckAtMs: null,
-        createdAtMs: at,
-        updatedAtMs: at,
-      },
+      }),
       { event: true },
     )
     assert(row, 'a deposit transaction has no extRefId to collide on')

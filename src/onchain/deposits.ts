@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto'
 import type { Queryable } from '../db/db.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { OnchainOutput } from '../rails/rail.js'
 import { RailFailure } from '../rails/rail.js'
 import { backoffDelayMs } from '../rails/attempts.js'
 import { assert } from '../shared/assert.js'
-import { newId } from '../shared/ids.js'
 import {
   getTxn,
   recordConfirmations,
@@ -14,7 +12,7 @@ import {
   setSrcFee,
 } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
-import { nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
+import { newDeposit, nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
 
 /**
  * The on-chain deposit watcher. Every address we hand out (a receive's, or an account's static
@@ -297,45 +295,25 @@ async function createDepositTxn(
   now: number,
 ) {
   const fee = receiveFee(deps.config.fees.onchain_receive!, output.amountSats)
-  const at = now
-  const row = await deps.repository.insertTxn(q, {
-    id: newId('txn'),
-    accountId: addr.account_id,
-    extRefId: null,
-    requestHash: createHash('sha256').update(`deposit:${output.txid}:${output.vout}`).digest('hex'),
-    kind: 'deposit',
-    state: 'srccreated',
-    note: null,
-    deductFeesFromDest: false,
-    srcCcy: 'BTC',
-    srcMethod: 'on-chain',
-    srcAmountMinor: output.amountSats,
-    srcFeeMinor: fee,
-    srcNetworkFeeMinor: 0n,
-    srcDetails: {
-      address: addr.address,
-      txid: output.txid,
-      vout: output.vout,
-      confirmations: output.confirmations,
-      ...(addr.kind === 'static' ? { staticAddress: true } : { forTxnId: addr.txn_id }),
-    },
-    srcCreatedAtMs: at,
-    srcUpdatedAtMs: at,
-    destCcy: 'BTC',
-    destMethod: 'svcpay',
-    destAmountMinor: output.amountSats - fee,
-    destDetails: {},
-    destCreatedAtMs: at,
-    destUpdatedAtMs: at,
-    fxRate: '1',
-    // Nothing about a deposit can expire; its expiry is its creation.
-    expiresAtMs: at,
-    kyc: null,
-    sourceOfFunds: null,
-    nextCheckAtMs: now,
-    createdAtMs: at,
-    updatedAtMs: at,
-  })
+  const row = await deps.repository.insertTxn(
+    q,
+    newDeposit({
+      accountId: addr.account_id,
+      key: `deposit:${output.txid}:${output.vout}`,
+      method: 'on-chain',
+      amountSats: output.amountSats,
+      feeSats: fee,
+      srcDetails: {
+        address: addr.address,
+        txid: output.txid,
+        vout: output.vout,
+        confirmations: output.confirmations,
+        ...(addr.kind === 'static' ? { staticAddress: true } : { forTxnId: addr.txn_id }),
+      },
+      at: now,
+      nextCheckAtMs: now,
+    }),
+  )
   assert(row, 'a deposit transaction has no extRefId to collide on')
   await setRailRef(q, row.id, addr.address)
   await deps.repository.recordEvent(q, row)
