@@ -1,6 +1,7 @@
 import { RailFailure } from '../rails/rail.js'
 import { getTxn, setDestDetails } from '../transactions/repository.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
+import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 
 /** What `bumpOnchainSend` reports. */
 export interface BumpResult {
@@ -32,11 +33,12 @@ export async function bumpOnchainSend(
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }
-  const txid = String(txn.destDetails.txid)
+  const details = onchainSendDetails(txn)
+  const txid = String(details.txid)
   try {
     // By default the next-block estimate, and at least 1 sat/vB more than the send pays now: a
     // replacement must pay the incremental relay fee on top (BIP 125 rule 4).
-    const sent = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
+    const sent = BigInt(details.feeRateSentSatPerVb ?? details.feeRateSatPerVb)
     let rate = feeRateSatPerVb
     if (rate === undefined) {
       const estimate = await deps.rails.onchain.estimateFeeRate(1)
@@ -44,14 +46,14 @@ export async function bumpOnchainSend(
     }
     const result = await bump.call(deps.rails.onchain, txid, rate)
     await deps.transactions().apply(txn.id, async (q, t) => {
-      if (t.state !== 'destsent' || t.destDetails.txid !== txid) return
-      const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
+      const now = onchainSendDetails(t)
+      if (t.state !== 'destsent' || now.txid !== txid) return
       await setDestDetails(q, t.id, {
-        ...t.destDetails,
+        ...now,
         txid: result.txid,
-        replacedTxids: [...replaced, txid],
+        replacedTxids: [...(now.replacedTxids ?? []), txid],
         feeRateSentSatPerVb: Number(rate),
-      })
+      } satisfies OnchainSendDetails)
     })
     deps.log?.warn(
       { txnId, replacedTxid: txid, txid: result.txid, feeRateSatPerVb: rate.toString() },

@@ -7,6 +7,7 @@ import { checkAgainAt, type BitcoinDeps } from '../bitcoin/common.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { FEE_TARGET_BLOCKS } from './send-quote.js'
 import { failSend } from './send-release.js'
+import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 
 /** How long a send waits for the network fee to come back within its quote before it fails. */
 export const FEE_WAIT_MAX_MS = 30 * 60_000
@@ -16,7 +17,7 @@ const FEE_RECHECK_MS = 60_000
 /** What the rail is asked to send for `txn`; the transaction id makes the call idempotent. */
 export function sendInput(txn: Txn, feeRateSatPerVb: bigint) {
   return {
-    address: String(txn.destDetails.address),
+    address: onchainSendDetails(txn).address,
     amountSats: txn.destAmountMinor,
     feeRateSatPerVb,
     requestId: txn.id,
@@ -29,7 +30,7 @@ export function sendInput(txn: Txn, feeRateSatPerVb: bigint) {
  * network wants more than that; failed once it has for longer than FEE_WAIT_MAX_MS.
  */
 async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
-  const quoted = BigInt(String(txn.destDetails.feeRateSatPerVb))
+  const quoted = BigInt(onchainSendDetails(txn).feeRateSatPerVb)
   let current: bigint
   try {
     current = await deps.rails.onchain.estimateFeeRate(FEE_TARGET_BLOCKS)
@@ -64,9 +65,9 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
 export async function broadcast(deps: BitcoinDeps, txn: Txn) {
   // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
   // asked for again at the same rate, never re-priced or failed for its fee.
-  const attempted = txn.destDetails.feeRateSentSatPerVb
+  const attempted = onchainSendDetails(txn).feeRateSentSatPerVb
   let rate: bigint
-  if (attempted !== undefined) rate = BigInt(String(attempted))
+  if (attempted !== undefined) rate = BigInt(attempted)
   else {
     const chosen = await sendRate(deps, txn)
     if (chosen === null) return
@@ -92,7 +93,11 @@ export async function broadcast(deps: BitcoinDeps, txn: Txn) {
     const at = nowBy(deps)
     // The hold stays open: the money is posted once the transaction confirms.
     await move('destsent', {
-      destDetails: { ...t.destDetails, txid, feeRateSentSatPerVb: Number(rate) },
+      destDetails: {
+        ...onchainSendDetails(t),
+        txid,
+        feeRateSentSatPerVb: Number(rate),
+      } satisfies OnchainSendDetails,
       nextCheckAtMs: at + CONFIRMATION_POLL_MS,
     })
   })

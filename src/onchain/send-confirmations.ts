@@ -8,10 +8,11 @@ import { isPassingRefusal } from './refusal.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { sendInput } from './send-broadcast.js'
 import { failSend, hasEntry, sendPostings } from './send-release.js'
+import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 
 /** Follow a broadcast send until it has its confirmations (completed), or cannot confirm. */
 export async function watchConfirmations(deps: BitcoinDeps, txn: Txn) {
-  const txid = String(txn.destDetails.txid)
+  const txid = String(onchainSendDetails(txn).txid)
   let tx: OnchainTxState | null
   try {
     tx = await deps.rails.onchain.getTransaction(txid)
@@ -61,12 +62,13 @@ export async function watchConfirmations(deps: BitcoinDeps, txn: Txn) {
 /** Put the send on the txid of the transaction that replaced its own (a fee bump). */
 async function followReplacement(deps: BitcoinDeps, txn: Txn, replacement: string) {
   await deps.transactions().apply(txn.id, async (q, t) => {
-    if (t.state !== 'destsent' || t.destDetails.txid !== txn.destDetails.txid) return
-    const replaced = Array.isArray(t.destDetails.replacedTxids) ? t.destDetails.replacedTxids : []
+    const now = onchainSendDetails(t)
+    if (t.state !== 'destsent' || now.txid !== onchainSendDetails(txn).txid) return
+    const replaced = [...(now.replacedTxids ?? []), ...(now.txid === undefined ? [] : [now.txid])]
     await setDestDetails(
       q,
       t.id,
-      { ...t.destDetails, txid: replacement, replacedTxids: [...replaced, t.destDetails.txid] },
+      { ...now, txid: replacement, replacedTxids: replaced } satisfies OnchainSendDetails,
       nowBy(deps),
     )
   })
@@ -78,7 +80,8 @@ async function followReplacement(deps: BitcoinDeps, txn: Txn, replacement: strin
  * send fails with its hold released.
  */
 async function rebroadcast(deps: BitcoinDeps, txn: Txn, txid: string) {
-  const rate = BigInt(String(txn.destDetails.feeRateSentSatPerVb ?? txn.destDetails.feeRateSatPerVb))
+  const details = onchainSendDetails(txn)
+  const rate = BigInt(details.feeRateSentSatPerVb ?? details.feeRateSatPerVb)
   try {
     const again = await deps.rails.onchain.send(sendInput(txn, rate))
     if (again.txid !== txid) return followReplacement(deps, txn, again.txid)

@@ -1,3 +1,4 @@
+import type { OnchainSendDetails } from './send-details.js'
 import { validateAddress, type AddressType } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
 import type { Network } from '../rails/network.js'
@@ -59,7 +60,10 @@ export async function quoteOnchainSend(
     feeRule: deps.config.fees.onchain_send!,
     networkFee,
     deduct: input.deductNetworkFeesFromDest,
-    destDetails: { address: destination.address, feeRateSatPerVb: Number(feeRate) },
+    destDetails: {
+      address: destination.address,
+      feeRateSatPerVb: Number(feeRate),
+    } satisfies OnchainSendDetails,
   })
   if (isMoneyError(quote)) return quote
   if (quote.destAmount < ONCHAIN_SEND_MIN_SATS) return belowMinimum()
