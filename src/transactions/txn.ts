@@ -168,6 +168,9 @@ function columnValue(kind: Column[1], value: unknown): unknown {
   return value
 }
 
+/** The columns an insert writes, in the order of `insertColumns`. */
+export const INSERT_COLUMN_NAMES: readonly string[] = INSERTED.map((field) => TXN_COLUMNS[field][0])
+
 /** The columns and values of a new transaction, in column order. */
 export function insertColumns(txn: NewTxn): Array<[column: string, value: unknown]> {
   return INSERTED.map((field) => {
