@@ -38,10 +38,12 @@ describe('incoming bank credits: notifications and the statement poll', () => {
   let dataDir: string
   const calls: BankCredit[] = []
   let sinkFailures = 0
+  let failRef: string | undefined
   const sink: CreditSink = async (credit) => {
     calls.push(credit)
-    if (sinkFailures > 0) {
-      sinkFailures--
+    if (sinkFailures > 0 || credit.bankRef === failRef) {
+      sinkFailures = Math.max(sinkFailures - 1, 0)
+      if (credit.bankRef === failRef) failRef = undefined
       throw new Error('the recorder is down')
     }
     await db.query(
@@ -317,21 +319,26 @@ describe('incoming bank credits: notifications and the statement poll', () => {
     expect(after.problems.join('\n')).not.toMatch(/incoming credits/)
   })
 
-  it('a sink that fails during a poll keeps the position, and the next poll hands the credit on', async () => {
-    const { rows: before } = await db.query<{ since_ms: string }>(
-      'SELECT since_ms::text AS since_ms FROM bank_credit_cursor',
-    )
-    const credit = await partner.receiveCredit(
+  it('a sink that fails during a poll keeps the position before that credit, and the next poll hands it on', async () => {
+    // Two credits an hour apart, both after everything above: the sink cannot record the older one.
+    const older = await partner.receiveCredit(
       { amount: 70_000n, description: 'SVCSINKDOWN', bookedAt: Date.now() + 3_600_000 },
       'none',
     )
-    sinkFailures = 1
+    const newer = await partner.receiveCredit(
+      { amount: 71_000n, description: 'SVCAFTER', bookedAt: Date.now() + 7_200_000 },
+      'none',
+    )
+    failRef = older.credit.id
     await poll()
-    const { rows: after } = await db.query<{ since_ms: string; last_error: string }>(
+    const { rows } = await db.query<{ since_ms: string; last_error: string }>(
       'SELECT since_ms::text AS since_ms, last_error FROM bank_credit_cursor',
     )
-    expect(after[0]).toEqual({ since_ms: before[0]!.since_ms, last_error: 'credit_not_recorded' })
+    expect(rows[0]!.last_error).toBe('credit_not_recorded')
+    expect(Number(rows[0]!.since_ms)).toBeLessThanOrEqual(older.credit.bookedAt)
     await poll()
-    expect((await recorded()).map((r) => r.bank_ref)).toContain(credit.credit.id)
+    expect((await recorded()).map((r) => r.bank_ref)).toEqual(
+      expect.arrayContaining([older.credit.id, newer.credit.id]),
+    )
   })
 })
