@@ -156,7 +156,9 @@ export async function createContainer(
   const bankRail = observeRail('bank', payoutRails.bank)
   // Incoming bank transfers go to the VND pay-in's sink (given in opts until it is wired here).
   const bankCredits =
-    payoutRails.bankCredits && opts.creditSink ? { ...payoutRails.bankCredits, sink: opts.creditSink } : undefined
+    payoutRails.bankCredits && opts.creditSink
+      ? { ...payoutRails.bankCredits, sink: opts.creditSink }
+      : undefined
   const bankChecked = bankCredits?.pollMs ? withCreditPollCheck(payoutRails.bank, db) : payoutRails.bank
   const payoutDeps = { config, rates, accounts, db, log, repository, transactions: () => transactions }
   flows.push(

@@ -87,7 +87,10 @@ export function bankCreditRoutes(
         throw new ApiError('unauthorized', 'The notification is not signed by the bank partner')
       if (!notice.ok)
         throw new ApiError('invalid_request', 'The notification is not a well-formed credit', [
-          { field: notice.problem === 'booked_at' ? 'bookedAt' : notice.problem, issue: 'missing or malformed' },
+          {
+            field: notice.problem === 'booked_at' ? 'bookedAt' : notice.problem,
+            issue: 'missing or malformed',
+          },
         ])
       try {
         await deps.sink(notice.credit)

@@ -56,7 +56,10 @@ export interface CreditPollDeps {
 }
 
 /** Claim the poll when it is due and nobody holds it; the position to read from when this caller won. */
-async function claimPoll(q: Queryable, now: number): Promise<{ sinceMs: number | null; failures: number } | null> {
+async function claimPoll(
+  q: Queryable,
+  now: number,
+): Promise<{ sinceMs: number | null; failures: number } | null> {
   const { rows } = await q.query<{ since_ms: string | number | null; failures: number }>(
     `UPDATE bank_credit_cursor SET lease_until = $1::int8 + $2::int8
       WHERE id = 1 AND next_run_at <= $1 AND lease_until <= $1
@@ -111,7 +114,8 @@ export async function runBankCreditPoll(deps: CreditPollDeps): Promise<boolean> 
     for (let page = 0; page < PAGES_PER_POLL; page++) {
       const { credits, skipped, nextCursor } = await deps.list(since, cursor)
       // Only the partner's id (when valid) and the field at fault: a credit's details are personal.
-      for (const item of skipped) deps.log.warn({ ...item }, 'the bank partner listed a malformed credit; left out')
+      for (const item of skipped)
+        deps.log.warn({ ...item }, 'the bank partner listed a malformed credit; left out')
       for (const credit of credits) await deps.sink(credit)
       if (credits.length > 0) {
         const newest = Math.max(...credits.map((c) => c.bookedAtMs))
@@ -137,9 +141,11 @@ export async function runBankCreditPoll(deps: CreditPollDeps): Promise<boolean> 
 
 /** What `svcpay rails check` adds for the credit poll: its failures in a row, if any. */
 export async function creditPollProblems(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ failures: number; last_error: string | null; last_ok_at: string | number | null }>(
-    'SELECT failures, last_error, last_ok_at FROM bank_credit_cursor WHERE id = 1',
-  )
+  const { rows } = await q.query<{
+    failures: number
+    last_error: string | null
+    last_ok_at: string | number | null
+  }>('SELECT failures, last_error, last_ok_at FROM bank_credit_cursor WHERE id = 1')
   const row = rows[0]
   if (!row || Number(row.failures) === 0) return []
   const lastOk = row.last_ok_at === null ? 'never' : new Date(Number(row.last_ok_at)).toISOString()

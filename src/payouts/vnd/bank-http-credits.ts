@@ -106,7 +106,9 @@ export function verifyCredit(
   const json = parseObject(body.toString('utf8'))
   if (json?.type !== 'credit') return { ok: false, error: 'malformed', problem: 'type' }
   const read = readCredit(json)
-  return isCredit(read) ? { ok: true, credit: read } : { ok: false, error: 'malformed', problem: read.problem }
+  return isCredit(read)
+    ? { ok: true, credit: read }
+    : { ok: false, error: 'malformed', problem: read.problem }
 }
 
 /** `BankHttpRail.listCredits`: one page of the credits booked at or after `sinceMs`, oldest first. */
@@ -125,7 +127,11 @@ export async function listCredits(
   }
   const { status, json } = await deps.request('GET', `/v1/credits?${query}`)
   if (status !== 200 || !Array.isArray(json?.data))
-    throw new RailFailure(`bank_http_${status}`, `GET /v1/credits answered HTTP ${status} without a list`, true)
+    throw new RailFailure(
+      `bank_http_${status}`,
+      `GET /v1/credits answered HTTP ${status} without a list`,
+      true,
+    )
   const page: CreditPage = { credits: [], skipped: [], nextCursor: null }
   for (const item of json.data as unknown[]) {
     const read = readCredit(item)
