@@ -26,7 +26,7 @@ import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
-import { bankNotificationRoutes } from './payouts/partner-routes.js'
+import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
 import { installAdminGuard } from './admin/guard.js'
 import { operatorRoutes } from './operators/routes.js'
@@ -102,6 +102,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
   invoicePageRoutes(app, c)
   if (c.verifyBankNotification) bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
+  if (c.bankCredits?.verify) bankCreditRoutes(app, { verify: c.bankCredits.verify, sink: c.bankCredits.sink })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

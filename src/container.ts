@@ -21,7 +21,9 @@ import { createTxnRepository } from './transactions/repository.js'
 import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
 import { swapFlow } from './transactions/swap.js'
 import type { Flow } from './transactions/flow.js'
-import { createPayoutRails, type PayoutRails } from './payouts/rails.js'
+import { createPayoutRails, type BankCreditsSource, type PayoutRails } from './payouts/rails.js'
+import { withCreditPollCheck } from './payouts/vnd/bank-credit-poll.js'
+import type { CreditSink } from './payins/bank-credit.js'
 import { tronPayoutFlow } from './payouts/tron-payout.js'
 import { vndPayoutFlow } from './payouts/vnd-payout.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
@@ -77,6 +79,11 @@ export interface Container {
   webhooks: WebhooksService
   /** Checks a bank partner notification; set with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
   verifyBankNotification: PayoutRails['verifyBankNotification']
+  /**
+   * Incoming bank transfers (issue 20): where they are read from and the sink they go to; set with
+   * `VND=bank-http` and a sink (the VND pay-in's, src/payins).
+   */
+  bankCredits: (BankCreditsSource & { sink: CreditSink }) | undefined
   /** Named operators of the operator API: set-up, sign-in, sessions (src/operators). */
   operators: OperatorsService
   operatorsConfig: OperatorsConfig
@@ -96,7 +103,7 @@ export interface Container {
 export async function createContainer(
   config: Config,
   log: Logger,
-  opts: { db?: Db; resolveHost?: ResolveHost } = {},
+  opts: { db?: Db; resolveHost?: ResolveHost; creditSink?: CreditSink } = {},
 ): Promise<Container> {
   const baseDb =
     opts.db ??
@@ -147,6 +154,12 @@ export async function createContainer(
   // Every rail the flows use is observed, so the worker knows what each one last answered.
   const tronRail = observeRail('tron', payoutRails.tron)
   const bankRail = observeRail('bank', payoutRails.bank)
+  // Incoming bank transfers go to the VND pay-in's sink (given in opts until it is wired here).
+  const bankCredits =
+    payoutRails.bankCredits && opts.creditSink
+      ? { ...payoutRails.bankCredits, sink: opts.creditSink }
+      : undefined
+  const bankChecked = bankCredits?.pollMs ? withCreditPollCheck(payoutRails.bank, db) : payoutRails.bank
   const payoutDeps = { config, rates, accounts, db, log, repository, transactions: () => transactions }
   flows.push(
     tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
@@ -224,13 +237,14 @@ export async function createContainer(
     notifier,
     webhooks,
     verifyBankNotification: payoutRails.verifyBankNotification,
+    bankCredits,
     checkRails: () =>
       checkRails(
         [
           { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
           { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
           { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
-          { rail: 'bank', adapter: config.vnd, impl: payoutRails.bank },
+          { rail: 'bank', adapter: config.vnd, impl: bankChecked },
         ],
         config.railsCheckTimeoutMs,
       ),

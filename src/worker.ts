@@ -5,6 +5,7 @@ import { runDueTransactions } from './transactions/worker.js'
 import { runDueAddresses } from './onchain/deposits.js'
 import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.js'
 import { runScheduledReconciliation } from './reconcile/schedule.js'
+import { runBankCreditPoll } from './payouts/vnd/bank-credit-poll.js'
 
 /** The least time between two looks for due webhook deliveries that commits ask for. */
 export const DELIVERY_WAKE_SPACING_MS = 25
@@ -45,6 +46,25 @@ export function startWorkers(c: Container): Workers {
             intervalMs: c.reconcileIntervalMs,
             leaseMs: c.config.railsCheckTimeoutMs * 2 + 30_000,
             reconcile: c.reconcile,
+            log: c.log,
+          }),
+        log: c.log,
+      }),
+    )
+  // The bank partner's statement of incoming transfers (BANK_CREDITS_POLL_S; src/payouts/vnd/
+  // bank-credit-poll.ts), one poll at a time across instances: finds credits not notified.
+  const credits = c.bankCredits
+  if (credits && credits.pollMs > 0)
+    loops.push(
+      startLoop({
+        name: 'bank-credits',
+        idleMs: Math.min(credits.pollMs, 5_000),
+        step: () =>
+          runBankCreditPoll({
+            db: c.db,
+            list: credits.list,
+            sink: credits.sink,
+            intervalMs: credits.pollMs,
             log: c.log,
           }),
         log: c.log,

@@ -5,9 +5,12 @@ import { errors } from '../http/schemas.js'
 import type { PayoutRails } from './rails.js'
 import { ApiError } from '../shared/errors.js'
 import { checkPayoutNow } from './returns.js'
+import type { BankHttpRail } from './vnd/bank-http.js'
+import { NOTIFICATION_BYTES_MAX } from './vnd/bank-http-request.js'
+import type { CreditSink } from '../payins/bank-credit.js'
 
-/** A partner notification is one payout; anything near this size is not one. */
-const NOTIFICATION_BODY_MAX = 64 * 1024
+/** A partner notification is one payout or one credit; anything near this size is not one. */
+const NOTIFICATION_BODY_MAX = NOTIFICATION_BYTES_MAX
 
 /**
  * Where the bank payout partner tells us a payout changed (docs/payouts.md, "Notifications"). The
@@ -43,6 +46,61 @@ export function bankNotificationRoutes(
       // A reference we do not hold in flight (settled, or never ours) is acknowledged all the same:
       // the partner has nothing to retry.
       await checkPayoutNow(deps.db, 'vnd_payout', notice.bankRef, Date.now())
+      return { received: true as const }
+    },
+  )
+}
+
+/**
+ * Where the bank partner reports an incoming transfer to our account (docs/payouts.md, "Incoming
+ * credits"). Signed as the payout notifications are. The answer is 200 only once the sink has
+ * recorded the credit, so that a partner retries a notification we could not take; a replay names
+ * the same credit id, which the sink takes once. Registered with `BANK_PAYOUT_WEBHOOK_SECRET` and a
+ * sink for credits.
+ */
+export function bankCreditRoutes(
+  app: FastifyInstance,
+  deps: { verify: BankHttpRail['verifyCredit']; sink: CreditSink },
+): void {
+  app.post(
+    '/partners/bank/credits',
+    {
+      bodyLimit: NOTIFICATION_BODY_MAX,
+      schema: {
+        hide: true,
+        tags: ['Fiat payouts'],
+        summary: 'Bank partner credit notification',
+        description:
+          'Called by the bank partner, not by API clients: one incoming transfer, `{ "type": "credit", "id", "amount", "currency": "VND", "description", "bookedAt", "payer"? }`. Header X-Partner-Signature is the lowercase hex HMAC-SHA256 of the exact body bytes under BANK_PAYOUT_WEBHOOK_SECRET.',
+        operationId: 'bankPartnerCredit',
+        headers: Type.Object({ 'x-partner-signature': Type.Optional(Type.String()) }),
+        response: { 200: Type.Object({ received: Type.Literal(true) }), ...errors(400, 401, 413, 503) },
+      },
+    },
+    async (request) => {
+      const signature = request.headers['x-partner-signature']
+      const notice = deps.verify(
+        request.rawBodyBytes ?? Buffer.alloc(0),
+        typeof signature === 'string' ? signature : undefined,
+      )
+      if (!notice.ok && notice.error === 'unauthorized')
+        throw new ApiError('unauthorized', 'The notification is not signed by the bank partner')
+      if (!notice.ok)
+        throw new ApiError('invalid_request', 'The notification is not a well-formed credit', [
+          {
+            field: notice.problem === 'booked_at' ? 'bookedAt' : notice.problem,
+            issue: 'missing or malformed',
+          },
+        ])
+      try {
+        await deps.sink(notice.credit)
+      } catch (err) {
+        request.log.warn(
+          { bankRef: notice.credit.bankRef, error: (err as Error).name },
+          'a bank credit could not be recorded; the partner will retry',
+        )
+        throw new ApiError('service_unavailable', 'The credit could not be recorded now; send it again later')
+      }
       return { received: true as const }
     },
   )

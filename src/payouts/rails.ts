@@ -6,6 +6,7 @@ import { createTronGridRail } from './tron/trongrid.js'
 import type { TronSendRecord, TronSendStore } from './tron/trongrid-sends.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
 import { createBankHttpRail, type BankHttpRail } from './vnd/bank-http.js'
+import { bankCreditsPollMs } from './vnd/bank-credit-poll.js'
 
 /** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
 export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
@@ -27,6 +28,17 @@ export interface PayoutRails {
   /** Checks a bank partner's notification; there with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
   verifyBankNotification: BankHttpRail['verifyNotification'] | undefined
   pollMs: { tron: number; bank: number }
+  /** Incoming transfers from the bank partner; there with `VND=bank-http`. */
+  bankCredits: BankCreditsSource | undefined
+}
+
+/** Where incoming bank transfers are read from (docs/payouts.md, "Incoming credits"). */
+export interface BankCreditsSource {
+  /** Checks a credit notification; there with `BANK_PAYOUT_WEBHOOK_SECRET`. */
+  verify: BankHttpRail['verifyCredit'] | undefined
+  list: BankHttpRail['listCredits']
+  /** BANK_CREDITS_POLL_S in milliseconds; 0: no statement poll. */
+  pollMs: number
 }
 
 /**
@@ -36,7 +48,8 @@ export interface PayoutRails {
  *   `TRON_FEE_LIMIT_SUN` (default 50 TRX), `TRON_CONFIRMATIONS` (default 19), `TRON_NETWORK`
  *   (`mainnet`, `nile` or `shasta`; default mainnet, which `svcpay rails check` holds the node to).
  * - Bank partner (docs/payouts.md): `BANK_PAYOUT_URL`, `BANK_PAYOUT_API_KEY`, optionally
- *   `BANK_PAYOUT_WEBHOOK_SECRET` and `BANK_PAYOUT_SIGNING_SECRET` (signs our requests).
+ *   `BANK_PAYOUT_WEBHOOK_SECRET` and `BANK_PAYOUT_SIGNING_SECRET` (signs our requests), and
+ *   `BANK_CREDITS_POLL_S` (how often the statement of incoming credits is read; default 60, 0 off).
  */
 export function createPayoutRails(config: Config, db: Db): PayoutRails {
   const delayMs = config.sandboxPayoutDelayMs
@@ -48,17 +61,25 @@ export function createPayoutRails(config: Config, db: Db): PayoutRails {
   }
   let bank: BankPayoutRail
   let verifyBankNotification: PayoutRails['verifyBankNotification']
+  let bankCredits: BankCreditsSource | undefined
   if (config.vnd === 'sandbox') {
     bank = createSandboxBankRail({ db, delayMs })
   } else {
     const partner = bankHttp(config)
     bank = partner
-    if (config.env.BANK_PAYOUT_WEBHOOK_SECRET) verifyBankNotification = partner.verifyNotification
+    const signed = Boolean(config.env.BANK_PAYOUT_WEBHOOK_SECRET)
+    if (signed) verifyBankNotification = partner.verifyNotification
+    bankCredits = {
+      verify: signed ? partner.verifyCredit : undefined,
+      list: partner.listCredits,
+      pollMs: bankCreditsPollMs(config.env),
+    }
   }
   return {
     tron,
     bank,
     verifyBankNotification,
+    bankCredits,
     pollMs: {
       tron: config.tron === 'sandbox' ? delayMs : TRON_POLL_MS,
       bank: config.vnd === 'sandbox' ? delayMs : BANK_POLL_MS,

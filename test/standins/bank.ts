@@ -17,6 +17,16 @@
  * - "List payouts": `GET /v1/payouts?since=<ms>&limit=<1..200>&cursor=<c>` -> `{ data: Payout[],
  *   nextCursor }`, oldest first by `createdAt`, every payout of this API key whatever its status.
  * - "Notifications": `notify()` posts a payout to our notification URL, signed over its exact body.
+ * - "Incoming credits": `receiveCredit()` books a transfer into our account, posts it to
+ *   `creditNotifyUrl` as a signed credit notification (or not, twice, or held to be sent later and
+ *   out of order) and lists it in `GET /v1/credits?since=&limit=&cursor=`, oldest first by
+ *   `bookedAt`, paged like the payouts. There is no public upstream for Vietnamese bank partners'
+ *   credit APIs: this follows our own API (docs/payouts.md) and the common shape of the "balance
+ *   change" webhooks of Vietnamese banks' open-banking aggregators, where each incoming transfer is
+ *   pushed as one JSON object (the bank's transaction id, the amount in whole đồng, the transfer's
+ *   description as the payer typed it, the booking time, sometimes the payer's account), authenticated
+ *   by a shared secret, pushed again when the receiver does not answer 2xx, and also readable from a
+ *   transaction history to catch what a push missed.
  *
  * And it fails as a partner's service does: `failNext` answers the next requests with a status or
  * holds them without answer (a time-out), `stop()`/`start()` take it down and bring it back on the
@@ -37,6 +47,20 @@ export interface StandinPayout {
   /** When the partner accepted it (epoch ms, its own clock). */
   createdAt: number
 }
+
+/** An incoming transfer as the partner shows it ("Incoming credits"). */
+export interface StandinCredit {
+  type: 'credit'
+  id: string
+  amount: string
+  currency: string
+  description: string
+  bookedAt: number
+  payer?: { bankBin?: string; accountNumber?: string; name?: string }
+}
+
+/** What happens to a credit's notification: posted once, twice, held for `releaseHeld()`, or never. */
+export type CreditDelivery = 'once' | 'twice' | 'held' | 'none'
 
 export interface BankStandinOptions {
   apiKey: string
@@ -70,6 +94,11 @@ export class BankStandin {
   private server: http.Server | undefined
   private port = 0
   private nextId = 1
+  /** Every credit booked, and items listed as they are even when malformed (`listRaw`). */
+  readonly credits: Array<StandinCredit | Record<string, unknown>> = []
+  /** Where credit notifications are posted (our `/partners/bank/credits`). */
+  creditNotifyUrl: string | undefined
+  private held: StandinCredit[] = []
 
   constructor(readonly opts: BankStandinOptions) {}
 
@@ -147,6 +176,69 @@ export class BankStandin {
     return (this.opts.now ?? Date.now)()
   }
 
+  /**
+   * A transfer reaches our account: it is booked (listed in GET /v1/credits) and its notification
+   * is sent as `delivery` says. Returns the credit and the HTTP statuses our endpoint answered.
+   */
+  async receiveCredit(
+    input: {
+      amount: bigint | string
+      description: string
+      bookedAt?: number
+      payer?: StandinCredit['payer']
+    },
+    delivery: CreditDelivery = 'once',
+  ): Promise<{ credit: StandinCredit; statuses: number[] }> {
+    const credit: StandinCredit = {
+      type: 'credit',
+      id: `CR${this.nextId++}`,
+      amount: String(input.amount),
+      currency: 'VND',
+      description: input.description,
+      bookedAt: input.bookedAt ?? this.now(),
+      ...(input.payer ? { payer: input.payer } : {}),
+    }
+    this.credits.push(credit)
+    const statuses: number[] = []
+    if (delivery === 'held') this.held.push(credit)
+    if (delivery === 'once' || delivery === 'twice') statuses.push(await this.postCredit(credit))
+    if (delivery === 'twice') statuses.push(await this.postCredit(credit))
+    return { credit, statuses }
+  }
+
+  /** Post the held notifications, newest first by default (out of order); the statuses answered. */
+  async releaseHeld(order: 'newest-first' | 'oldest-first' = 'newest-first'): Promise<number[]> {
+    const held = order === 'newest-first' ? [...this.held].reverse() : [...this.held]
+    this.held = []
+    const statuses: number[] = []
+    for (const credit of held) statuses.push(await this.postCredit(credit))
+    return statuses
+  }
+
+  /** An item listed in GET /v1/credits exactly as given (to list a malformed one). */
+  listRaw(item: Record<string, unknown>): void {
+    this.credits.push(item)
+  }
+
+  /** A credit's notification, signed over its exact body ("Incoming credits"). */
+  creditNotification(credit: StandinCredit): { body: string; signature: string } {
+    const body = JSON.stringify(credit)
+    const secret = this.opts.notifySecret ?? ''
+    return { body, signature: createHmac('sha256', secret).update(body).digest('hex') }
+  }
+
+  private async postCredit(credit: StandinCredit): Promise<number> {
+    if (!this.creditNotifyUrl) throw new Error('the stand-in has no creditNotifyUrl')
+    const { body, signature } = this.creditNotification(credit)
+    const res = await fetch(this.creditNotifyUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-partner-signature': signature },
+      body,
+    })
+    await res.arrayBuffer()
+    return res.status
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -191,6 +283,8 @@ export class BankStandin {
     }
     if (method === 'GET' && (path === '/v1/payouts' || path.startsWith('/v1/payouts?')))
       return this.list(path)
+    if (method === 'GET' && (path === '/v1/credits' || path.startsWith('/v1/credits?')))
+      return this.listCredits(path)
     if (method === 'POST' && path === '/v1/payouts') {
       const key = header(req, 'idempotency-key')
       if (!key) return [400, { error: 'idempotency_key_required' }]
@@ -220,6 +314,25 @@ export class BankStandin {
     this.byKey.set(key, payout)
     this.byId.set(payout.id, payout)
     return payout
+  }
+
+  /** "Incoming credits": booked at or after `since`, oldest first, a page after `cursor` (an id). */
+  private listCredits(path: string): [number, unknown] {
+    const query = new URLSearchParams(path.split('?')[1] ?? '')
+    const since = Number(query.get('since') ?? '0')
+    const limit = Number(query.get('limit') ?? String(LIST_LIMIT_DEFAULT))
+    if (!Number.isSafeInteger(since) || since < 0) return [400, { error: 'invalid_since' }]
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
+      return [400, { error: 'invalid_limit' }]
+    const bookedAt = (c: { bookedAt?: unknown }) => (typeof c.bookedAt === 'number' ? c.bookedAt : 0)
+    // A stable sort: credits booked at the same instant keep the order they were booked in.
+    const all = this.credits.filter((c) => bookedAt(c) >= since).sort((a, b) => bookedAt(a) - bookedAt(b))
+    const cursor = query.get('cursor')
+    const start = cursor === null ? 0 : all.findIndex((c) => c.id === cursor) + 1
+    if (cursor !== null && start === 0) return [400, { error: 'invalid_cursor' }]
+    const page = all.slice(start, start + limit)
+    const more = start + limit < all.length
+    return [200, { data: page, nextCursor: more ? String(page.at(-1)!.id) : null }]
   }
 
   /** "List payouts": a page after `cursor` (the last id of the previous page), oldest first. */

@@ -2,18 +2,16 @@
  * Payouts on the bank rail: one created under our request id as its idempotency key, one read
  * by the partner's id, a partner notification checked, and what the partner's payout says.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import { assert } from '../../shared/assert.js'
 import { RailFailure, type BankPayoutRail, type PayoutState } from '../../rails/rail.js'
 import type { BankHttpDeps } from './bank-http-deps.js'
-import { parseObject, type Json } from './bank-http-request.js'
+import { parseObject, partnerSignedBody, type Json } from './bank-http-request.js'
 
 type PayoutInput = Parameters<BankPayoutRail['submitPayout']>[0]
 
 /** Partner ids go into a URL path; anything outside this alphabet is refused rather than escaped blindly. */
 export const PAYOUT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const REASON_CODE = /^[a-z0-9_]{1,64}$/
-const NOTIFICATION_BYTES_MAX = 64 * 1024
 
 type PartnerStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'rejected' | 'returned' | 'reversed'
 const STATUSES: ReadonlySet<string> = new Set<PartnerStatus>([
@@ -112,12 +110,8 @@ export function verifyNotification(
   rawBody: string | Uint8Array,
   signature: string | undefined,
 ): { bankRef: string } | null {
-  const secret = deps.config.webhookSecret
-  if (!secret || typeof signature !== 'string') return null
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody)
-  if (body.length > NOTIFICATION_BYTES_MAX || !/^[0-9a-f]{64}$/.test(signature)) return null
-  const expected = createHmac('sha256', secret).update(body).digest()
-  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return null
+  const body = partnerSignedBody(deps.config.webhookSecret, rawBody, signature)
+  if (!body) return null
   const payout = readPayout(parseObject(body.toString('utf8')))
   return payout ? { bankRef: payout.id } : null
 }

@@ -3,7 +3,7 @@
  * signing secret is set), the send through src/rails/http-json.ts, and the failure codes of a
  * request that got no usable answer. What an answer's status means is decided by each operation.
  */
-import { createHmac } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import {
   httpRequest,
   renameTransportFailure,
@@ -31,6 +31,9 @@ export const SIGNATURE_HEADER = 'x-svcpay-signature'
 export const TIMESTAMP_HEADER = 'x-svcpay-timestamp'
 /** How far a signed request's timestamp may be from the partner's clock before it is refused. */
 export const SIGNATURE_MAX_AGE_MS = 5 * 60_000
+
+/** A notification is one payout or one credit; anything near this size is not one. */
+export const NOTIFICATION_BYTES_MAX = 64 * 1024
 
 /** A payout is a few hundred bytes; a partner answering more than this is broken. */
 const RESPONSE_BYTES_MAX = 256 * 1024
@@ -132,4 +135,21 @@ export function parseObject(text: string): Json | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The bytes of a partner notification when `signature` (the `X-Partner-Signature` header) is the
+ * lowercase hex HMAC-SHA256 of exactly those bytes under `secret`, compared in constant time; null
+ * when there is no secret, the signature is missing or wrong, or the body is too large.
+ */
+export function partnerSignedBody(
+  secret: string | undefined,
+  rawBody: string | Uint8Array,
+  signature: string | undefined,
+): Buffer | null {
+  if (!secret || typeof signature !== 'string') return null
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody)
+  if (body.length > NOTIFICATION_BYTES_MAX || !/^[0-9a-f]{64}$/.test(signature)) return null
+  const expected = createHmac('sha256', secret).update(body).digest()
+  return timingSafeEqual(expected, Buffer.from(signature, 'hex')) ? body : null
 }

@@ -9,6 +9,8 @@
  * - `GET /v1/balance` (optional) tells the float the partner holds for us.
  * - `GET /v1/payouts?since=` (for reconciliation) lists the payouts made since a time, a page at a time.
  * - Optionally the partner notifies us of changes, signed with HMAC-SHA256 under a shared secret.
+ * - Incoming transfers to our account (credits): the partner notifies each one, signed as above, and
+ *   `GET /v1/credits?since=` lists them, so that one missed notification is found by a poll.
  * - With a signing secret, every request we send is signed the same way, over a timestamp, the
  *   method, the path and the body (`signRequest`), so that the partner can refuse a forged or
  *   replayed request even from someone who holds the API key.
@@ -20,13 +22,14 @@
  *
  * The rail is a table of functions over one set of deps (bank-http-deps.ts): the request, its
  * signature and failure codes (bank-http-request.ts), payouts and notifications
- * (bank-http-payouts.ts), and the balance, the payout history and the health check
+ * (bank-http-payouts.ts), incoming credits (bank-http-credits.ts), and the balance, the payout history and the health check
  * (bank-http-holdings.ts).
  */
 import type { BankPayoutRail, RailCheckReport } from '../../rails/rail.js'
 import { bankHttpDeps, type BankHttpConfig } from './bank-http-deps.js'
 import { bankPayments, bankReserves, checkBankHttp } from './bank-http-holdings.js'
 import { getPayout, submitPayout, verifyNotification } from './bank-http-payouts.js'
+import { listCredits, verifyCredit, type CreditNotice, type CreditPage } from './bank-http-credits.js'
 
 export { BANK_TIMEOUT_MS_DEFAULT, type BankHttpConfig } from './bank-http-deps.js'
 export { SIGNATURE_HEADER, SIGNATURE_MAX_AGE_MS, signRequest, TIMESTAMP_HEADER } from './bank-http-request.js'
@@ -41,6 +44,14 @@ export interface BankHttpRail extends BankPayoutRail {
    * so a replayed or reordered notification can never move a payout to a wrong state.
    */
   verifyNotification(rawBody: string | Uint8Array, signature: string | undefined): { bankRef: string } | null
+  /**
+   * Checks a credit notification (same signature as `verifyNotification`). Unlike a payout
+   * notification it carries the money fact itself: it is believed because it is signed, and a
+   * replayed one names the same credit id, which the credit's recorder takes once.
+   */
+  verifyCredit(rawBody: string | Uint8Array, signature: string | undefined): CreditNotice
+  /** One page of the partner's statement of credits booked at or after `sinceMs`, oldest first. */
+  listCredits(sinceMs: number, cursor: string | null): Promise<CreditPage>
 }
 
 export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
@@ -53,5 +64,7 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
     reserves: () => bankReserves(deps),
     payments: (sinceMs) => bankPayments(deps, sinceMs),
     verifyNotification: (rawBody, signature) => verifyNotification(deps, rawBody, signature),
+    verifyCredit: (rawBody, signature) => verifyCredit(deps, rawBody, signature),
+    listCredits: (sinceMs, cursor) => listCredits(deps, sinceMs, cursor),
   }
 }
