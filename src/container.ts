@@ -162,6 +162,7 @@ export async function createContainer(
     db,
     config,
     accounts,
+    rates,
     rails: {
       ...bitcoinRails,
       lightning: observeRail('lightning', bitcoinRails.lightning),
