@@ -84,13 +84,19 @@ export interface ReceiveIntoWallet {
  * across currencies the rest goes into `sys:fx:<src>`, and `sys:fx:<dest>` pays the wallet its
  * conversion at `fxRate`, rounded down (never more than the rate gives). Sums to zero per currency.
  */
-export function receiveIntoWalletPostings(r: ReceiveIntoWallet): { postings: Posting[]; creditedMinor: bigint } {
+export function receiveIntoWalletPostings(r: ReceiveIntoWallet): {
+  postings: Posting[]
+  creditedMinor: bigint
+} {
   assert(r.feeMinor >= 0n && r.feeMinor <= r.receivedMinor, 'the receive fee is within what arrived')
   const net = r.receivedMinor - r.feeMinor
   const rail: Posting = { accountId: r.railAccount, ccy: r.srcCcy, amount: -r.receivedMinor }
   const fee: Posting = { accountId: systemAccountId('fees', r.srcCcy), ccy: r.srcCcy, amount: r.feeMinor }
   if (r.srcCcy === r.destCcy) {
-    return { postings: [rail, { accountId: r.walletId, ccy: r.destCcy, amount: net }, fee], creditedMinor: net }
+    return {
+      postings: [rail, { accountId: r.walletId, ccy: r.destCcy, amount: net }, fee],
+      creditedMinor: net,
+    }
   }
   const credited = convertDown(net, r.srcCcy, r.destCcy, r.fxRate)
   return {
