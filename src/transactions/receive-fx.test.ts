@@ -138,6 +138,12 @@ describe('receiveFxQuote', () => {
     expect(q).toMatchObject({ srcAmount: 20_554n, srcFee: 209n, destAmount: 500_008n })
   })
 
+  it('from the destination, a tiny amount is one sat plus its fee, not a refusal', () => {
+    const q = receiveFxQuote({ input: input('dest', '1'), fx, feeRule, srcDetails: {} })
+    // 1 dong needs 1 sat (buying 24 dong); fee 5 + 1.
+    expect(q).toMatchObject({ srcAmount: 7n, srcFee: 6n, destAmount: 24n })
+  })
+
   it('refuses a source amount the fee takes whole, and one converting to nothing', () => {
     const small = receiveFxQuote({ input: input('src', '0.00000005'), fx, feeRule, srcDetails: {} })
     expect(isMoneyError(small) && small.code).toBe('amount_below_fees')
