@@ -57,7 +57,11 @@ async function quoteLnReceive(deps: BitcoinDeps, { input, rates }: QuoteContext)
   const srcDetails = { paymentRequest: null, invoicePageUrl: null }
   const dest = input.destReq.ccy
   if (dest === 'BTC') return receiveQuote(input, feeRule, srcDetails)
-  const fx = allInRate(deps.rates.perBtc(rates, 'BTC'), deps.rates.perBtc(rates, dest), deps.config.fxSpreadBps)
+  const fx = allInRate(
+    deps.rates.perBtc(rates, 'BTC'),
+    deps.rates.perBtc(rates, dest),
+    deps.config.fxSpreadBps,
+  )
   return receiveFxQuote({ input, fx, feeRule, srcDetails })
 }
 
