@@ -140,6 +140,14 @@ describe('Lightning receive into a USDT or VND wallet', () => {
     const t = await issue(bob, receiveInto('USDT', 'src', '0.0002'))
     const feeSats = fee(20_000n)
     const credited = toDest(20_000n - feeSats, 'USDT', r)
+    // The hosted page asks the payer for the bitcoin amount, as for any Lightning receive.
+    const page = await h.app.inject({
+      method: 'GET',
+      url: new URL(t.sourceReq.reqDetails.invoicePageUrl).pathname,
+    })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('0.0002')
+    expect(page.body).toContain(t.sourceReq.reqDetails.paymentRequest)
     const before = await wallet(bob, 'USDT')
     const paid = await h.api('POST', '/sandbox/lightning/pay', alice.token, {
       paymentRequest: t.sourceReq.reqDetails.paymentRequest,
