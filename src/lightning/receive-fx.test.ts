@@ -175,9 +175,9 @@ describe('Lightning receive into a USDT or VND wallet', () => {
     const t = await issue(bob, receiveInto('VND', 'dest', '500000'))
     const invoiceSats = BigInt(Math.round(t.sourceReq.amtRequested * 1e8))
     const quotedFee = BigInt(Math.round(t.sourceReq.svcpayFees * 1e8))
-    // BOLT 4 lets a recipient accept up to twice the amount asked, and LND's invoice registry
-    // (invoices/update.go) only checks that the amount paid reaches the invoice's; the sandbox
-    // node pays exactly, so its record of the invoice is made to say what LND would.
+    // LND settles an overpaid invoice: its invoice registry (lnd invoices/update.go, in later
+    // releases update_invoice.go) refuses a payment only when `ctx.amtPaid < inv.Terms.Value`. The
+    // sandbox node pays exactly, so its record of the invoice is made to say what LND's would.
     const paidSats = invoiceSats + 1_234n
     await h.c.db.query(
       `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = $2 WHERE payment_hash = $1`,
