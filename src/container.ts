@@ -175,6 +175,7 @@ export async function createContainer(
     db,
     config,
     accounts,
+    rates,
     rails: {
       ...bitcoinRails,
       lightning: observeRail('lightning', bitcoinRails.lightning),

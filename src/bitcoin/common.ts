@@ -3,9 +3,11 @@ import type { Config, FeeRule } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
 import type { BitcoinRails } from './rails.js'
 import type { BitcoinKeys } from './keys.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
+import { receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { newId } from '../shared/ids.js'
 import { ApiError } from '../shared/errors.js'
 import { RailFailure } from '../rails/rail.js'
@@ -22,6 +24,8 @@ export interface BitcoinDeps {
   db: Db
   config: Config
   accounts: AccountsService
+  /** Rates, for a receive credited to a wallet in another currency than BTC. */
+  rates: RatesService
   rails: BitcoinRails
   keys: BitcoinKeys
   /** The transactions service. It is built from the flows, so it is bound after them. */
@@ -105,11 +109,15 @@ export function receivePostings(
   receivedSats: bigint,
   feeSats: bigint,
 ): Posting[] {
-  return [
-    { accountId: systemAccountId(system, 'BTC'), ccy: 'BTC', amount: -receivedSats },
-    { accountId: walletId, ccy: 'BTC', amount: receivedSats - feeSats },
-    { accountId: systemAccountId('fees', 'BTC'), ccy: 'BTC', amount: feeSats },
-  ]
+  return receiveIntoWalletPostings({
+    railAccount: systemAccountId(system, 'BTC'),
+    walletId,
+    srcCcy: 'BTC',
+    destCcy: 'BTC',
+    receivedMinor: receivedSats,
+    feeMinor: feeSats,
+    fxRate: ONE,
+  }).postings
 }
 
 /** Milliseconds between looks at something that may change any moment: often at first, then less. */
@@ -134,7 +142,9 @@ export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise
 /**
  * A deposit: bitcoin that arrived for an account without a quote of its own (an on-chain payment
  * to a watched address, a second payment of a Lightning invoice), credited to its BTC wallet less
- * the receive fee. `key` names the payment; its hash is the transaction's request hash.
+ * the receive fee, or, with `credit`, to its wallet in another currency (the second payment of a
+ * receive into that wallet, at the receive's quoted rate). `key` names the payment; its hash is
+ * the transaction's request hash.
  */
 export function newDeposit(d: {
   accountId: string
@@ -145,6 +155,7 @@ export function newDeposit(d: {
   srcDetails: Record<string, unknown>
   at: number
   nextCheckAtMs: number | null
+  credit?: { ccy: string; fxRate: string; amountMinor: bigint }
 }): NewTxn {
   const { at } = d
   return {
@@ -164,13 +175,13 @@ export function newDeposit(d: {
     srcDetails: d.srcDetails,
     srcCreatedAtMs: at,
     srcUpdatedAtMs: at,
-    destCcy: 'BTC',
+    destCcy: d.credit?.ccy ?? 'BTC',
     destMethod: 'svcpay',
-    destAmountMinor: d.amountSats - d.feeSats,
+    destAmountMinor: d.credit?.amountMinor ?? d.amountSats - d.feeSats,
     destDetails: {},
     destCreatedAtMs: at,
     destUpdatedAtMs: at,
-    fxRate: '1',
+    fxRate: d.credit?.fxRate ?? '1',
     // Nothing about a deposit can expire; its expiry is its creation.
     expiresAtMs: at,
     kyc: null,

@@ -6,14 +6,15 @@ import { assert } from '../shared/assert.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
 import { scheduleCheck } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
-import { postWalletEntry } from '../transactions/wallet-entry.js'
+import { postReceiveEntry, receiveFxQuote } from '../transactions/receive-fx.js'
+import { systemAccountId } from '../ledger/ledger.js'
+import { allInRate } from '../rates/fx.js'
 import {
   checkAgainAt,
   invoicePageUrl,
   newPageId,
   nodeCall,
   pollDelayMs,
-  receivePostings,
   receiveQuote,
   type BitcoinDeps,
 } from '../bitcoin/common.js'
@@ -38,6 +39,8 @@ interface IssuedInvoice {
  * Lightning receive: confirm issues a BOLT11 invoice (srccreated); the worker asks the node about it
  * until it is settled (completed, the wallet credited with what was paid less the receive fee) or
  * expired. An invoice paid by another account of this service is settled at that account's confirm.
+ * The wallet credited may be one in another currency (USDT, VND, ...): the bitcoin is then
+ * converted at the rate quoted (src/transactions/receive-fx.ts).
  */
 export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   return {
@@ -49,11 +52,17 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
   }
 }
 
-async function quoteLnReceive(deps: BitcoinDeps, { input }: QuoteContext) {
-  return receiveQuote(input, deps.config.fees.lightning_receive!, {
-    paymentRequest: null,
-    invoicePageUrl: null,
-  })
+async function quoteLnReceive(deps: BitcoinDeps, { input, rates }: QuoteContext) {
+  const feeRule = deps.config.fees.lightning_receive!
+  const srcDetails = { paymentRequest: null, invoicePageUrl: null }
+  const dest = input.destReq.ccy
+  if (dest === 'BTC') return receiveQuote(input, feeRule, srcDetails)
+  const fx = allInRate(
+    deps.rates.perBtc(rates, 'BTC'),
+    deps.rates.perBtc(rates, dest),
+    deps.config.fxSpreadBps,
+  )
+  return receiveFxQuote({ input, fx, feeRule, srcDetails })
 }
 
 /** Outside the confirm transaction: the node issues the invoice. */
@@ -93,7 +102,8 @@ async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise
 
 /**
  * Credit a Lightning receive (locked, in srccreated) with what its payer paid, less the receive fee,
- * and complete it, inside the caller's database transaction. The worker does this when the node
+ * converted at its quoted rate when its wallet is not the BTC one (an overpayment too, rounded
+ * down), and complete it, inside the caller's database transaction. The worker does this when the node
  * reports the invoice settled; the sandbox payer does it in the same transaction as the payment, so
  * that no internal send can pay an invoice that an outside payer has already paid.
  */
@@ -106,14 +116,18 @@ export async function completeLnReceive(
 ): Promise<Txn> {
   // The quoted fee stands unless the payer paid less than it (a node may accept overpayment only).
   const fee = txn.srcFeeMinor > paidSats ? paidSats : txn.srcFeeMinor
-  await postWalletEntry(deps.accounts, q, txn, { kind: 'ln_receive', now: at }, (walletId) =>
-    receivePostings('lightning', walletId, paidSats, fee),
-  )
+  const credited = await postReceiveEntry(deps.accounts, q, txn, {
+    railAccount: systemAccountId('lightning', 'BTC'),
+    receivedMinor: paidSats,
+    feeMinor: fee,
+    kind: 'ln_receive',
+    now: at,
+  })
   return deps.repository.transition(
     q,
     txn,
     'completed',
-    { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
+    { srcSettledMinor: paidSats, destSettledMinor: credited },
     { now: at },
   )
 }

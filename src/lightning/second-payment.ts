@@ -1,8 +1,10 @@
-import { postEntry } from '../ledger/ledger.js'
+import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
+import { parseRate } from '../shared/amount.js'
+import { receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { setRailRef } from '../transactions/repository.js'
 import { txnFromRow, type Txn } from '../transactions/txn.js'
-import { newDeposit, receivePostings, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
+import { newDeposit, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
 import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 
 /**
@@ -11,6 +13,13 @@ import { MSAT_PER_SAT, receiveFor } from './invoices.js'
  * outside payer's money, so it is credited to the invoice's owner as a `deposit` of its own (method
  * lightning, `rail_ref` the payment hash; at most one per hash), completed at once, with the
  * Lightning receive fee. Nothing is dropped, and nothing is credited twice.
+ *
+ * The deposit goes into the wallet the receive credits, at the receive's quoted rate: the payer
+ * paid the same invoice, on the terms its owner asked for (a USDT or VND wallet), and it arrives
+ * while that invoice could still be paid, before the quote's expiry and grace. A deposit into the
+ * BTC wallet instead would leave bitcoin where the owner asked for none; a fresh rate would need a
+ * quote nobody asked for. The fee is the receive fee on what arrived, in bitcoin, as for any
+ * deposit; the rest converts rounded down.
  */
 export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string): Promise<Txn | undefined> {
   const invoice = await deps.rails.lightning.lookupInvoice(paymentHash)
@@ -27,9 +36,18 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
       [paymentHash],
     )
     if (done[0]) return txnFromRow(done[0])
-    const wallet = await deps.accounts.walletFor(q, receive.accountId, 'BTC')
-    assert(wallet, 'the receiving account has a BTC wallet')
+    const wallet = await deps.accounts.walletFor(q, receive.accountId, receive.destCcy)
+    assert(wallet, `the receiving account has a ${receive.destCcy} wallet`)
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
+    const { postings, creditedMinor } = receiveIntoWalletPostings({
+      railAccount: systemAccountId('lightning', 'BTC'),
+      walletId: wallet.id,
+      srcCcy: 'BTC',
+      destCcy: receive.destCcy,
+      receivedMinor: paidSats,
+      feeMinor: fee,
+      fxRate: parseRate(receive.fxRate),
+    })
     const row = await deps.repository.insertTxn(
       q,
       newDeposit({
@@ -41,6 +59,7 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
         srcDetails: { paymentHash, forTxnId: receive.id, secondPayment: true },
         at: now,
         nextCheckAtMs: null,
+        credit: { ccy: receive.destCcy, fxRate: receive.fxRate, amountMinor: creditedMinor },
       }),
       { event: true },
     )
@@ -50,13 +69,13 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
       txnId: row.id,
       kind: 'deposit',
       now,
-      postings: receivePostings('lightning', wallet.id, paidSats, fee),
+      postings,
     })
     return deps.repository.transition(
       q,
       { ...row, railRef: paymentHash },
       'completed',
-      { srcSettledMinor: paidSats, destSettledMinor: paidSats - fee },
+      { srcSettledMinor: paidSats, destSettledMinor: creditedMinor },
       { now },
     )
   })

@@ -7,9 +7,9 @@ import { scheduleCheck } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import { checkAgainAt, receivePostings, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
+import { checkAgainAt, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
-import { RAIL_RETRY_MS } from './receive.js'
+import { completeLnReceive, RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
 import { lnSendDetails, type LnSendDetails } from './send-details.js'
@@ -182,16 +182,8 @@ export async function confirmLnSend(
   // Both sides settle in this one database transaction: the sender's entry pays the Lightning
   // account, the receiver's entry is paid from it, so it nets to zero as if routed.
   const patch = await completeSend(deps, q, txn, 0n, null, ctx.now)
-  await postWalletEntry(deps.accounts, q, receive, { kind: 'ln_receive', now: ctx.now }, (walletId) =>
-    receivePostings('lightning', walletId, receive.srcAmountMinor, receive.srcFeeMinor),
-  )
-  await deps.repository.transition(
-    q,
-    receive,
-    'completed',
-    { srcSettledMinor: receive.srcAmountMinor, destSettledMinor: receive.destAmountMinor },
-    { now: ctx.now },
-  )
+  // The receive is credited as a payment from outside would be, into its wallet at its quoted rate.
+  await completeLnReceive(deps, q, receive, receive.srcAmountMinor, ctx.now)
   return ctx.transition('completed', {
     ...patch,
     destDetails: { ...patch.destDetails, internal: true },

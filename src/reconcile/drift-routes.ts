@@ -128,8 +128,10 @@ export function sandboxDriftRoutes(
           amount: BigInt(r.amount as bigint),
         }))
         await postEntry(q, { txnId: null, kind: 'sandbox_duplicate_deposit', postings, now: now() })
+        // The network's account, not the FX desk's (a receive into a USDT or VND wallet pays out of
+        // sys:fx:<ccy> too).
         const network = postings.find(
-          (p) => p.accountId.startsWith('sys:') && p.amount < 0n && !p.accountId.startsWith('sys:fees'),
+          (p) => (p.accountId === 'sys:lightning:BTC' || p.accountId === 'sys:onchain:BTC') && p.amount < 0n,
         )!
         return { txnId, duplicated: amountJson(-network.amount, network.ccy), ccy: network.ccy }
       })

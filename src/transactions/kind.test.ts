@@ -29,6 +29,8 @@ const refusal = (src: string, dest: string, wallets = WALLETS) => {
 describe('kindFor', () => {
   it.each([
     ['lightning:BTC', 'svcpay:BTC', 'ln_receive'],
+    ['lightning:BTC', 'svcpay:USDT', 'ln_receive'],
+    ['lightning:BTC', 'svcpay:VND', 'ln_receive'],
     ['on-chain:BTC', 'svcpay:BTC', 'onchain_receive'],
     ['svcpay:BTC', 'lightning:BTC', 'ln_send'],
     ['svcpay:BTC', 'on-chain:BTC', 'onchain_send'],
@@ -50,11 +52,19 @@ describe('kindFor', () => {
     ['svcpay:VND', 'vnd-instant:USD', 'unsupported_currency_pair', 'destReq.ccy'],
     ['svcpay:USDT', 'tron:BTC', 'unsupported_currency_pair', undefined],
     ['lightning:USD', 'svcpay:USD', 'unsupported_currency_pair', undefined],
+    ['lightning:USDT', 'svcpay:BTC', 'unsupported_currency_pair', undefined],
     ['paypal:USD', 'svcpay:USD', 'unsupported_method', 'sourceReq.method'],
     ['svcpay:USD', 'wire:USD', 'unsupported_method', 'destReq.method'],
     ['lightning:BTC', 'on-chain:BTC', 'unsupported_method', 'destReq.method'],
   ])('%s > %s is refused with %s on %s', (src, dest, code, field) => {
     expect(refusal(src, dest)).toEqual({ code, field })
+  })
+
+  it('refuses a Lightning receive into a currency this service keeps no wallets in', () => {
+    expect(refusal('lightning:BTC', 'svcpay:CAD', ['BTC', 'USD'])).toEqual({
+      code: 'unsupported_currency_pair',
+      field: 'destReq.ccy',
+    })
   })
 
   it('refuses a swap or a VND payout from a currency this service keeps no wallets in', () => {

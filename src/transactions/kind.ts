@@ -34,6 +34,12 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
     case 'svcpay:USDT>tron:USDT':
       return 'tron_payout'
   }
+  if (s.method === 'lightning' && s.ccy === 'BTC' && d.method === 'svcpay') {
+    // Into another wallet of the account: the bitcoin paid in is converted at the quoted rate.
+    if (!walletCurrencies.includes(d.ccy))
+      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'has no wallets on this service')
+    return 'ln_receive'
+  }
   if (s.method === 'svcpay' && d.method === 'vnd-instant') {
     if (d.ccy !== 'VND')
       throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'vnd-instant pays out VND')

@@ -62,6 +62,11 @@ export const CreateBodySchema = Type.Object(
         sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: 0.001, reqDetails: {} },
         destReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
       },
+      {
+        extRefId: 'invoice-2002',
+        sourceReq: { ccy: 'BTC', method: 'lightning', reqDetails: {} },
+        destReq: { ccy: 'USDT', method: 'svcpay', amtRequested: 25, reqDetails: {} },
+      },
     ],
   },
 )
