@@ -9,7 +9,7 @@ import { PAGE_SCRIPT_CONTENT_TYPE, createNonce, pageSecurityHeaders, PAGE_CONTEN
 import { pickLanguage } from './i18n.js'
 import { PAGE_SCRIPT } from './page-script.js'
 import { isFinalPageState, pageStatusEvent, type PageStatus } from './page-status.js'
-import { MESSAGE_PAGE_STATUS, renderInvoicePage, renderMessagePage, type InvoicePageView } from './render.js'
+import { MESSAGE_PAGE_STATUS, renderInvoicePage, renderMessagePage, type BitcoinPageView } from './render.js'
 import { BIP84_ADDRESS, BOLT11_COFFEE, lightningView, onchainView } from './testing.js'
 
 /**
@@ -27,7 +27,7 @@ if (!CHROMIUM) {
 const SCRIPT_PATH = '/pay/assets/page.js'
 
 interface TestPage {
-  view: InvoicePageView
+  view: BitcoinPageView
   streams: Set<ServerResponse>
   connections: number
 }
@@ -37,7 +37,7 @@ let server: Server
 let origin: string
 let browser: Browser
 
-function addPage(id: string, view: InvoicePageView): TestPage {
+function addPage(id: string, view: BitcoinPageView): TestPage {
   const entry = { view: { ...view, pageId: id }, streams: new Set<ServerResponse>(), connections: 0 }
   pages.set(id, entry)
   return entry
