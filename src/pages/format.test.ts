@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatDecimalText, formatTimeLeft, isDecimalText } from './format.js'
+import { formatDecimalText, formatTimeLeft, formatVnd, isDecimalText } from './format.js'
 
 describe('formatDecimalText', () => {
   it.each([
@@ -30,6 +30,21 @@ describe('formatDecimalText', () => {
   it.each(['', '-1', '1e-8', '1.', '.5', '1,000', 'NaN', ' 1', '1'.repeat(65)])('refuses %j', (text) => {
     expect(isDecimalText(text)).toBe(false)
     expect(() => formatDecimalText(text, 'en')).toThrow()
+  })
+})
+
+describe('formatVnd', () => {
+  it.each([
+    ['500000', '500,000 VND', '500.000 ₫'],
+    ['1', '1 VND', '1 ₫'],
+    ['999999999999', '999,999,999,999 VND', '999.999.999.999 ₫'],
+  ])('%s -> %s / %s', (dong, en, vi) => {
+    expect(formatVnd(dong, 'en')).toBe(en)
+    expect(formatVnd(dong, 'vi')).toBe(vi)
+  })
+
+  it.each(['500000.5', '-1', '', '5e5'])('refuses %j', (dong) => {
+    expect(() => formatVnd(dong, 'en')).toThrow()
   })
 })
 

@@ -29,6 +29,12 @@ export function formatDecimalText(text: string, lang: Lang): string {
   return frac === undefined ? grouped : grouped + strings.decimalSeparator + frac
 }
 
+/** Whole đồng as integer text, written as the language writes money: `500.000 ₫` in Vietnamese, `500,000 VND` in English. */
+export function formatVnd(dong: string, lang: Lang): string {
+  assert(/^\d+$/.test(dong), 'an amount of đồng is integer text')
+  return `${formatDecimalText(dong, lang)} ${STRINGS[lang].vndUnit}`
+}
+
 function groupThousands(digits: string, separator: string): string {
   const head = digits.length % 3 || 3
   const groups = [digits.slice(0, head)]

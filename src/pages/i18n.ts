@@ -19,8 +19,11 @@ export interface PageStrings {
   paymentRequest: string
   methodLightning: string
   methodOnchain: string
+  methodVietQr: string
   amountHeading: string
   sats: string
+  /** The unit after an amount of đồng: `500,000 VND` in English, `500.000 ₫` in Vietnamese. */
+  vndUnit: string
   fiatAbout: string
   timeLeft: string
   /** Days in a long countdown, singular and plural (Vietnamese has one form). */
@@ -34,6 +37,7 @@ export interface PageStrings {
   statusExpired: string
   qrLabelLightning: string
   qrLabelOnchain: string
+  qrLabelVietQr: string
   openInWallet: string
   textLabelLightning: string
   textLabelOnchain: string
@@ -42,6 +46,14 @@ export interface PageStrings {
   copyManual: string
   hintLightning: string
   hintOnchain: string
+  hintVietQr: string
+  bankLabel: string
+  accountNumberLabel: string
+  accountNameLabel: string
+  transferAmountLabel: string
+  memoLabel: string
+  /** Under the memo of a bank transfer: the memo is how the transfer is matched to the request. */
+  memoNote: string
   noScript: string
   notFoundTitle: string
   notFoundBody: string
@@ -59,8 +71,10 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     paymentRequest: 'Payment request',
     methodLightning: 'Bitcoin over Lightning',
     methodOnchain: 'Bitcoin on-chain',
+    methodVietQr: 'Bank transfer in VND (VietQR)',
     amountHeading: 'Amount',
     sats: 'sats',
+    vndUnit: 'VND',
     fiatAbout: 'About',
     timeLeft: 'Time left',
     day: 'day',
@@ -72,6 +86,7 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     statusExpired: 'This payment request has expired. Do not pay it.',
     qrLabelLightning: 'QR code of the Lightning invoice',
     qrLabelOnchain: 'QR code of the Bitcoin address and amount',
+    qrLabelVietQr: 'VietQR code of the bank transfer: bank, account, amount and memo',
     openInWallet: 'Open in wallet',
     textLabelLightning: 'Lightning invoice',
     textLabelOnchain: 'Bitcoin address',
@@ -80,6 +95,15 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     copyManual: 'Could not copy. The text is selected: copy it with your keyboard or menu.',
     hintLightning: 'Scan the code with a Lightning wallet, or copy the invoice into it.',
     hintOnchain: 'Send exactly the amount above to this address. Scanning the code fills in both.',
+    hintVietQr:
+      'Scan the code with your banking app: it fills in the bank, account, amount and memo. Or enter the details below by hand.',
+    bankLabel: 'Bank',
+    accountNumberLabel: 'Account number',
+    accountNameLabel: 'Account holder',
+    transferAmountLabel: 'Amount (VND)',
+    memoLabel: 'Transfer memo',
+    memoNote:
+      'Include this exact memo and transfer exactly this amount: the memo is how your payment is recognised. A transfer without it may not be credited to this request.',
     noScript: 'This page does not update by itself without JavaScript. Reload it to see the latest status.',
     notFoundTitle: 'Payment page not found',
     notFoundBody: 'This link is wrong or no longer exists. Please check it with the merchant.',
@@ -95,8 +119,10 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     paymentRequest: 'Yêu cầu thanh toán',
     methodLightning: 'Bitcoin qua Lightning',
     methodOnchain: 'Bitcoin trên chuỗi (on-chain)',
+    methodVietQr: 'Chuyển khoản ngân hàng bằng VND (VietQR)',
     amountHeading: 'Số tiền',
     sats: 'sats',
+    vndUnit: '₫',
     fiatAbout: 'Khoảng',
     timeLeft: 'Thời gian còn lại',
     day: 'ngày',
@@ -108,6 +134,7 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     statusExpired: 'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán.',
     qrLabelLightning: 'Mã QR của hóa đơn Lightning',
     qrLabelOnchain: 'Mã QR của địa chỉ Bitcoin và số tiền',
+    qrLabelVietQr: 'Mã VietQR của giao dịch chuyển khoản: ngân hàng, số tài khoản, số tiền và nội dung',
     openInWallet: 'Mở trong ví',
     textLabelLightning: 'Hóa đơn Lightning',
     textLabelOnchain: 'Địa chỉ Bitcoin',
@@ -116,6 +143,15 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     copyManual: 'Không sao chép được. Nội dung đã được chọn: hãy sao chép bằng bàn phím hoặc menu.',
     hintLightning: 'Quét mã bằng ví Lightning, hoặc sao chép hóa đơn vào ví.',
     hintOnchain: 'Gửi đúng số tiền ở trên đến địa chỉ này. Quét mã sẽ điền sẵn cả hai.',
+    hintVietQr:
+      'Quét mã bằng ứng dụng ngân hàng: mã sẽ điền sẵn ngân hàng, số tài khoản, số tiền và nội dung. Hoặc nhập thông tin bên dưới.',
+    bankLabel: 'Ngân hàng',
+    accountNumberLabel: 'Số tài khoản',
+    accountNameLabel: 'Chủ tài khoản',
+    transferAmountLabel: 'Số tiền (VND)',
+    memoLabel: 'Nội dung chuyển khoản',
+    memoNote:
+      'Ghi chính xác nội dung này và chuyển đúng số tiền trên: nội dung là cách hệ thống nhận ra thanh toán của bạn. Giao dịch thiếu nội dung này có thể không được ghi nhận cho yêu cầu này.',
     noScript:
       'Khi JavaScript bị tắt, trang này không tự cập nhật. Hãy tải lại trang để xem trạng thái mới nhất.',
     notFoundTitle: 'Không tìm thấy trang thanh toán',

@@ -7,7 +7,7 @@ import { LANGS, STRINGS, type Lang, type PageStrings } from './i18n.js'
  * It is progressive enhancement: the server-rendered page is complete without it. With it, the
  * page follows the page's public stream (`data-stream-url` on `<body>`), updates the status text
  * and `data-state`, hides the QR code and the invoice once they must not be paid, runs the
- * countdown, and makes the copy button work.
+ * countdown, and makes the copy buttons work.
  *
  * It is plain ES2017 written as text rather than compiled TypeScript, because it must run as it
  * is in every browser and must not depend on how the server was built. It only ever writes with
@@ -70,8 +70,6 @@ export const PAGE_SCRIPT = `(function () {
   var countdownEl = byTestId('countdown');
   var timeLeftEl = byTestId('time-left');
   var payBlock = byTestId('pay-block');
-  var copyButton = byTestId('copy');
-  var paymentText = byTestId('payment-text');
   var feedback = byTestId('copy-feedback');
 
   var state = body.getAttribute('data-state');
@@ -164,25 +162,28 @@ export const PAGE_SCRIPT = `(function () {
     feedbackTimer = setTimeout(function () { feedback.textContent = ''; feedbackTimer = null; }, FEEDBACK_CLEAR_MS);
   }
 
-  function copyBySelection() {
-    paymentText.focus();
-    paymentText.select();
+  function copyBySelection(field) {
+    field.focus();
+    field.select();
     var ok = false;
     try { ok = doc.execCommand('copy'); } catch (e) { ok = false; }
     say(ok ? s.copied : s.copyManual);
   }
 
-  if (copyButton && paymentText) {
-    copyButton.hidden = false;
-    copyButton.addEventListener('click', function () {
-      var text = paymentText.value;
+  // Each copy button names the read-only field it copies (data-copy-for); it shows only with this script.
+  Array.prototype.forEach.call(doc.querySelectorAll('button[data-copy-for]'), function (button) {
+    var field = doc.getElementById(button.getAttribute('data-copy-for'));
+    if (!field) return;
+    button.hidden = false;
+    button.addEventListener('click', function () {
+      var text = field.value;
       if (navigator.clipboard && typeof navigator.clipboard.writeText === 'function' && window.isSecureContext) {
-        navigator.clipboard.writeText(text).then(function () { say(s.copied); }, copyBySelection);
+        navigator.clipboard.writeText(text).then(function () { say(s.copied); }, function () { copyBySelection(field); });
       } else {
-        copyBySelection();
+        copyBySelection(field);
       }
     });
-  }
+  });
 
   if (state === 'awaiting_payment') {
     tick();

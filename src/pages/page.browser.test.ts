@@ -10,7 +10,7 @@ import { pickLanguage } from './i18n.js'
 import { PAGE_SCRIPT } from './page-script.js'
 import { isFinalPageState, pageStatusEvent, type PageStatus } from './page-status.js'
 import { MESSAGE_PAGE_STATUS, renderInvoicePage, renderMessagePage, type InvoicePageView } from './render.js'
-import { BIP84_ADDRESS, BOLT11_COFFEE, lightningView, onchainView } from './testing.js'
+import { BIP84_ADDRESS, BOLT11_COFFEE, lightningView, onchainView, vietQrView } from './testing.js'
 
 /**
  * The invoice page in a real browser, served with its real headers from a loopback server that
@@ -46,7 +46,10 @@ function addPage(id: string, view: InvoicePageView): TestPage {
 /** What the stream route of the service does: tell every open stream, close them when final. */
 function push(id: string, status: PageStatus): void {
   const entry = pages.get(id)!
-  entry.view = { ...entry.view, state: status.state, confirmations: status.confirmations }
+  entry.view =
+    entry.view.kind === 'vietqr'
+      ? { ...entry.view, state: status.state }
+      : { ...entry.view, state: status.state, confirmations: status.confirmations }
   for (const res of entry.streams) {
     res.write(pageStatusEvent(status))
     if (isFinalPageState(status.state)) res.end()
@@ -77,7 +80,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' })
     // A short reconnection delay makes an unwanted reconnect show up quickly in the tests.
     res.write('retry: 200\n\n')
-    const { state, confirmations } = entry.view
+    const { state } = entry.view
+    const confirmations = entry.view.kind === 'vietqr' ? undefined : entry.view.confirmations
     res.write(pageStatusEvent({ state, confirmations }))
     if (isFinalPageState(state)) return void res.end()
     entry.streams.add(res)
@@ -279,6 +283,38 @@ describe.skipIf(!CHROMIUM)('the invoice page in Chromium', () => {
     await button.click()
     await expect.poll(() => text(page, 'copy-feedback')).toBe('Copied')
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(BOLT11_COFFEE)
+    await close(opened)
+  })
+
+  it('shows a VND bank transfer: its QR code scans back to the VietQR payload, each detail copies, and it turns paid', async () => {
+    const view = vietQrView({ expiresAtMs: Date.now() + 15 * 60_000 })
+    addPage('vnd-qr', view)
+    const opened = await open('/pay/vnd-qr', { deviceScaleFactor: 2, locale: 'vi-VN' })
+    const { page } = opened
+    expect(await page.getAttribute('html', 'lang')).toBe('vi')
+    expect(await decodeQr(page)).toBe(view.vietQr)
+    expect(await text(page, 'amount-vnd')).toBe('500.000 ₫')
+    expect(await text(page, 'bank-name')).toBe('Vietcombank')
+    expect(await text(page, 'account-name')).toBe('CONG TY TNHH SVCPAY')
+    expect(await page.getByLabel('Nội dung chuyển khoản').inputValue()).toBe('SVCPAY 7F3KQ2')
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
+    for (const [id, value] of [
+      ['account-number', '0011001932418'],
+      ['transfer-amount', '500000'],
+      ['memo', 'SVCPAY 7F3KQ2'],
+    ] as const) {
+      await page.getByTestId(`copy-${id}`).click()
+      await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(value)
+    }
+    expect(await text(page, 'copy-feedback')).toBe('Đã sao chép')
+    expect(await text(page, 'time-left')).toMatch(/^(14:5\d|15:00)$/)
+    // Nothing overflows the phone's width.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await expect.poll(() => pages.get('vnd-qr')!.streams.size).toBe(1)
+    push('vnd-qr', { state: 'paid' })
+    await expect.poll(() => state(page)).toBe('paid')
+    expect(await page.getByRole('status').textContent()).toBe('Đã thanh toán. Cảm ơn bạn!')
+    expect(await page.getByTestId('pay-block').isVisible()).toBe(false)
     await close(opened)
   })
 

@@ -6,7 +6,8 @@ import {
   renderMessagePage,
   type InvoicePageOptions,
 } from './render.js'
-import { BIP84_ADDRESS, BOLT11_COFFEE, NOW_MS, lightningView, onchainView } from './testing.js'
+import { scanQrSvg } from '../../test/helpers/qr-scan.js'
+import { BIP84_ADDRESS, BOLT11_COFFEE, NOW_MS, lightningView, onchainView, vietQrView } from './testing.js'
 
 const NONCE = 'r4nd0mN0nceValue+/AAAA=='
 const OPTS: InvoicePageOptions = {
@@ -266,6 +267,114 @@ describe('renderInvoicePage', () => {
       renderInvoicePage(lightningView(), 'en', { ...OPTS, nonce: 'x" onload="y' }),
     ).rejects.toThrow()
     await expect(renderInvoicePage(lightningView(), 'fr' as 'en', OPTS)).rejects.toThrow()
+  })
+})
+
+describe('renderInvoicePage for a VND bank transfer (VietQR)', () => {
+  /** The QR code's SVG in the page, read back by jsQR. */
+  const scanPageQr = (page: string, label: string) => {
+    const m = new RegExp(
+      `<div class="qr" role="img" aria-label="${label}" data-testid="qr">(<svg [\\s\\S]*?</svg>)</div>`,
+    ).exec(page)
+    expect(m, 'QR code').not.toBeNull()
+    return scanQrSvg(m![1]!)
+  }
+
+  it('renders the transfer in English: QR of the exact payload, bank, account, holder, amount, memo', async () => {
+    const view = vietQrView()
+    const page = await renderInvoicePage(view, 'en', OPTS)
+    checkBalanced(page)
+    expect(page.startsWith('<!doctype html>\n<html lang="en">')).toBe(true)
+    expect(page).toMatch(/<body data-state="awaiting_payment" data-kind="vietqr" /)
+    expect(textOf(page, 'method')).toBe('Bank transfer in VND (VietQR)')
+    expect(textOf(page, 'amount-vnd')).toBe('500,000 VND')
+    expect(page).not.toContain('data-testid="amount-btc"')
+    expect(page).not.toContain('data-testid="open-wallet"')
+    expect(scanPageQr(page, 'VietQR code of the bank transfer: bank, account, amount and memo')).toBe(
+      view.vietQr,
+    )
+    expect(textOf(page, 'bank-name')).toBe('<bdi>Vietcombank')
+    expect(textOf(page, 'account-name')).toBe('<bdi>CONG TY TNHH SVCPAY')
+    expect(attr(page, 'account-number')).toContain('value="0011001932418" readonly')
+    expect(attr(page, 'transfer-amount')).toContain('value="500000" readonly')
+    expect(attr(page, 'memo')).toContain('value="SVCPAY 7F3KQ2" readonly')
+    expect(attr(page, 'memo')).toContain('class="payment-text memo"')
+    expect(page).toContain('<label class="field-label" for="memo">Transfer memo</label>')
+    expect(textOf(page, 'memo-note')).toMatch(/^Include this exact memo/)
+    for (const id of ['account-number', 'transfer-amount', 'memo']) {
+      const copy = attr(page, `copy-${id}`)
+      expect(copy).toContain(`data-copy-for="${id}"`)
+      expect(copy).toContain(' hidden>')
+    }
+    expect(textOf(page, 'status-text')).toBe('Waiting for payment')
+    expect(textOf(page, 'time-left')).toBe('15:00')
+  })
+
+  it('renders it in Vietnamese with the đồng sign', async () => {
+    const page = await renderInvoicePage(vietQrView({ amountVnd: '1250000' }), 'vi', OPTS)
+    checkBalanced(page)
+    expect(page.startsWith('<!doctype html>\n<html lang="vi">')).toBe(true)
+    expect(page).toContain('<title>Thanh toán cho Cà phê Sài Gòn</title>')
+    expect(textOf(page, 'method')).toBe('Chuyển khoản ngân hàng bằng VND (VietQR)')
+    expect(textOf(page, 'amount-vnd')).toBe('1.250.000 ₫')
+    expect(page).toContain('<dt id="bank-label">Ngân hàng</dt>')
+    expect(page).toContain('<dt>Chủ tài khoản</dt>')
+    expect(page).toContain('<label class="field-label" for="account-number">Số tài khoản</label>')
+    expect(page).toContain('<label class="field-label" for="memo">Nội dung chuyển khoản</label>')
+    expect(textOf(page, 'memo-note')).toMatch(/^Ghi chính xác nội dung này/)
+    expect(page).toContain('>Sao chép</button>')
+    expect(textOf(page, 'status-text')).toBe('Đang chờ thanh toán')
+    const qrPayload = scanPageQr(
+      page,
+      'Mã VietQR của giao dịch chuyển khoản: ngân hàng, số tài khoản, số tiền và nội dung',
+    )
+    expect(qrPayload).toContain('54071250000')
+  })
+
+  it('escapes the bank and holder names', async () => {
+    const page = await renderInvoicePage(
+      vietQrView({ bankName: '<img src=x onerror=alert(1)>', accountName: '"><script>x</script>' }),
+      'en',
+      OPTS,
+    )
+    checkBalanced(page)
+    expect(page).not.toMatch(/<img|<script>x/)
+    expect(textOf(page, 'bank-name')).toBe('<bdi>&lt;img src=x onerror=alert(1)&gt;')
+    for (const tag of startTags(page)) expect(tag).not.toMatch(/\son\w+=|\sstyle=/i)
+  })
+
+  it('shows no QR code or transfer details once paid or expired', async () => {
+    for (const view of [
+      vietQrView({ state: 'paid' }),
+      vietQrView({ state: 'expired' }),
+      vietQrView({ expiresAtMs: NOW_MS }),
+    ]) {
+      const page = await renderInvoicePage(view, 'en', OPTS)
+      expect(page).not.toContain('data-testid="pay-block"')
+      expect(page).not.toContain('0011001932418')
+      expect(page).not.toContain('SVCPAY 7F3KQ2')
+    }
+    expect(await renderInvoicePage(vietQrView({ state: 'paid' }), 'en', OPTS)).toContain(
+      '<body data-state="paid"',
+    )
+  })
+
+  it('refuses a view whose QR code would not say what the page says', async () => {
+    const good = vietQrView()
+    const bad = [
+      { ...good, memo: 'SVCPAY 7F3KQ3' },
+      { ...good, amountVnd: '500001' },
+      { ...good, accountNumber: '0011001932419' },
+      { ...good, bankBin: '970415' },
+      { ...good, vietQr: good.vietQr.slice(0, -4) + '0000' },
+      { ...good, amountVnd: '0' },
+      { ...good, amountVnd: '0500000' },
+      { ...good, amountVnd: '500000.5' },
+      { ...good, memo: '' },
+      vietQrView({ bankName: ' ' }),
+      vietQrView({ accountName: '' }),
+    ]
+    for (const view of bad) await expect(renderInvoicePage(view, 'en', OPTS)).rejects.toThrow()
   })
 })
 

@@ -1,7 +1,8 @@
+import { encodeVietQr } from '../payins/vietqr.js'
 import { parseAmount } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import { markup, raw, type SafeHtml } from './escape.js'
-import { formatDecimalText, formatTimeLeft, isDecimalText } from './format.js'
+import { formatDecimalText, formatTimeLeft, formatVnd, isDecimalText } from './format.js'
 import { isValidNonce } from './headers.js'
 import { LANGS, STRINGS, fill, type Lang, type PageStrings } from './i18n.js'
 import { PAGE_SCRIPT } from './page-script.js'
@@ -15,12 +16,18 @@ import { PAGE_CSS } from './styles.js'
  * data, pick the language and nonce, and send the result with `pageSecurityHeaders`.
  */
 
-/** What the payer may see about one receive: nothing here is private to the merchant. */
-export interface InvoicePageView {
+/** What every invoice page shows, whatever the payment method. Nothing here is private to the merchant. */
+interface PageViewBase {
   pageId: string
-  kind: 'lightning' | 'onchain'
   /** The receiving account's display name. */
   merchantName: string
+  expiresAtMs: number
+  state: PageState
+}
+
+/** A bitcoin receive, over Lightning or on-chain. */
+export interface BitcoinPageView extends PageViewBase {
+  kind: 'lightning' | 'onchain'
   /** Exact decimal text, e.g. `0.00012345`. */
   amountBtc: string
   /** Exact integer text, e.g. `12345`. */
@@ -31,10 +38,27 @@ export interface InvoicePageView {
   paymentUri: string
   /** The bare BOLT11 invoice or address, shown for copying. */
   paymentText: string
-  expiresAtMs: number
-  state: PageState
   confirmations?: Confirmations
 }
+
+/** A receive in đồng by bank transfer, with its VietQR code (src/payins/vietqr.ts). */
+export interface VietQrPageView extends PageViewBase {
+  kind: 'vietqr'
+  /** The receiving bank's NAPAS BIN (in the QR code, not shown). */
+  bankBin: string
+  bankName: string
+  accountNumber: string
+  /** The account holder's name as the bank knows it. */
+  accountName: string
+  /** Whole đồng, integer text. */
+  amountVnd: string
+  /** The transfer description that identifies the payment; printable ASCII. */
+  memo: string
+  /** The VietQR payload of exactly these bank, account, amount and memo: the QR code's content. */
+  vietQr: string
+}
+
+export type InvoicePageView = BitcoinPageView | VietQrPageView
 
 export interface InvoicePageOptions {
   /** The response's CSP nonce (see `createNonce` and `pageSecurityHeaders`). */
@@ -73,7 +97,9 @@ const PAYMENT_URI_RE = /^(lightning|bitcoin):/i
 const FIAT_CCY_RE = /^[A-Z]{3,5}$/
 const MERCHANT_NAME_MAX_CHARS = 200
 /** Rows of the invoice text box: a BOLT11 invoice is a few hundred characters, an address ~60. */
-const TEXT_ROWS: Readonly<Record<InvoicePageView['kind'], number>> = { lightning: 5, onchain: 3 }
+const TEXT_ROWS: Readonly<Record<BitcoinPageView['kind'], number>> = { lightning: 5, onchain: 3 }
+/** Bank and holder names are shown as the bank gives them, up to this length. */
+const BANK_TEXT_MAX_CHARS = 200
 
 /**
  * Render the hosted invoice page. Every value of `view` is escaped. The page is complete without
@@ -93,9 +119,9 @@ export async function renderInvoicePage(
   const msLeft = view.expiresAtMs - nowMs
   const state: PageState = view.state === 'awaiting_payment' && msLeft <= 0 ? 'expired' : view.state
   const payable = state === 'awaiting_payment'
-  const qr = payable ? raw(await qrSvg(view.paymentUri)) : null
+  const qr = payable ? raw(await qrSvg(view.kind === 'vietqr' ? view.vietQr : view.paymentUri)) : null
   const merchantName = view.merchantName.slice(0, MERCHANT_NAME_MAX_CHARS)
-  const confirmations = state === 'seen' ? view.confirmations : undefined
+  const confirmations = state === 'seen' && view.kind !== 'vietqr' ? view.confirmations : undefined
 
   const head = markup`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -107,21 +133,15 @@ export async function renderInvoicePage(
 <style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>
 ${opts.scriptUrl ? markup`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`
 
-  const fiat = view.fiat
-    ? markup`<dd class="amount-fiat" data-testid="amount-fiat"><span aria-hidden="true">≈ </span><span class="visually-hidden">${s.fiatAbout} </span>${formatDecimalText(view.fiat.amount, lang)} <span class="unit">${view.fiat.ccy}</span></dd>`
-    : ''
-
   const summary = markup`<div class="summary">
 <header>
 <p class="eyebrow">${s.paymentRequest}</p>
 <h1 id="page-title" data-testid="merchant-name"><bdi>${merchantName}</bdi></h1>
-<p class="method" data-testid="method">${view.kind === 'lightning' ? s.methodLightning : s.methodOnchain}</p>
+<p class="method" data-testid="method">${METHOD[view.kind](s)}</p>
 </header>
 <dl class="amount" data-testid="amount">
 <dt>${s.amountHeading}</dt>
-<dd class="amount-btc" data-testid="amount-btc">${formatDecimalText(view.amountBtc, lang)} <span class="unit">BTC</span></dd>
-<dd class="amount-sats" data-testid="amount-sats">${formatDecimalText(view.amountSats, lang)} <span class="unit">${s.sats}</span></dd>
-${fiat}
+${view.kind === 'vietqr' ? markup`<dd class="amount-main" data-testid="amount-vnd">${formatVnd(view.amountVnd, lang)}</dd>` : bitcoinAmounts(view, s, lang)}
 </dl>
 <p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${confirmations ? markup` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations)}</span></p>
 ${payable ? markup`<p class="countdown" data-testid="countdown">${s.timeLeft}: <span class="time-left" data-testid="time-left">${formatTimeLeft(msLeft, lang)}</span></p>` : ''}
@@ -131,7 +151,7 @@ ${payable ? markup`<noscript><p class="noscript">${s.noScript}</p></noscript>` :
   const body = markup`<body data-state="${state}" data-kind="${view.kind}" data-stream-url="${opts.streamUrl}" data-expires-at="${view.expiresAtMs}" data-server-now="${nowMs}">
 <main class="card" aria-labelledby="page-title">
 ${summary}
-${qr ? paySection(view, s, qr) : ''}
+${qr ? (view.kind === 'vietqr' ? vietQrPaySection(view, s, qr) : paySection(view, s, qr)) : ''}
 </main>
 ${opts.scriptUrl ? '' : markup`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}</script>`}
 </body>`
@@ -139,7 +159,22 @@ ${opts.scriptUrl ? '' : markup`<script nonce="${opts.nonce}">${raw(PAGE_SCRIPT)}
   return document(lang, head, body)
 }
 
-function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHtml {
+const METHOD: Readonly<Record<InvoicePageView['kind'], (s: PageStrings) => string>> = {
+  lightning: (s) => s.methodLightning,
+  onchain: (s) => s.methodOnchain,
+  vietqr: (s) => s.methodVietQr,
+}
+
+function bitcoinAmounts(view: BitcoinPageView, s: PageStrings, lang: Lang): SafeHtml {
+  const fiat = view.fiat
+    ? markup`<dd class="amount-fiat" data-testid="amount-fiat"><span aria-hidden="true">≈ </span><span class="visually-hidden">${s.fiatAbout} </span>${formatDecimalText(view.fiat.amount, lang)} <span class="unit">${view.fiat.ccy}</span></dd>`
+    : ''
+  return markup`<dd class="amount-main amount-btc" data-testid="amount-btc">${formatDecimalText(view.amountBtc, lang)} <span class="unit">BTC</span></dd>
+<dd class="amount-sats" data-testid="amount-sats">${formatDecimalText(view.amountSats, lang)} <span class="unit">${s.sats}</span></dd>
+${fiat}`
+}
+
+function paySection(view: BitcoinPageView, s: PageStrings, qr: SafeHtml): SafeHtml {
   const lightning = view.kind === 'lightning'
   return markup`<section class="pay" data-testid="pay-block" aria-labelledby="payment-text-label">
 <div class="qr" role="img" aria-label="${lightning ? s.qrLabelLightning : s.qrLabelOnchain}" data-testid="qr">${qr}</div>
@@ -148,8 +183,41 @@ function paySection(view: InvoicePageView, s: PageStrings, qr: SafeHtml): SafeHt
 <label class="field-label" id="payment-text-label" for="payment-text">${lightning ? s.textLabelLightning : s.textLabelOnchain}</label>
 <div class="copy-row">
 <textarea id="payment-text" class="payment-text" data-testid="payment-text" readonly rows="${TEXT_ROWS[view.kind]}" spellcheck="false" autocapitalize="off" autocomplete="off">${view.paymentText}</textarea>
-<button type="button" class="button" data-testid="copy" aria-describedby="copy-feedback" hidden>${s.copy}</button>
+<button type="button" class="button" data-testid="copy" data-copy-for="payment-text" aria-describedby="copy-feedback" hidden>${s.copy}</button>
 </div>
+<p id="copy-feedback" class="copy-feedback" data-testid="copy-feedback" aria-live="polite"></p>
+</section>`
+}
+
+/**
+ * The QR code of a bank transfer, and the same details to type in by hand: the bank and holder to
+ * check, and the account number, amount and memo to copy. The memo stands out: without it the
+ * transfer cannot be matched to this request.
+ */
+function vietQrPaySection(view: VietQrPageView, s: PageStrings, qr: SafeHtml): SafeHtml {
+  const copyRow = (
+    id: string,
+    label: string,
+    value: string,
+    extraClass = '',
+  ) => markup`<label class="field-label" for="${id}">${label}</label>
+<div class="copy-row">
+<input id="${id}" class="payment-text${extraClass}" data-testid="${id}" type="text" value="${value}" readonly spellcheck="false" autocapitalize="off" autocomplete="off">
+<button type="button" class="button" data-testid="copy-${id}" data-copy-for="${id}" aria-describedby="copy-feedback" hidden>${s.copy}</button>
+</div>`
+  return markup`<section class="pay" data-testid="pay-block" aria-labelledby="bank-label">
+<div class="qr" role="img" aria-label="${s.qrLabelVietQr}" data-testid="qr">${qr}</div>
+<p class="hint">${s.hintVietQr}</p>
+<dl class="transfer">
+<dt id="bank-label">${s.bankLabel}</dt>
+<dd data-testid="bank-name"><bdi>${view.bankName.slice(0, BANK_TEXT_MAX_CHARS)}</bdi></dd>
+<dt>${s.accountNameLabel}</dt>
+<dd data-testid="account-name"><bdi>${view.accountName.slice(0, BANK_TEXT_MAX_CHARS)}</bdi></dd>
+</dl>
+${copyRow('account-number', s.accountNumberLabel, view.accountNumber)}
+${copyRow('transfer-amount', s.transferAmountLabel, view.amountVnd)}
+${copyRow('memo', s.memoLabel, view.memo, ' memo')}
+<p class="memo-note" data-testid="memo-note">${s.memoNote}</p>
 <p id="copy-feedback" class="copy-feedback" data-testid="copy-feedback" aria-live="polite"></p>
 </section>`
 }
@@ -212,7 +280,13 @@ ${body}
 
 /** Reject views that would render a broken or misleading page; these are bugs in the caller. */
 function checkView(view: InvoicePageView): void {
-  assert(view.kind === 'lightning' || view.kind === 'onchain', `unknown page kind ${String(view.kind)}`)
+  assert(Object.hasOwn(METHOD, view.kind), `unknown page kind ${String(view.kind)}`)
+  assert(Number.isSafeInteger(view.expiresAtMs), 'expiresAtMs must be an integer')
+  if (view.kind === 'vietqr') checkVietQrView(view)
+  else checkBitcoinView(view)
+}
+
+function checkBitcoinView(view: BitcoinPageView): void {
   assert(isDecimalText(view.amountBtc), 'amountBtc must be decimal text')
   assert(/^\d+$/.test(view.amountSats) && view.amountSats.length <= 20, 'amountSats must be integer text')
   // Two amounts that disagree would leave the payer guessing which one to send.
@@ -229,9 +303,24 @@ function checkView(view: InvoicePageView): void {
     'paymentUri scheme does not match kind',
   )
   assert(view.paymentText.length > 0 && view.paymentText.length <= 2000, 'paymentText length out of range')
-  assert(Number.isSafeInteger(view.expiresAtMs), 'expiresAtMs must be an integer')
   assert(
     view.confirmations === undefined || isValidConfirmations(view.confirmations),
     'confirmations out of range',
   )
+}
+
+function checkVietQrView(view: VietQrPageView): void {
+  assert(/^[1-9]\d{0,12}$/.test(view.amountVnd), 'amountVnd must be a positive whole number of đồng')
+  assert(view.bankName.trim().length > 0, 'bankName is empty')
+  assert(view.accountName.trim().length > 0, 'accountName is empty')
+  assert(view.memo.length > 0, 'memo is empty')
+  // The QR code and the details beside it must say the same thing, or the payer would pay one and
+  // read another: the payload is rebuilt from the details and must be the very same string.
+  const expected = encodeVietQr({
+    bankBin: view.bankBin,
+    accountNumber: view.accountNumber,
+    amount: BigInt(view.amountVnd),
+    memo: view.memo,
+  })
+  assert(view.vietQr === expected, 'vietQr does not encode the bank, account, amount and memo shown')
 }

@@ -140,7 +140,11 @@ export function invoicePageRoutes(fastify: FastifyInstance, deps: InvoicePageDep
       const record = await findPage(deps.db, pageId)
       if (!record) return sendMessage(reply, 'not_found', lang)
       if (record.state === 'expired') return sendMessage(reply, 'expired', lang)
-      const fiat = await fiatValue(deps.rates, deps.config.pageFiatCcy, record.amountSats)
+      // A bitcoin amount is also shown in PAGE_FIAT_CCY; an amount of đồng is what it is.
+      const fiat =
+        record.kind === 'vnd_receive'
+          ? undefined
+          : await fiatValue(deps.rates, deps.config.pageFiatCcy, record.srcAmount)
       const view = buildInvoicePageView(pageId, record, { confirmationsNeeded: need, fiat })
       const nonce = createNonce()
       const html = await renderInvoicePage(view, lang, {

@@ -72,7 +72,7 @@ h1 { margin: 0.125rem 0 0; font-size: 1.375rem; line-height: 1.3; overflow-wrap:
 .amount { margin: 0; }
 .amount dt { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .amount dd { margin: 0; }
-.amount-btc { font-size: 1.75rem; font-weight: 700; line-height: 1.2; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.amount-main { font-size: 1.75rem; font-weight: 700; line-height: 1.2; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .amount-sats, .amount-fiat { color: var(--muted); font-variant-numeric: tabular-nums; }
 .unit { font-weight: 600; }
 .status {
@@ -126,7 +126,7 @@ h1 { margin: 0.125rem 0 0; font-size: 1.375rem; line-height: 1.3; overflow-wrap:
 }
 .button.primary { background: var(--accent); color: var(--accent-text); }
 .button:hover { filter: brightness(1.08); }
-a:focus-visible, button:focus-visible, textarea:focus-visible {
+a:focus-visible, button:focus-visible, textarea:focus-visible, input:focus-visible {
   outline: 3px solid var(--focus);
   outline-offset: 2px;
 }
@@ -144,6 +144,11 @@ a:focus-visible, button:focus-visible, textarea:focus-visible {
   font: 0.8125rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
   word-break: break-all;
 }
+.transfer { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 1rem; margin: 0; }
+.transfer dt { color: var(--muted); }
+.transfer dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+.payment-text.memo { font-size: 1.125rem; font-weight: 700; border: 2px solid var(--accent); }
+.memo-note { margin: 0; padding: 0.5rem 0.75rem; border-radius: 0.5rem; background: var(--awaiting-bg); color: var(--awaiting-fg); font-size: 0.9375rem; font-weight: 600; }
 .copy-feedback { margin: 0; min-height: 1.5em; font-size: 0.9375rem; color: var(--muted); }
 .hint { margin: 0; color: var(--muted); font-size: 0.9375rem; }
 .pay .hint { text-align: center; }
@@ -163,6 +168,6 @@ a:focus-visible, button:focus-visible, textarea:focus-visible {
     grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
     gap: 2rem;
   }
-  .amount-btc { font-size: 2rem; }
+  .amount-main { font-size: 2rem; }
 }
 `.trim()

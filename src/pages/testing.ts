@@ -1,4 +1,5 @@
-import type { InvoicePageView } from './render.js'
+import { encodeVietQr } from '../payins/vietqr.js'
+import type { BitcoinPageView, VietQrPageView } from './render.js'
 
 /**
  * Standard artefacts for the invoice page's tests. Nothing in the service imports this file.
@@ -16,7 +17,7 @@ export const BIP84_ADDRESS = 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu'
 
 export const NOW_MS = 1_750_000_000_000
 
-export function lightningView(overrides: Partial<InvoicePageView> = {}): InvoicePageView {
+export function lightningView(overrides: Partial<BitcoinPageView> = {}): BitcoinPageView {
   return {
     pageId: 'pg_7mQ2xV9kLr4TzB8nW1cY5e',
     kind: 'lightning',
@@ -32,7 +33,7 @@ export function lightningView(overrides: Partial<InvoicePageView> = {}): Invoice
   }
 }
 
-export function onchainView(overrides: Partial<InvoicePageView> = {}): InvoicePageView {
+export function onchainView(overrides: Partial<BitcoinPageView> = {}): BitcoinPageView {
   return {
     pageId: 'pg_3Hf8sK2pQw6RmX0vN4bJ7a',
     kind: 'onchain',
@@ -46,4 +47,29 @@ export function onchainView(overrides: Partial<InvoicePageView> = {}): InvoicePa
     state: 'awaiting_payment',
     ...overrides,
   }
+}
+
+/** A VND receive at Vietcombank for 500,000 đồng; its QR payload follows the details given. */
+export function vietQrView(overrides: Partial<Omit<VietQrPageView, 'vietQr'>> = {}): VietQrPageView {
+  const view = {
+    pageId: 'pg_9Vn4qR2tLx8KcW3mZ6bH1d',
+    kind: 'vietqr' as const,
+    merchantName: 'Cà phê Sài Gòn',
+    bankBin: '970436',
+    bankName: 'Vietcombank',
+    accountNumber: '0011001932418',
+    accountName: 'CONG TY TNHH SVCPAY',
+    amountVnd: '500000',
+    memo: 'SVCPAY 7F3KQ2',
+    expiresAtMs: NOW_MS + 15 * 60_000,
+    state: 'awaiting_payment' as const,
+    ...overrides,
+  }
+  const vietQr = encodeVietQr({
+    bankBin: view.bankBin,
+    accountNumber: view.accountNumber,
+    amount: BigInt(view.amountVnd),
+    memo: view.memo,
+  })
+  return { ...view, vietQr }
 }

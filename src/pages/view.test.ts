@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { encodeVietQr } from '../payins/vietqr.js'
 import { parseRate } from '../shared/amount.js'
 import type { RatesService } from '../rates/service.js'
 import { pageStatusEvent } from './page-status.js'
@@ -17,7 +18,7 @@ const lightning = (overrides: Partial<PageRecord> = {}): PageRecord => ({
   txnId: 'txn_secret',
   kind: 'ln_receive',
   state: 'srccreated',
-  amountSats: 250_000n,
+  srcAmount: 250_000n,
   srcDetails: { paymentRequest: BOLT11_COFFEE, invoicePageUrl: 'http://x/pay/abc' },
   expiresAtMs: 1_750_000_900_000,
   merchantName: 'Cà phê Sài Gòn',
@@ -28,13 +29,42 @@ const onchain = (overrides: Partial<PageRecord> = {}): PageRecord => ({
   txnId: 'txn_secret2',
   kind: 'onchain_receive',
   state: 'srcintent',
-  amountSats: 12_345n,
+  srcAmount: 12_345n,
   srcDetails: {
     address: BIP84_ADDRESS,
     invoice: `bitcoin:${BIP84_ADDRESS}?amount=0.00012345&label=Acme`,
   },
   expiresAtMs: 1_750_086_400_000,
   merchantName: 'Acme',
+  ...overrides,
+})
+
+const VND_QR = encodeVietQr({
+  bankBin: '970436',
+  accountNumber: '0011001932418',
+  amount: 500_000n,
+  memo: 'SVCPAY 7F3KQ2',
+})
+
+/** A VND receive after confirm, with src_details as the flow records them (and one field the page must not read). */
+const vndReceive = (overrides: Partial<PageRecord> = {}): PageRecord => ({
+  txnId: 'txn_secret3',
+  kind: 'vnd_receive',
+  state: 'srccreated',
+  srcAmount: 500_000n,
+  srcDetails: {
+    bankBin: '970436',
+    bankName: 'Vietcombank',
+    bankAcctNum: '0011001932418',
+    accountName: 'CONG TY TNHH SVCPAY',
+    amount: '500000',
+    memo: 'SVCPAY 7F3KQ2',
+    vietQr: VND_QR,
+    invoicePageUrl: 'http://x/pay/CCCCCCCCCCCCCCCCCCCCCC',
+    internalNote: 'not for the payer',
+  },
+  expiresAtMs: 1_750_000_900_000,
+  merchantName: 'Cà phê Sài Gòn',
   ...overrides,
 })
 
@@ -59,6 +89,10 @@ describe('pageStatusOf', () => {
     ['onchain_receive', 'srcintent', { state: 'awaiting_payment' }],
     ['onchain_receive', 'completed', { state: 'paid' }],
     ['onchain_receive', 'expired', { state: 'expired' }],
+    ['vnd_receive', 'srccreated', { state: 'awaiting_payment' }],
+    ['vnd_receive', 'completed', { state: 'paid' }],
+    ['vnd_receive', 'expired', { state: 'expired' }],
+    ['vnd_receive', 'quoted', { state: 'expired' }],
     // States no page can be in are never shown as payable.
     ['ln_receive', 'failed', { state: 'expired' }],
     ['onchain_receive', 'error', { state: 'expired' }],
@@ -165,7 +199,28 @@ describe('buildInvoicePageView', () => {
       state: 'seen',
       confirmations: { have: 1, need: 3 },
     })
-    expect(view.fiat).toBeUndefined()
+    expect('fiat' in view).toBe(false)
+  })
+
+  it('builds a VND bank transfer view from exactly the recorded transfer details', () => {
+    const view = buildInvoicePageView('CCCCCCCCCCCCCCCCCCCCCC', vndReceive(), { confirmationsNeeded: 3 })
+    expect(view).toEqual({
+      pageId: 'CCCCCCCCCCCCCCCCCCCCCC',
+      kind: 'vietqr',
+      merchantName: 'Cà phê Sài Gòn',
+      bankBin: '970436',
+      bankName: 'Vietcombank',
+      accountNumber: '0011001932418',
+      accountName: 'CONG TY TNHH SVCPAY',
+      amountVnd: '500000',
+      memo: 'SVCPAY 7F3KQ2',
+      vietQr: VND_QR,
+      expiresAtMs: 1_750_000_900_000,
+      state: 'awaiting_payment',
+    })
+    expect(JSON.stringify(view)).not.toContain('txn_secret3')
+    expect(JSON.stringify(view)).not.toContain('invoicePageUrl')
+    expect(JSON.stringify(view)).not.toContain('internalNote')
   })
 })
 

@@ -6,7 +6,7 @@ import { formatMinor } from '../shared/amount.js'
 import { precisionOf } from '../shared/currency.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import type { PageStatus } from './page-status.js'
-import type { InvoicePageView } from './render.js'
+import type { BitcoinPageView, InvoicePageView, VietQrPageView } from './render.js'
 
 /**
  * What the hosted invoice page reads about a transaction, and how it turns that into what the
@@ -14,8 +14,14 @@ import type { InvoicePageView } from './render.js'
  * id, the account id, fees, settled amounts or anything about the merchant beyond its name.
  */
 
-/** Transaction kinds that have a hosted page (set at confirm by lightning.ts and onchain.ts). */
-export type PageKind = 'ln_receive' | 'onchain_receive'
+/** Transaction kinds that have a hosted page (its page id set at confirm by the receive's flow). */
+export type PageKind = 'ln_receive' | 'onchain_receive' | 'vnd_receive'
+
+const PAGE_KINDS: readonly string[] = ['ln_receive', 'onchain_receive', 'vnd_receive'] satisfies PageKind[]
+
+function isPageKind(kind: string): kind is PageKind {
+  return PAGE_KINDS.includes(kind)
+}
 
 /** The columns of a receive the page needs, read by its page id. */
 export interface PageRecord {
@@ -23,8 +29,8 @@ export interface PageRecord {
   txnId: string
   kind: PageKind
   state: TxnState
-  /** What the payer is asked to pay (the source amount), in sats. */
-  amountSats: bigint
+  /** What the payer is asked to pay (the source amount) in minor units: sats, or đồng for vnd_receive. */
+  srcAmount: bigint
   srcDetails: Record<string, unknown>
   expiresAtMs: number
   /** The receiving account's display name. */
@@ -64,16 +70,16 @@ export async function findPage(q: Queryable, pageId: string): Promise<PageRecord
   const { rows } = await q.query<PageRow>(
     `SELECT t.id, t.kind, t.state, t.src_amount, t.src_details, t.expires_at, a.display_name
        FROM transactions t JOIN accounts a ON a.id = t.account_id
-      WHERE t.page_id = $1 AND t.kind IN ('ln_receive', 'onchain_receive')`,
-    [pageId],
+      WHERE t.page_id = $1 AND t.kind = ANY($2)`,
+    [pageId, PAGE_KINDS],
   )
   const row = rows[0]
-  if (!row) return undefined
+  if (!row || !isPageKind(row.kind)) return undefined
   return {
     txnId: row.id,
-    kind: row.kind as PageKind,
+    kind: row.kind,
     state: row.state,
-    amountSats: BigInt(row.src_amount),
+    srcAmount: BigInt(row.src_amount),
     srcDetails: row.src_details ?? {},
     expiresAtMs: Number(row.expires_at),
     merchantName: row.display_name,
@@ -91,7 +97,7 @@ export async function readPageSnapshot(
     [txnId],
   )
   const row = rows[0]
-  if (!row || (row.kind !== 'ln_receive' && row.kind !== 'onchain_receive')) return undefined
+  if (!row || !isPageKind(row.kind)) return undefined
   return {
     status: pageStatusOf(
       { kind: row.kind, state: row.state, srcDetails: row.src_details ?? {} },
@@ -103,7 +109,7 @@ export async function readPageSnapshot(
 
 /**
  * The payer's view of a receive's state:
- * - Lightning: srccreated is awaiting payment, completed is paid, expired is expired.
+ * - Lightning and VND bank transfer: srccreated is awaiting payment, completed is paid, expired is expired.
  * - On-chain: srcintent is awaiting payment; srccreated (a payment is in the mempool or a block) is
  *   seen, with its confirmations so far against those required; completed is paid; expired is
  *   expired. A payment to an expired address becomes a deposit transaction of its own, so the
@@ -119,7 +125,7 @@ export function pageStatusOf(
     case 'srcintent':
       return { state: txn.kind === 'onchain_receive' ? 'awaiting_payment' : 'expired' }
     case 'srccreated':
-      if (txn.kind === 'ln_receive') return { state: 'awaiting_payment' }
+      if (txn.kind !== 'onchain_receive') return { state: 'awaiting_payment' }
       return { state: 'seen', confirmations: confirmationsOf(txn.srcDetails, confirmationsNeeded) }
     case 'completed':
       return { state: 'paid' }
@@ -139,8 +145,8 @@ function confirmationsOf(srcDetails: Record<string, unknown>, need: number): { h
   return { have, need }
 }
 
-/** The payment URI (QR code and wallet link) and the text to copy, from what confirm recorded. */
-export function paymentOf(record: Pick<PageRecord, 'kind' | 'srcDetails' | 'amountSats'>): {
+/** The payment URI (QR code and wallet link) and the text to copy of a bitcoin receive, from what confirm recorded. */
+export function paymentOf(record: Pick<PageRecord, 'kind' | 'srcDetails' | 'srcAmount'>): {
   uri: string
   text: string
 } {
@@ -152,7 +158,7 @@ export function paymentOf(record: Pick<PageRecord, 'kind' | 'srcDetails' | 'amou
   const address = String(d.address)
   const bip21 = typeof d.invoice === 'string' && /^bitcoin:/i.test(d.invoice) ? d.invoice : undefined
   return {
-    uri: bip21 ?? buildBip21({ address, amountBtc: formatMinor(record.amountSats, 'BTC') }),
+    uri: bip21 ?? buildBip21({ address, amountBtc: formatMinor(record.srcAmount, 'BTC') }),
     text: address,
   }
 }
@@ -191,19 +197,45 @@ export function buildInvoicePageView(
   opts: { confirmationsNeeded: number; fiat?: { ccy: string; amount: string } | undefined },
 ): InvoicePageView {
   const status = pageStatusOf(record, opts.confirmationsNeeded)
-  const payment = paymentOf(record)
-  const view: InvoicePageView = {
+  const base = {
     pageId,
-    kind: record.kind === 'ln_receive' ? 'lightning' : 'onchain',
     merchantName: record.merchantName,
-    amountBtc: formatMinor(record.amountSats, 'BTC'),
-    amountSats: record.amountSats.toString(),
-    paymentUri: payment.uri,
-    paymentText: payment.text,
     expiresAtMs: record.expiresAtMs,
     state: status.state,
+  }
+  if (record.kind === 'vnd_receive') return { ...base, kind: 'vietqr', ...bankTransferOf(record.srcDetails) }
+  const payment = paymentOf(record)
+  const view: BitcoinPageView = {
+    ...base,
+    kind: record.kind === 'ln_receive' ? 'lightning' : 'onchain',
+    amountBtc: formatMinor(record.srcAmount, 'BTC'),
+    amountSats: record.srcAmount.toString(),
+    paymentUri: payment.uri,
+    paymentText: payment.text,
   }
   if (opts.fiat) view.fiat = opts.fiat
   if (status.confirmations) view.confirmations = status.confirmations
   return view
+}
+
+/**
+ * The bank transfer a VND receive asks for, as its confirm recorded it (src_details: bankBin,
+ * bankName, bankAcctNum, accountName, amount in whole đồng, memo, vietQr). Only these fields are
+ * read; the renderer checks that the QR payload encodes exactly them.
+ */
+function bankTransferOf(
+  d: Record<string, unknown>,
+): Pick<
+  VietQrPageView,
+  'bankBin' | 'bankName' | 'accountNumber' | 'accountName' | 'amountVnd' | 'memo' | 'vietQr'
+> {
+  return {
+    bankBin: String(d.bankBin),
+    bankName: String(d.bankName),
+    accountNumber: String(d.bankAcctNum),
+    accountName: String(d.accountName),
+    amountVnd: String(d.amount),
+    memo: String(d.memo),
+    vietQr: String(d.vietQr),
+  }
 }

@@ -31,6 +31,9 @@ const TAG = {
   crc: '63',
 } as const
 
+/** The transaction amount (tag 54) is at most 13 characters long (EMV QRCPS, section 4.7). */
+const AMOUNT_MAX = 9_999_999_999_999n
+
 /** One field: id, the value's length in two digits, the value. Values are ASCII, at most 99 long. */
 function field(id: string, value: string): string {
   if (value.length > 99 || !/^[\x20-\x7e]*$/.test(value))
@@ -54,7 +57,8 @@ export function encodeVietQr(input: VietQrInput): string {
   if (!/^\d{6}$/.test(input.bankBin)) throw new RangeError('a NAPAS BIN has six digits')
   if (!/^[0-9A-Za-z]{1,19}$/.test(input.accountNumber))
     throw new RangeError('an account number has 1 to 19 letters or digits')
-  if (input.amount !== undefined && input.amount <= 0n) throw new RangeError('a VietQR amount is positive')
+  if (input.amount !== undefined && (input.amount <= 0n || input.amount > AMOUNT_MAX))
+    throw new RangeError('a VietQR amount is a positive whole number of at most 13 digits')
   const beneficiary = field('00', input.bankBin) + field('01', input.accountNumber)
   const merchantAccount =
     field('00', NAPAS_GUID) + field('01', beneficiary) + field('02', TRANSFER_TO_ACCOUNT)
