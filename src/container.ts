@@ -45,6 +45,7 @@ import {
 // Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
 import { observeRail } from './rails/attempts.js'
 import { checkRails, type RailsCheckResult } from './rails/check.js'
+import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
 import { createReconciler } from './reconcile/service.js'
 import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
@@ -77,6 +78,8 @@ export interface Container {
   webhooks: WebhooksService
   /** Checks a bank partner notification; set with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
   verifyBankNotification: PayoutRails['verifyBankNotification']
+  /** The VND bank rail's account inquiry (`GET /api/v2/fiat/account-name`). */
+  bankAccounts: BankAccountInquiryRail
   /** Named operators of the operator API: set-up, sign-in, sessions (src/operators). */
   operators: OperatorsService
   operatorsConfig: OperatorsConfig
@@ -224,6 +227,7 @@ export async function createContainer(
     notifier,
     webhooks,
     verifyBankNotification: payoutRails.verifyBankNotification,
+    bankAccounts: bankRail,
     checkRails: () =>
       checkRails(
         [

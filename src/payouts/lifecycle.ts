@@ -77,7 +77,13 @@ function endWithoutPaying(
 async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   let ref: string
   try {
-    ref = await net.submit(txn)
+    const submitted = await net.submit(txn)
+    if (typeof submitted !== 'string') {
+      // A check before sending refused it (the beneficiary's name): nothing left, funds go back.
+      await endWithoutPaying(deps, txn.id, 'srccreated', 'rejected', submitted.rejected)
+      return
+    }
+    ref = submitted
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (!err.retryable) {
