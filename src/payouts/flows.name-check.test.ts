@@ -231,4 +231,30 @@ describe.each(SETUPS)('beneficiary name check on $name', (setup) => {
       await h.expectBooksBalanced()
     },
   )
+
+  it.runIf(setup.name.includes('stand-in'))(
+    'does not ask again once the name matched: a retried submission is sent as checked',
+    async () => {
+      const standin = bank!
+      const txnId = await payout('0011223343', 'Đỗ Hữu An')
+      // The partner answers the submission with another payout under our key: a retryable failure
+      // after the check passed, as a lost answer would be.
+      const squatter = { ...standin.payoutMadeElsewhere(1n), status: 'processing' as const, key: txnId }
+      standin.byKey.set(txnId, squatter)
+      const asked = standin.accounts.asked.length
+      await work()
+      const first = await get(txnId)
+      expect([first.txnState, first.destReq.reqDetails.nameCheck]).toEqual(['srccreated', 'matched'])
+      expect(standin.accounts.asked.length).toBe(asked + 1)
+      // The bank would now name someone else; the payout was checked already and is not refused.
+      standin.byKey.delete(txnId)
+      standin.accounts.setAccount(BIN, '0011223343', 'LE VAN BINH')
+      aheadMs += 60 * 60_000
+      const done = await completeIt(txnId)
+      expect([done.txnState, done.msg]).toEqual(['completed', ''])
+      expect(standin.accounts.asked.length).toBe(asked + 1)
+      standin.accounts.setAccount(BIN, '0011223343', HOLDERS['0011223343']!)
+      await h.expectBooksBalanced()
+    },
+  )
 })
