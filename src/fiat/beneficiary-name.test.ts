@@ -6,7 +6,9 @@ describe('normalizeName', () => {
     expect(normalizeName('  Nguyễn   Văn\tAn ')).toBe('NGUYENVANAN')
     expect(normalizeName('Đỗ Hữu Đức')).toBe('DOHUUDUC')
     // Precomposed (NFC) and decomposed (NFD) input give the same text.
-    expect(normalizeName('Trần Thị Hoà'.normalize('NFD'))).toBe(normalizeName('Trần Thị Hoà'.normalize('NFC')))
+    expect(normalizeName('Trần Thị Hoà'.normalize('NFD'))).toBe(
+      normalizeName('Trần Thị Hoà'.normalize('NFC')),
+    )
   })
 })
 

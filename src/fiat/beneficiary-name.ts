@@ -16,12 +16,7 @@ const MASK = '*'
  * upper case, and no whitespace at all, so that spacing never decides a match.
  */
 export function normalizeName(name: string): string {
-  return name
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .replace(/[đĐ]/g, 'D')
-    .toUpperCase()
-    .replace(/\s+/gu, '')
+  return name.normalize('NFD').replace(/\p{M}/gu, '').replace(/[đĐ]/g, 'D').toUpperCase().replace(/\s+/gu, '')
 }
 
 /**

@@ -87,7 +87,11 @@ describe.each(SETUPS)('beneficiary name check on $name', (setup) => {
         ccy: 'VND',
         method: 'vnd-instant',
         amtRequested: 300_000,
-        reqDetails: { bankAcctNum, institutionCode: BIN, ...(expectedName === undefined ? {} : { expectedName }) },
+        reqDetails: {
+          bankAcctNum,
+          institutionCode: BIN,
+          ...(expectedName === undefined ? {} : { expectedName }),
+        },
         kyc: KYC,
       },
       sourceOfFunds: { purpose: 1, source: 1, relationship: 2 },

@@ -5,13 +5,7 @@ import { checkSourceOfFunds, type SourceOfFunds } from '../fiat/source-of-funds.
 import type { CreateInput, Flow, Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, walletAmounts } from '../transactions/money.js'
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
-import {
-  bankAccountError,
-  kycError,
-  payoutError,
-  sourceOfFundsError,
-  type PayoutError,
-} from './errors.js'
+import { bankAccountError, kycError, payoutError, sourceOfFundsError, type PayoutError } from './errors.js'
 import type { VndPayoutDeps } from './deps.js'
 import { payoutFlow } from './lifecycle.js'
 import { checkBeneficiaryName } from './vnd-name-check.js'

@@ -72,7 +72,11 @@ export const CreateBodySchema = Type.Object(
           ccy: 'VND',
           method: 'vnd-instant',
           amtRequested: 500000,
-          reqDetails: { bankAcctNum: '0011004567890', institutionCode: '970436', expectedName: 'Nguyễn Văn An' },
+          reqDetails: {
+            bankAcctNum: '0011004567890',
+            institutionCode: '970436',
+            expectedName: 'Nguyễn Văn An',
+          },
           kyc: { type: 'individual', details: { legalFullName: 'Nguyễn Văn An', countryCode: 'VN' } },
         },
         sourceOfFunds: { purpose: 1, source: 1, relationship: 2 },

@@ -35,7 +35,11 @@ export async function accountName(deps: BankHttpDeps, input: InquiryInput): Prom
   const name = json?.name
   const sameAccount = json?.bankBin === input.institutionCode && json?.accountNumber === input.bankAcctNum
   if (!sameAccount || typeof name !== 'string' || !isHolderName(name))
-    throw new RailFailure('bank_bad_response', `${what} answered without a holder's name for that account`, true)
+    throw new RailFailure(
+      'bank_bad_response',
+      `${what} answered without a holder's name for that account`,
+      true,
+    )
   return { found: true, name }
 }
 
