@@ -14,7 +14,8 @@ import { checkExpectedName } from '../fiat/beneficiary-name.js'
 /**
  * VND to a bank account, from a VND, BTC or USDT wallet (converted at the all-in rate as a swap
  * is). The bank account, the beneficiary's KYC and the source of funds are checked at quote; the
- * KYC is kept on the transaction row only, for the bank, and never logged.
+ * KYC is kept on the transaction row only, for the bank, and never logged. A payout naming
+ * `reqDetails.expectedName` is sent only after the bank confirmed that name (vnd-name-check.ts).
  */
 export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
   return payoutFlow(deps, {
