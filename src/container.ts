@@ -47,6 +47,7 @@ import {
 // Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
 import { observeRail } from './rails/attempts.js'
 import { checkRails, type RailsCheckResult } from './rails/check.js'
+import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
 import { createReconciler } from './reconcile/service.js'
 import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
@@ -84,6 +85,8 @@ export interface Container {
    * `VND=bank-http` and a sink (the VND pay-in's, src/payins).
    */
   bankCredits: (BankCreditsSource & { sink: CreditSink }) | undefined
+  /** The VND bank rail's account inquiry (`GET /api/v2/fiat/account-name`). */
+  bankAccounts: BankAccountInquiryRail
   /** Named operators of the operator API: set-up, sign-in, sessions (src/operators). */
   operators: OperatorsService
   operatorsConfig: OperatorsConfig
@@ -239,6 +242,7 @@ export async function createContainer(
     webhooks,
     verifyBankNotification: payoutRails.verifyBankNotification,
     bankCredits,
+    bankAccounts: bankRail,
     checkRails: () =>
       checkRails(
         [

@@ -30,6 +30,7 @@ const EXPECTED = [
   'POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver',
   'GET /api/v2/fiat/institutions',
   'GET /api/v2/fiat/source-of-funds-codes',
+  'GET /api/v2/fiat/account-name',
   'POST /sandbox/fund',
   'POST /sandbox/lightning/pay',
   'POST /sandbox/lightning/invoice',

@@ -113,9 +113,9 @@ export function checkKyc(input: unknown, fieldPrefix = 'destReq.kyc'): KycCheck 
   return { ok: true, value: { type, details: { legalFullName, countryCode } } }
 }
 
-type FieldCheck = { ok: true; value: string } | { ok: false; issue: string } | 'missing'
+export type FieldCheck = { ok: true; value: string } | { ok: false; issue: string } | 'missing'
 
-function checkLegalName(raw: unknown): FieldCheck {
+export function checkLegalName(raw: unknown): FieldCheck {
   if (raw === undefined || raw === null) return 'missing'
   if (typeof raw !== 'string') return { ok: false, issue: 'must be a string' }
   const name = raw.normalize('NFC').trim()
@@ -142,15 +142,20 @@ export type BankAccountCheck =
   { ok: true; value: { bankAcctNum: string; institutionCode: string } } | CheckFailure
 
 /**
- * Checks a `vnd-instant` destination's `reqDetails`. The code is `invalid_institution` when the
- * institution is the only thing wrong (a well-formed request naming a bank we cannot pay); any
- * malformed field makes it `invalid_request`, with every issue listed.
+ * Checks a `vnd-instant` destination's `reqDetails` (or, with `fieldPrefix` `query`, the account
+ * name inquiry's query). The code is `invalid_institution` when the institution is the only thing
+ * wrong (a well-formed request naming a bank we cannot pay); any malformed field makes it
+ * `invalid_request`, with every issue listed.
  */
-export function checkBankAccount(bankAcctNum: unknown, institutionCode: unknown): BankAccountCheck {
+export function checkBankAccount(
+  bankAcctNum: unknown,
+  institutionCode: unknown,
+  fieldPrefix = 'destReq.reqDetails',
+): BankAccountCheck {
   const details: ErrorDetail[] = []
   let malformed = false
-  const acctField = 'destReq.reqDetails.bankAcctNum'
-  const institutionField = 'destReq.reqDetails.institutionCode'
+  const acctField = `${fieldPrefix}.bankAcctNum`
+  const institutionField = `${fieldPrefix}.institutionCode`
 
   if (bankAcctNum === undefined || bankAcctNum === null || bankAcctNum === '') {
     malformed = true

@@ -2,14 +2,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
+import type { BankAccountInquiryRail } from '../rails/rail.js'
+import { lookUpAccountName } from './account-name.js'
 import { bearerAuth } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { listInstitutions } from './institutions.js'
 import { sourceOfFundsCodes } from './source-of-funds.js'
-import { InstitutionSchema, SourceOfFundsCodesSchema } from './schemas.js'
+import {
+  AccountNameQuerySchema,
+  AccountNameSchema,
+  InstitutionSchema,
+  SourceOfFundsCodesSchema,
+} from './schemas.js'
 
-/** Reference data for fiat payouts: where money can go, and what a source-of-funds code means. */
-export function fiatRoutes(fastify: FastifyInstance, deps: { auth: AuthService }): void {
+/**
+ * Reference data for fiat payouts: where money can go, what a source-of-funds code means, and whose
+ * a bank account is.
+ */
+export function fiatRoutes(
+  fastify: FastifyInstance,
+  deps: { auth: AuthService; bankAccounts: BankAccountInquiryRail },
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const onRequest = bearerAuth(deps.auth)
 
@@ -55,5 +68,25 @@ export function fiatRoutes(fastify: FastifyInstance, deps: { auth: AuthService }
       const { purpose, source, relationship } = sourceOfFundsCodes()
       return { data: { purpose: [...purpose], source: [...source], relationship: [...relationship] } }
     },
+  )
+
+  app.get(
+    '/api/v2/fiat/account-name',
+    {
+      onRequest,
+      // The query holds an account number (personal data): the request log lines, which show the
+      // URL, are left out for this route. Warnings and errors are still logged, without the URL.
+      logLevel: 'warn',
+      schema: {
+        tags: ['Fiat payouts'],
+        summary: 'The holder’s name of a bank account',
+        description:
+          'Asks the bank whose account this is (NAPAS account inquiry) and answers the name as the bank gives it: upper case without diacritics, masked with * where the bank masks it. 404 `not_found` when the bank has no such account; 503 `service_unavailable` when the bank cannot answer now. The name is personal data and is not stored.',
+        security: BEARER,
+        querystring: AccountNameQuerySchema,
+        response: { 200: Type.Object({ data: AccountNameSchema }), ...errors(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request) => ({ data: await lookUpAccountName(deps.bankAccounts, request.query) }),
   )
 }

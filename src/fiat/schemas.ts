@@ -49,3 +49,30 @@ export const SourceOfFundsCodesSchema = Type.Object(
     ],
   },
 )
+
+/** The account name inquiry's query: the account a payout would go to. */
+export const AccountNameQuerySchema = Type.Object({
+  institutionCode: Type.String({
+    maxLength: 16,
+    description: 'The bank’s NAPAS BIN, as listed by GET /api/v2/fiat/institutions?ccy=VND',
+  }),
+  bankAcctNum: Type.String({ maxLength: 32, description: 'The account number: 6 to 19 digits' }),
+})
+
+/** The holder of a bank account, as the bank names it. */
+export const AccountNameSchema = Type.Object(
+  {
+    institutionCode: Type.String({ description: 'The NAPAS BIN asked' }),
+    bankAcctNum: Type.String({ description: 'The account number asked' }),
+    name: Type.String({
+      description:
+        'The holder’s name as the bank gives it: upper case without diacritics (NAPAS), parts replaced by * where the bank masks them. Send the name you expect as destReq.reqDetails.expectedName to have a payout checked against it.',
+    }),
+  },
+  {
+    examples: [
+      { institutionCode: '970436', bankAcctNum: '0011004567890', name: 'NGUYEN VAN AN' },
+      { institutionCode: '970415', bankAcctNum: '1029384757', name: 'TRAN T** HOA' },
+    ],
+  },
+)

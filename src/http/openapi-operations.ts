@@ -33,6 +33,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
   'GET /api/v2/fiat/institutions': 'listInstitutions',
   'GET /api/v2/fiat/source-of-funds-codes': 'getSourceOfFundsCodes',
+  'GET /api/v2/fiat/account-name': 'getAccountName',
   'POST /sandbox/fund': 'sandboxFund',
   'POST /sandbox/lightning/pay': 'sandboxPayInvoice',
   'POST /sandbox/lightning/invoice': 'sandboxCreateInvoice',

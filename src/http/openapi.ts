@@ -32,7 +32,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
     'A rate limit is exceeded (`rate_limit_exceeded`): an account or endpoint window, or the client address window of requests that failed authentication; wait `Retry-After` seconds, or until `X-RateLimit-Reset`.',
   '500': 'An unexpected failure on the service side (`internal_error`); it is logged, never detailed.',
   '503':
-    'The database or the market rates are unavailable for the moment (`service_unavailable`, `rate_unavailable`), or the operator has paused sends on this rail while its reserves are reconciled (`sends_paused`, see docs/reconciliation.md); try again shortly.',
+    'The database, the market rates or the bank are unavailable for the moment (`service_unavailable`, `rate_unavailable`), or the operator has paused sends on this rail while its reserves are reconciled (`sends_paused`, see docs/reconciliation.md); try again shortly.',
 }
 
 /** One example error body per status. */
@@ -104,7 +104,8 @@ const TAGS = [
   },
   {
     name: 'Fiat payouts',
-    description: 'Reference data for VND bank payouts: banks and source-of-funds codes.',
+    description:
+      'Reference data for VND bank payouts: banks, source-of-funds codes, and the holder’s name of a bank account.',
   },
   {
     name: 'Sandbox',

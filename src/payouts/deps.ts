@@ -56,8 +56,11 @@ export interface PayoutNetwork {
   /** The `msg` of a payout the network refused at submission. */
   refusedReason: string
   quote(ctx: QuoteContext): Promise<Quote | MoneyError | PayoutError>
-  /** Hand the payout to the rail; idempotent by the transaction id. */
-  submit(txn: Txn): Promise<string>
+  /**
+   * Hand the payout to the rail; idempotent by the transaction id. Answers the rail's reference, or
+   * `{ rejected: msg }` when a check before sending refused the payout (nothing was sent).
+   */
+  submit(txn: Txn): Promise<string | { rejected: string }>
   /** The payout's state, and details to record with a final one (what the network charged). */
   check(ref: string, txn: Txn): Promise<PayoutState & { details?: Record<string, unknown> }>
 }

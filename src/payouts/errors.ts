@@ -16,6 +16,8 @@ export type PayoutErrorCode =
   | 'bank_account_invalid'
   /** A well-formed bank account at an institution we cannot pay. */
   | 'institution_unknown'
+  /** A `reqDetails.expectedName` that is blank, too long or holds control characters. */
+  | 'expected_name_invalid'
   /** The beneficiary's KYC missing, or some of its required fields. */
   | 'kyc_missing'
   /** The beneficiary's KYC malformed. */
@@ -31,6 +33,7 @@ const PAYOUT_CONTRACT: Record<PayoutErrorCode, ErrorCode> = {
   tron_address_invalid: 'invalid_address',
   bank_account_invalid: 'invalid_request',
   institution_unknown: 'invalid_institution',
+  expected_name_invalid: 'invalid_request',
   kyc_missing: 'kyc_required',
   kyc_invalid: 'invalid_request',
   source_of_funds_missing: 'kyc_required',

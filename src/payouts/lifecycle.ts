@@ -20,7 +20,8 @@ import { lookForReturn } from './returns.js'
  *
  * Confirm only moves the transaction to `srccreated` and wakes the worker; the worker hands the
  * payout to the rail (outside any database transaction), records the rail's reference at
- * `destsent`, and asks the rail again until it reports an outcome. The hold placed at create or
+ * `destsent`, and asks the rail again until it reports an outcome. A check the flow makes before
+ * sending (a VND payout's beneficiary name) may refuse it instead: `rejected`, funds released. The hold placed at create or
  * confirm stays open until that outcome: `completed` posts it (wallet out, fee to revenue, the rest
  * to the network's system account, through FX liquidity when the currencies differ), `failed` and
  * `rejected` void it. Nothing is posted at `destsent`, so an outcome never has to be reversed.
@@ -77,7 +78,13 @@ function endWithoutPaying(
 async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   let ref: string
   try {
-    ref = await net.submit(txn)
+    const submitted = await net.submit(txn)
+    if (typeof submitted !== 'string') {
+      // A check before sending refused it (the beneficiary's name): nothing left, funds go back.
+      await endWithoutPaying(deps, txn.id, 'srccreated', 'rejected', submitted.rejected)
+      return
+    }
+    ref = submitted
   } catch (err) {
     if (!(err instanceof RailFailure)) throw err
     if (!err.retryable) {

@@ -5,14 +5,17 @@ import { checkSourceOfFunds, type SourceOfFunds } from '../fiat/source-of-funds.
 import type { CreateInput, Flow, Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, walletAmounts } from '../transactions/money.js'
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
-import { bankAccountError, kycError, sourceOfFundsError, type PayoutError } from './errors.js'
+import { bankAccountError, kycError, payoutError, sourceOfFundsError, type PayoutError } from './errors.js'
 import type { VndPayoutDeps } from './deps.js'
 import { payoutFlow } from './lifecycle.js'
+import { checkBeneficiaryName } from './vnd-name-check.js'
+import { checkExpectedName } from '../fiat/beneficiary-name.js'
 
 /**
  * VND to a bank account, from a VND, BTC or USDT wallet (converted at the all-in rate as a swap
  * is). The bank account, the beneficiary's KYC and the source of funds are checked at quote; the
- * KYC is kept on the transaction row only, for the bank, and never logged.
+ * KYC is kept on the transaction row only, for the bank, and never logged. A payout naming
+ * `reqDetails.expectedName` is sent only after the bank confirmed that name (vnd-name-check.ts).
  */
 export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
   return payoutFlow(deps, {
@@ -30,6 +33,8 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
       )
       assert(txn.kyc && txn.sourceOfFunds, 'a VND payout stores its KYC and source of funds')
       const kyc = txn.kyc as unknown as Kyc
+      const refusal = await checkBeneficiaryName(deps, txn, { bankAcctNum, institutionCode })
+      if (refusal) return refusal
       const { bankRef } = await deps.bank.submitPayout({
         requestId: txn.id,
         amountMinor: txn.destAmountMinor,
@@ -45,20 +50,28 @@ export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
   })
 }
 
-/** What a bank payout request names, checked in this order: the account, the KYC, the source of funds. */
-export function bankDestination(
-  input: CreateInput,
-):
-  | { account: { bankAcctNum: string; institutionCode: string }; kyc: Kyc; sourceOfFunds: SourceOfFunds }
+/**
+ * What a bank payout request names, checked in this order: the account (with the optional
+ * `expectedName` of its holder), the KYC, the source of funds.
+ */
+export function bankDestination(input: CreateInput):
+  | {
+      account: { bankAcctNum: string; institutionCode: string; expectedName?: string }
+      kyc: Kyc
+      sourceOfFunds: SourceOfFunds
+    }
   | PayoutError {
   const details = input.destReq.reqDetails ?? {}
   const account = checkBankAccount(details.bankAcctNum, details.institutionCode)
   if (!account.ok) return bankAccountError(account)
+  const expectedName = checkExpectedName(details.expectedName)
+  if (!expectedName.ok) return payoutError('expected_name_invalid', expectedName.details)
   const kyc = checkKyc(input.destReq.kyc)
   if (!kyc.ok) return kycError(kyc)
   const sourceOfFunds = checkSourceOfFunds(input.sourceOfFunds)
   if (!sourceOfFunds.ok) return sourceOfFundsError(sourceOfFunds)
-  return { account: account.value, kyc: kyc.value, sourceOfFunds: sourceOfFunds.value }
+  const holder = expectedName.value === undefined ? {} : { expectedName: expectedName.value }
+  return { account: { ...account.value, ...holder }, kyc: kyc.value, sourceOfFunds: sourceOfFunds.value }
 }
 
 async function quoteVndPayout(

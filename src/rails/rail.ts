@@ -214,7 +214,7 @@ export interface BankBeneficiary {
   countryCode: string
 }
 
-export interface BankPayoutRail extends CheckableRail, ReservesRail, PaymentsRail {
+export interface BankPayoutRail extends CheckableRail, ReservesRail, PaymentsRail, BankAccountInquiryRail {
   readonly name: string
   /** Submit a VND transfer to a bank account. Idempotent by `requestId`. */
   submitPayout(input: {
@@ -259,4 +259,19 @@ export interface RailPayment {
 /** A rail that can list the payments it made or received since a time. Optional while adapters gain it. */
 export interface PaymentsRail {
   payments?(sinceMs: number): Promise<RailPayment[]>
+}
+
+/**
+ * What a bank answers to an account inquiry (NAPAS account inquiry): the holder's name as the bank
+ * gives it (upper case without diacritics, partly masked with `*` by some banks), or that the bank
+ * has no such account. Personal data: kept out of logs, failure messages and the transaction.
+ */
+export type BankAccountName = { found: true; name: string } | { found: false }
+
+export interface BankAccountInquiryRail {
+  /**
+   * Ask the bank `institutionCode` (NAPAS BIN) whose account `bankAcctNum` is. A bank that cannot
+   * answer raises a retryable `RailFailure`; "no such account" is an answer, not a failure.
+   */
+  accountName(input: { institutionCode: string; bankAcctNum: string }): Promise<BankAccountName>
 }

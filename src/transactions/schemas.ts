@@ -13,7 +13,10 @@ const SideIn = Type.Object({
   }),
   amtRequested: Type.Optional(AmountIn('Amount in the currency unit (BTC for BTC); on one side only')),
   reqDetails: Type.Optional(
-    Type.Record(Type.String(), Type.Unknown(), { description: 'Method-specific details' }),
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'Method-specific details: paymentRequest (Lightning send), address (on-chain send, tron), bankAcctNum and institutionCode (vnd-instant), and for vnd-instant optionally expectedName (1-140 characters): the beneficiary name you expect; the bank is asked for the holder’s name before sending and a payout whose name does not match (compared without accents, case and spacing; see GET /api/v2/fiat/account-name) ends rejected with msg beneficiary_name_mismatch, its funds released',
+    }),
   ),
   // The fields inside kyc and sourceOfFunds are optional to the schema so that the payout flow can
   // answer a missing one with the contract's kyc_required, naming the field (src/fiat/kyc.ts).
@@ -67,6 +70,22 @@ export const CreateBodySchema = Type.Object(
         sourceReq: { ccy: 'BTC', method: 'lightning', reqDetails: {} },
         destReq: { ccy: 'USDT', method: 'svcpay', amtRequested: 25, reqDetails: {} },
       },
+      {
+        extRefId: 'payout-2001',
+        sourceReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
+        destReq: {
+          ccy: 'VND',
+          method: 'vnd-instant',
+          amtRequested: 500000,
+          reqDetails: {
+            bankAcctNum: '0011004567890',
+            institutionCode: '970436',
+            expectedName: 'Nguyễn Văn An',
+          },
+          kyc: { type: 'individual', details: { legalFullName: 'Nguyễn Văn An', countryCode: 'VN' } },
+        },
+        sourceOfFunds: { purpose: 1, source: 1, relationship: 2 },
+      },
     ],
   },
 )
@@ -86,7 +105,7 @@ const SideOut = Type.Object({
   updatedAt: Type.Integer(),
   reqDetails: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), txid, preimage, txHash or bankRef once sent',
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
   }),
   kyc: Type.Optional(
     Type.Object(

@@ -27,6 +27,8 @@
  *   description as the payer typed it, the booking time, sometimes the payer's account), authenticated
  *   by a shared secret, pushed again when the receiver does not answer 2xx, and also readable from a
  *   transaction history to catch what a push missed.
+ * - "Account inquiry": `GET /v1/accounts/{bankBin}/{accountNumber}` (bank-accounts.ts, which says
+ *   where that behaviour comes from); register holders with `accounts.setAccount`.
  *
  * And it fails as a partner's service does: `failNext` answers the next requests with a status or
  * holds them without answer (a time-out), `stop()`/`start()` take it down and bring it back on the
@@ -35,6 +37,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { StandinAccounts } from './bank-accounts.js'
 
 export interface StandinPayout {
   id: string
@@ -81,6 +84,8 @@ const MAX_SKEW_MS = 5 * 60_000
 export class BankStandin {
   readonly byId = new Map<string, StandinPayout>()
   readonly byKey = new Map<string, StandinPayout>()
+  /** The account inquiry's holders (bank-accounts.ts). */
+  readonly accounts = new StandinAccounts()
   /** Every request received, with the verdict given. */
   readonly seen: Array<{
     method: string
@@ -276,6 +281,8 @@ export class BankStandin {
       if (!safeEqual(signature, expected)) return [401, { error: 'bad_signature' }]
       if (Math.abs(this.now() - Number(timestamp)) > MAX_SKEW_MS) return [401, { error: 'stale_signature' }]
     }
+    const inquiry = this.accounts.answer(method, path)
+    if (inquiry) return inquiry
     if (method === 'GET' && path === '/v1/balance') {
       const available = this.available()
       if (available === undefined) return [404, { error: 'not_found' }]

@@ -4,6 +4,7 @@ import { streamTransactionEvents, type StreamOptions } from './stream.js'
 import {
   isFinalState,
   type Account,
+  type AccountName,
   type CreateTransactionRequest,
   type DeliveryStatus,
   type Institution,
@@ -281,6 +282,20 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   async getSourceOfFundsCodes(): Promise<SourceOfFundsCodes> {
     return this.data(
       await this.transport.call('GET', '/api/v2/fiat/source-of-funds-codes', { retry: 'safe' }),
+    )
+  }
+
+  /**
+   * `GET /api/v2/fiat/account-name`: whose bank account this is, as the bank names it (NAPAS
+   * account inquiry). Send the name you expect as `destReq.reqDetails.expectedName` to have a VND
+   * payout checked against it before it is sent. The name is personal data: keep it out of logs.
+   */
+  async getAccountName(institutionCode: string, bankAcctNum: string): Promise<AccountName> {
+    return this.data(
+      await this.transport.call('GET', '/api/v2/fiat/account-name', {
+        retry: 'safe',
+        query: { institutionCode, bankAcctNum },
+      }),
     )
   }
 

@@ -147,3 +147,6 @@ export type Institution = Wire.WireInstitution
 
 /** The code tables of a payout's sourceOfFunds. */
 export type SourceOfFundsCodes = Wire.WireSourceOfFundsCodes
+
+/** The holder of a bank account, as the bank names it (upper case, no diacritics, maybe masked with `*`). */
+export type AccountName = Wire.WireAccountName

@@ -16,7 +16,11 @@ import type {
 } from '../../../src/transactions/schemas.js'
 import type { AccountSchema, WalletSchema } from '../../../src/accounts/schemas.js'
 import type { TokenResponseSchema } from '../../../src/auth/schemas.js'
-import type { InstitutionSchema, SourceOfFundsCodesSchema } from '../../../src/fiat/schemas.js'
+import type {
+  AccountNameSchema,
+  InstitutionSchema,
+  SourceOfFundsCodesSchema,
+} from '../../../src/fiat/schemas.js'
 import type {
   DeliveryOut,
   DeliveryPageOut,
@@ -45,3 +49,4 @@ export type WireWebhookDelivery = Static<typeof DeliveryOut>
 export type WireWebhookDeliveryList = Static<typeof DeliveryPageOut>
 export type WireInstitution = Static<typeof InstitutionSchema>
 export type WireSourceOfFundsCodes = Static<typeof SourceOfFundsCodesSchema>
+export type WireAccountName = Static<typeof AccountNameSchema>

@@ -133,6 +133,16 @@ describe('SvcpayClient against a running service', () => {
     expect(float).toBeInstanceOf(TypeError)
   })
 
+  it('asks the sandbox bank whose account it is, and reports an unknown one as not found', async () => {
+    expect(await client.getAccountName('970436', '0011223342')).toEqual({
+      institutionCode: '970436',
+      bankAcctNum: '0011223342',
+      name: 'VO THANH BINH',
+    })
+    const missing = await client.getAccountName('970436', '0011223404').catch((e) => e)
+    expect(missing).toBeInstanceOf(SvcpayNotFoundError)
+  })
+
   it('throws an authentication error for a wrong secret, after signing fresh each time', async () => {
     const wrong = new SvcpayClient({
       baseUrl: s.baseUrl,

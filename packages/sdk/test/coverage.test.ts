@@ -24,6 +24,7 @@ const METHODS: Record<string, string> = {
   'POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
   'GET /api/v2/fiat/institutions': 'listInstitutions',
   'GET /api/v2/fiat/source-of-funds-codes': 'getSourceOfFundsCodes',
+  'GET /api/v2/fiat/account-name': 'getAccountName',
   'POST /sandbox/fund': 'sandbox.fund',
   'POST /sandbox/lightning/pay': 'sandbox.payInvoice',
   'POST /sandbox/lightning/invoice': 'sandbox.createInvoice',

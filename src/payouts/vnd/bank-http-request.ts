@@ -96,13 +96,21 @@ export async function bankRequest(
       body: sent,
       timeoutMs: endpoint.timeoutMs,
       responseBytesMax: RESPONSE_BYTES_MAX,
-      label: `${method} ${path}`,
+      label: `${method} ${pathLabel(path)}`,
       refuseRedirects: true,
     })
     return { status: res.status, json: parseObject(res.text) }
   } catch (err) {
     throw renameTransportFailure(err, NO_ANSWER)
   }
+}
+
+/**
+ * A path as failure messages show it: an account inquiry's path holds the account number
+ * (personal data), so it is shown as its template.
+ */
+export function pathLabel(path: string): string {
+  return path.startsWith('/v1/accounts/') ? '/v1/accounts/{bankBin}/{accountNumber}' : path
 }
 
 /** The headers of one request: the API key, the body's type, and the signature when we sign. */

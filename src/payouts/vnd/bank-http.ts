@@ -8,6 +8,8 @@
  * - `GET /v1/payouts/{id}` reads one.
  * - `GET /v1/balance` (optional) tells the float the partner holds for us.
  * - `GET /v1/payouts?since=` (for reconciliation) lists the payouts made since a time, a page at a time.
+ * - `GET /v1/accounts/{bankBin}/{accountNumber}` asks the beneficiary's bank whose account it is
+ *   (the NAPAS account inquiry) before a payout that names the name it expects.
  * - Optionally the partner notifies us of changes, signed with HMAC-SHA256 under a shared secret.
  * - Incoming transfers to our account (credits): the partner notifies each one, signed as above, and
  *   `GET /v1/credits?since=` lists them, so that one missed notification is found by a poll.
@@ -22,14 +24,15 @@
  *
  * The rail is a table of functions over one set of deps (bank-http-deps.ts): the request, its
  * signature and failure codes (bank-http-request.ts), payouts and notifications
- * (bank-http-payouts.ts), incoming credits (bank-http-credits.ts), and the balance, the payout history and the health check
- * (bank-http-holdings.ts).
+ * (bank-http-payouts.ts), incoming credits (bank-http-credits.ts), the balance, the payout history
+ * and the health check (bank-http-holdings.ts), and the account inquiry (bank-http-accounts.ts).
  */
 import type { BankPayoutRail, RailCheckReport } from '../../rails/rail.js'
 import { bankHttpDeps, type BankHttpConfig } from './bank-http-deps.js'
 import { bankPayments, bankReserves, checkBankHttp } from './bank-http-holdings.js'
 import { getPayout, submitPayout, verifyNotification } from './bank-http-payouts.js'
 import { listCredits, verifyCredit, type CreditNotice, type CreditPage } from './bank-http-credits.js'
+import { accountName } from './bank-http-accounts.js'
 
 export { BANK_TIMEOUT_MS_DEFAULT, type BankHttpConfig } from './bank-http-deps.js'
 export { SIGNATURE_HEADER, SIGNATURE_MAX_AGE_MS, signRequest, TIMESTAMP_HEADER } from './bank-http-request.js'
@@ -66,5 +69,6 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
     verifyNotification: (rawBody, signature) => verifyNotification(deps, rawBody, signature),
     verifyCredit: (rawBody, signature) => verifyCredit(deps, rawBody, signature),
     listCredits: (sinceMs, cursor) => listCredits(deps, sinceMs, cursor),
+    accountName: (input) => accountName(deps, input),
   }
 }

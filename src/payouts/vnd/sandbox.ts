@@ -3,6 +3,7 @@ import type { Queryable } from '../../db/db.js'
 import { RailFailure, type BankPayoutRail } from '../../rails/rail.js'
 import { readSandboxPayout } from '../tron/sandbox.js'
 import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
+import { sandboxAccountName } from './sandbox-accounts.js'
 
 export interface SandboxBankDeps {
   db: Queryable
@@ -67,5 +68,8 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
     async getPayout(bankRef) {
       return readSandboxPayout(deps.db, 'bank', bankRef, now())
     },
+
+    // A deterministic holder's name per account (sandbox-accounts.ts); nothing is stored.
+    accountName: async ({ institutionCode, bankAcctNum }) => sandboxAccountName(institutionCode, bankAcctNum),
   }
 }
