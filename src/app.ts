@@ -30,6 +30,7 @@ import { invoicePageRoutes } from './pages/routes.js'
 import { lightningAddressRoutes } from './lightning/address/routes.js'
 import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
 import { createLnurlDeps } from './lightning/address/lnurl.js'
+import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankNotificationRoutes } from './payouts/partner-routes.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
 import { installAdminGuard } from './admin/guard.js'
@@ -107,6 +108,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   invoicePageRoutes(app, c)
   lightningAddressRoutes(app, c)
   lnurlRoutes(app, createLnurlDeps(c))
+  lnAddressPageRoutes(app, c)
   if (c.verifyBankNotification) bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
