@@ -10,36 +10,11 @@ import { BEARER, errors } from '../../http/schemas.js'
 import { ApiError } from '../../shared/errors.js'
 import { encodeLnurl } from './lnurl-encoding.js'
 import { addressHost, wellKnownUrl } from './lnurl.js'
-import { USERNAME_PATTERN } from './names.js'
+import { LightningAddressBody, LightningAddressSchema } from './schemas.js'
 import { addressOf, claimAddress, releaseAddress, type LightningAddress } from './service.js'
 
 const TAGS = ['Lightning Address']
 const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })
-
-const EXAMPLE = {
-  username: 'alice',
-  address: 'alice@pay.example.com',
-  accountId: 'acc_01J9Z3',
-  creditCcy: 'BTC',
-  lnurl: 'LNURL1DP68GURN8GHJ7URP0YHX27RPD4CXCEFWVDHK6TEWWAJKCMPDDDHX7AMW9AKXUATJD3CZ7CTVD93K2ME3CYY',
-  payPageUrl: 'https://pay.example.com/pay/ln/alice',
-  createdAt: '2026-11-24T09:00:00.000Z',
-  updatedAt: '2026-11-24T09:00:00.000Z',
-}
-
-const AddressSchema = Type.Object(
-  {
-    username: Type.String(),
-    address: Type.String({ description: 'username@host, what a payer types' }),
-    accountId: Type.String(),
-    creditCcy: Type.String({ description: 'The wallet payments are credited to' }),
-    lnurl: Type.String({ description: 'LUD-01 bech32 LNURL of the address, upper case (for a QR code)' }),
-    payPageUrl: Type.String({ description: 'The hosted page with the QR codes' }),
-    createdAt: Type.String(),
-    updatedAt: Type.String(),
-  },
-  { examples: [EXAMPLE] },
-)
 
 export interface AddressRouteDeps {
   db: Db
@@ -84,14 +59,8 @@ export function lightningAddressRoutes(fastify: FastifyInstance, deps: AddressRo
           'One address per account; claiming another username gives up the old one. The same request again answers the same address. A username another account holds is 409 invalid_state; a reserved or malformed one (LUD-16: a-z, 0-9, "-", "_", "." only, lower case) is 400 invalid_request; a creditCcy the account has no wallet of is 400 unsupported_currency_pair.',
         security: BEARER,
         params: AccountParams,
-        body: Type.Object(
-          {
-            username: Type.String({ minLength: 1, maxLength: 64, description: `LUD-16 username, ${USERNAME_PATTERN}` }),
-            creditCcy: Type.String({ pattern: '^[A-Z]{3,5}$', description: 'The wallet currency payments credit' }),
-          },
-          { examples: [{ username: 'alice', creditCcy: 'BTC' }] },
-        ),
-        response: { 200: Type.Object({ data: AddressSchema }), ...errors(400, 401, 409, 429) },
+        body: LightningAddressBody,
+        response: { 200: Type.Object({ data: LightningAddressSchema }), ...errors(400, 401, 409, 429) },
       },
     },
     async (request) => {
@@ -111,7 +80,7 @@ export function lightningAddressRoutes(fastify: FastifyInstance, deps: AddressRo
         summary: "Read the account's Lightning Address",
         security: BEARER,
         params: AccountParams,
-        response: { 200: Type.Object({ data: AddressSchema }), ...errors(401, 404, 429) },
+        response: { 200: Type.Object({ data: LightningAddressSchema }), ...errors(401, 404, 429) },
       },
     },
     async (request) => {
