@@ -514,6 +514,21 @@ describe('configuration', () => {
     expect(rateLimitConfigFromEnv({ RATE_LIMITS_ENABLED: '0' }).enabled).toBe(false)
   })
 
+  it('refuses Lightning Address amounts whose minimum is above the maximum, or not whole sats', () => {
+    expect(() =>
+      rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000', RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999' }),
+    ).not.toThrow()
+    expect(() =>
+      createRateLimiter({
+        config: rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000', RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999' }),
+        log: { warn() {}, info() {} },
+      }),
+    ).toThrow(/minimum \(5000\) <= maximum \(4999\)/)
+    expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MAX_SATS: '0.5' })).toThrow(
+      /^RATE_LIMIT_LN_ADDRESS_MAX_SATS: expected a whole number of sats/,
+    )
+  })
+
   it.each(['0', '-1', '1.5', 'ten', ' 5', '1e3', '2000000'])('rejects %j with the variable named', (bad) => {
     expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_PREMIUM_PER_SECOND: bad })).toThrow(
       /^RATE_LIMIT_PREMIUM_PER_SECOND: expected a whole number from 1 to 1000000/,

@@ -172,6 +172,21 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
     expect('pr' in issued && bolt11.decode(issued.pr, REGTEST).millisatoshis).toBe('5000')
   })
 
+  it('a Lightning receive through the API takes a description hash and a comment only in their shapes', async () => {
+    const body = (reqDetails: Record<string, unknown>) => ({
+      sourceReq: { ccy: 'BTC', method: 'lightning', reqDetails },
+      destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
+    })
+    const bad = await h.api('POST', '/api/v2/transaction', bob.token, body({ descriptionHash: 'zz' }))
+    expect(bad.status).toBe(400)
+    expect(bad.body.details).toEqual([{ field: 'sourceReq.reqDetails.descriptionHash', issue: expect.any(String) }])
+    const long = await h.api('POST', '/api/v2/transaction', bob.token, body({ comment: 'x'.repeat(1001) }))
+    expect(long.body.details?.[0]?.field).toBe('sourceReq.reqDetails.comment')
+    const ok = await h.api('POST', '/api/v2/transaction', bob.token, body({ descriptionHash: 'AB'.repeat(32) }))
+    expect(ok.status).toBe(200)
+    expect(ok.body.sourceReq.reqDetails.descriptionHash).toBe('ab'.repeat(32))
+  })
+
   it('the LNURL of the address decodes to its well-known URL (LUD-01)', async () => {
     const { body } = await h.api('GET', `/api/v2/account/${alice.accountId}/lightning-address`, alice.token)
     expect(body.data.lnurl).toMatch(/^LNURL1[0-9A-Z]+$/)
