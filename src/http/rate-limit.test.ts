@@ -516,11 +516,17 @@ describe('configuration', () => {
 
   it('refuses Lightning Address amounts whose minimum is above the maximum, or not whole sats', () => {
     expect(() =>
-      rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000', RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999' }),
+      rateLimitConfigFromEnv({
+        RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000',
+        RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999',
+      }),
     ).not.toThrow()
     expect(() =>
       createRateLimiter({
-        config: rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000', RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999' }),
+        config: rateLimitConfigFromEnv({
+          RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000',
+          RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999',
+        }),
         log: { warn() {}, info() {} },
       }),
     ).toThrow(/minimum \(5000\) <= maximum \(4999\)/)

@@ -519,7 +519,9 @@ function envSats(env: Record<string, string | undefined>, name: string, fallback
   const text = env[name]
   if (text === undefined || text === '') return fallback
   if (!/^\d{1,16}$/.test(text) || BigInt(text) < 1n || BigInt(text) > SATS_MAX) {
-    throw new ConfigError(`${name}: expected a whole number of sats from 1 to ${SATS_MAX}, got ${JSON.stringify(text)}`)
+    throw new ConfigError(
+      `${name}: expected a whole number of sats from 1 to ${SATS_MAX}, got ${JSON.stringify(text)}`,
+    )
   }
   return BigInt(text)
 }

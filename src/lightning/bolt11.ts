@@ -115,7 +115,10 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
   assert(isUint(cltv, 35), 'min_final_cltv_expiry must be a non-negative integer')
   const descriptionBytes = utf8ToBytes(fields.description)
   assert(descriptionBytes.length <= DESCRIPTION_BYTES_MAX, 'description longer than 639 bytes')
-  assert(fields.descriptionHash === undefined || fields.descriptionHash.length === 32, 'description hash must be 32 bytes')
+  assert(
+    fields.descriptionHash === undefined || fields.descriptionHash.length === 32,
+    'description hash must be 32 bytes',
+  )
   const describe =
     fields.descriptionHash === undefined
       ? taggedField(TAG.description, bech32.toWords(descriptionBytes))

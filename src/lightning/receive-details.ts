@@ -33,8 +33,7 @@ export function lnReceiveExtras(
   }
   const comment = reqDetails?.comment
   if (comment !== undefined) {
-    // eslint-disable-next-line no-control-regex
-    if (typeof comment !== 'string' || comment.length > RECEIVE_COMMENT_CHARS_MAX || /[\u0000-\u001f\u007f]/.test(comment))
+    if (typeof comment !== 'string' || comment.length > RECEIVE_COMMENT_CHARS_MAX || hasControl(comment))
       return refusal(
         'comment_invalid',
         'comment',
@@ -44,6 +43,10 @@ export function lnReceiveExtras(
   }
   return out
 }
+
+/** C0 controls and DEL: a comment is shown to people, and must not break a log line or a page. */
+const hasControl = (text: string) =>
+  [...text].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
 
 const refusal = (code: LnReceiveDetailsCode, field: string, issue: string): LnReceiveDetailsError =>
   flowRefusal(CONTRACT, code, [{ field: `sourceReq.reqDetails.${field}`, issue }])

@@ -99,7 +99,8 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     lnAddressMethod: 'Lightning Address: you choose the amount in your wallet',
     lnAddressQrLnurl: 'QR code of the LNURL of this address',
     lnAddressQrAddress: 'QR code of the Lightning Address',
-    lnAddressHint: 'Scan a code with a Lightning wallet and enter the amount, or type the address into the wallet.',
+    lnAddressHint:
+      'Scan a code with a Lightning wallet and enter the amount, or type the address into the wallet.',
     lnAddressText: 'Lightning Address',
     lnurlText: 'LNURL',
   },

@@ -20,7 +20,11 @@ export interface LnAddressPageView {
  * text of the address itself (LUD-16). The amount is chosen in the wallet, so the page has no
  * status and no script. Every value is escaped.
  */
-export async function renderLnAddressPage(view: LnAddressPageView, lang: Lang, nonce: string): Promise<string> {
+export async function renderLnAddressPage(
+  view: LnAddressPageView,
+  lang: Lang,
+  nonce: string,
+): Promise<string> {
   assert(LANGS.includes(lang), `unsupported language ${String(lang)}`)
   assert(isValidNonce(nonce), 'invalid CSP nonce')
   assert(/^LNURL1[02-9AC-HJ-NP-Z]+$/.test(view.lnurl), 'lnurl must be an upper-case LNURL')

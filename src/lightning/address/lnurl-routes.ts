@@ -18,7 +18,10 @@ import { isUsernameShape } from './names.js'
 // The router keeps parameters to 200 characters; nothing here can fail validation, so every answer
 // is in LNURL's shape.
 const UsernameParams = Type.Object({ username: Type.String() })
-const CallbackQuery = Type.Object({ amount: Type.Optional(Type.Unknown()), comment: Type.Optional(Type.Unknown()) })
+const CallbackQuery = Type.Object({
+  amount: Type.Optional(Type.Unknown()),
+  comment: Type.Optional(Type.Unknown()),
+})
 
 export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -56,7 +59,8 @@ export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
       const { amount, comment } = request.query
       if (typeof amount !== 'string' || !/^[1-9][0-9]{0,18}$/.test(amount))
         return lnurlError('amount must be given once, as a whole number of millisatoshis')
-      if (comment !== undefined && typeof comment !== 'string') return lnurlError('comment must be given once')
+      if (comment !== undefined && typeof comment !== 'string')
+        return lnurlError('comment must be given once')
       return invoiceFor(deps, username, BigInt(amount), comment === '' ? undefined : comment)
     },
   )

@@ -123,9 +123,9 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
     expect(txn.sourceReq.reqDetails.comment).toBe('thanks for the coffee ☕')
     expect(txn.destReq.ccy).toBe('BTC')
     expect(txn.destReq.amtSettled ?? txn.destReq.amtRequested).toBe(0.00021)
-    const wallet = (await h.api('GET', `/api/v2/account/${alice.accountId}/wallet/`, alice.token)).body.data.find(
-      (w: any) => w.ccy === 'BTC',
-    )
+    const wallet = (
+      await h.api('GET', `/api/v2/account/${alice.accountId}/wallet/`, alice.token)
+    ).body.data.find((w: any) => w.ccy === 'BTC')
     expect(wallet.amount).toBe(0.00021)
     const queued = await h.c.db.query(
       `SELECT 1 FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -157,9 +157,9 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
     expect(txn.txnState).toBe('completed')
     expect(txn.destReq.ccy).toBe('USDT')
     expect(txn.fxRate).toBeGreaterThan(0)
-    const usdt = (await h.api('GET', `/api/v2/account/${carol.accountId}/wallet/`, carol.token)).body.data.find(
-      (w: any) => w.ccy === 'USDT',
-    )
+    const usdt = (
+      await h.api('GET', `/api/v2/account/${carol.accountId}/wallet/`, carol.token)
+    ).body.data.find((w: any) => w.ccy === 'USDT')
     expect(usdt.amount).toBeGreaterThan(0)
     await h.expectBooksBalanced()
   })
@@ -179,10 +179,19 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
     })
     const bad = await h.api('POST', '/api/v2/transaction', bob.token, body({ descriptionHash: 'zz' }))
     expect(bad.status).toBe(400)
-    expect(bad.body.details).toEqual([{ field: 'sourceReq.reqDetails.descriptionHash', issue: expect.any(String) }])
+    expect(bad.body.details).toEqual([
+      { field: 'sourceReq.reqDetails.descriptionHash', issue: expect.any(String) },
+    ])
     const long = await h.api('POST', '/api/v2/transaction', bob.token, body({ comment: 'x'.repeat(1001) }))
     expect(long.body.details?.[0]?.field).toBe('sourceReq.reqDetails.comment')
-    const ok = await h.api('POST', '/api/v2/transaction', bob.token, body({ descriptionHash: 'AB'.repeat(32) }))
+    const control = await h.api('POST', '/api/v2/transaction', bob.token, body({ comment: 'line\nbreak' }))
+    expect(control.body.details?.[0]?.field).toBe('sourceReq.reqDetails.comment')
+    const ok = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      bob.token,
+      body({ descriptionHash: 'AB'.repeat(32) }),
+    )
     expect(ok.status).toBe(200)
     expect(ok.body.sourceReq.reqDetails.descriptionHash).toBe('ab'.repeat(32))
   })

@@ -96,7 +96,8 @@ const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').di
 
 /** The amounts an address accepts, in sats: the configured bounds, within the receive maximum. */
 function sendable(deps: LnurlDeps): { min: bigint; max: bigint } {
-  const max = deps.limits.maxSats < deps.config.receiveMaxSats ? deps.limits.maxSats : deps.config.receiveMaxSats
+  const max =
+    deps.limits.maxSats < deps.config.receiveMaxSats ? deps.limits.maxSats : deps.config.receiveMaxSats
   return { min: deps.limits.minSats, max }
 }
 

@@ -5,7 +5,11 @@ import { USERNAME_PATTERN } from './names.js'
 
 export const LightningAddressBody = Type.Object(
   {
-    username: Type.String({ minLength: 1, maxLength: 64, description: `LUD-16 username, ${USERNAME_PATTERN}` }),
+    username: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: `LUD-16 username, ${USERNAME_PATTERN}`,
+    }),
     creditCcy: Type.String({ pattern: '^[A-Z]{3,5}$', description: 'The wallet currency payments credit' }),
   },
   { examples: [{ username: 'alice', creditCcy: 'BTC' }] },
@@ -35,4 +39,3 @@ export const LightningAddressSchema = Type.Object(
   },
   { examples: [EXAMPLE] },
 )
-

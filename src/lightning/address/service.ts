@@ -55,7 +55,9 @@ export async function claimAddress(
   const row = await deps.db.tx(async (q) => {
     // One claim per account at a time: the account's row is the lock.
     await q.query(sql`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`)
-    await q.query(sql`DELETE FROM lightning_addresses WHERE account_id = ${accountId} AND username <> ${username}`)
+    await q.query(
+      sql`DELETE FROM lightning_addresses WHERE account_id = ${accountId} AND username <> ${username}`,
+    )
     const { rows } = await q.query<Row>(sql`
       INSERT INTO lightning_addresses (username, account_id, credit_ccy, created_at, updated_at)
       VALUES (${username}, ${accountId}, ${creditCcy}, ${at}, ${at})
@@ -80,7 +82,10 @@ export async function addressOf(q: Queryable, accountId: string): Promise<Lightn
 }
 
 /** The address of a username, if one was claimed. */
-export async function addressByUsername(q: Queryable, username: string): Promise<LightningAddress | undefined> {
+export async function addressByUsername(
+  q: Queryable,
+  username: string,
+): Promise<LightningAddress | undefined> {
   const { rows } = await q.query<Row>(sql`SELECT * FROM lightning_addresses WHERE username = ${username}`)
   return rows[0] && fromRow(rows[0])
 }

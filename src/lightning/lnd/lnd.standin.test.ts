@@ -65,7 +65,9 @@ describe('an invoice that commits to a description hash (LNURL-pay, LUD-06)', ()
     const decoded = bolt11.decode(issued.paymentRequest, REGTEST)
     expect(decoded.tags.find((t) => t.tagName === 'purpose_commit_hash')?.data).toBe(hash)
     expect(decoded.tags.find((t) => t.tagName === 'description')).toBeUndefined()
-    expect(n.seen.at(-1)!.body).toMatchObject({ description_hash: Buffer.from(hash, 'hex').toString('base64') })
+    expect(n.seen.at(-1)!.body).toMatchObject({
+      description_hash: Buffer.from(hash, 'hex').toString('base64'),
+    })
   })
 })
 
