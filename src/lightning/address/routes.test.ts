@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.js'
 
@@ -11,9 +12,16 @@ describe('Lightning Address: PUT, GET and DELETE /api/v2/account/{accountId}/lig
     h = await createHarness()
     alice = await h.createAccount({ name: 'Alice' })
     bob = await h.createAccount({ name: 'Bob' })
-    // The same database, with the per-address request limit switched on and small.
+    // The same database, with the per-address request limit switched on and small (counted in
+    // Redis when the suite runs with one, under a prefix of its own).
+    const redis = process.env.REDIS_URL
+      ? {
+          REDIS_URL: process.env.REDIS_URL,
+          RATE_LIMIT_REDIS_PREFIX: `svcpay:rl:test:${randomBytes(6).toString('hex')}`,
+        }
+      : {}
     limited = await createHarness(
-      { RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '3' },
+      { RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '3', ...redis },
       { shareDbWith: h },
     )
   })
@@ -102,6 +110,7 @@ describe('Lightning Address: PUT, GET and DELETE /api/v2/account/{accountId}/lig
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     const body = JSON.parse(refused.body)
     expect(body).toEqual({ status: 'ERROR', reason: expect.stringMatching(/for this Lightning Address/) })
+    expect(limited.c.rateLimiter.backend()).toBe(process.env.REDIS_URL ? 'redis' : 'memory')
     // Another address has its own window.
     await put(bob, { username: 'other', creditCcy: 'BTC' })
     expect((await call('/.well-known/lnurlp/other')).statusCode).toBe(200)
