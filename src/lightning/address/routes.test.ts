@@ -14,7 +14,7 @@ describe('Lightning Address: PUT, GET and DELETE /api/v2/account/{accountId}/lig
     bob = await h.createAccount({ name: 'Bob' })
     // The same database, with the per-address request limit switched on and small (counted in
     // Redis when the suite runs with one, under a prefix of its own).
-    const redis = process.env.REDIS_URL
+    const redis: Record<string, string> = process.env.REDIS_URL
       ? {
           REDIS_URL: process.env.REDIS_URL,
           RATE_LIMIT_REDIS_PREFIX: `svcpay:rl:test:${randomBytes(6).toString('hex')}`,
