@@ -26,6 +26,11 @@ import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
+// Lightning Addresses (issue 21): the account's address, and its public LNURL-pay endpoints.
+import { lightningAddressRoutes } from './lightning/address/routes.js'
+import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
+import { createLnurlDeps } from './lightning/address/lnurl.js'
+import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
 import { installAdminGuard } from './admin/guard.js'
@@ -101,6 +106,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   webhookAdminRoutes(app, c)
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
   invoicePageRoutes(app, c)
+  lightningAddressRoutes(app, c)
+  lnurlRoutes(app, createLnurlDeps(c))
+  lnAddressPageRoutes(app, c)
   if (c.verifyBankNotification) bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
   if (c.bankCredits?.verify) bankCreditRoutes(app, { verify: c.bankCredits.verify, sink: c.bankCredits.sink })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })

@@ -24,6 +24,7 @@ const OWNERS: Record<string, (file: string) => boolean> = {
   journal_entries: (file) => file === REPOSITORY || file.startsWith(LEDGER),
   postings: (file) => file === REPOSITORY || file.startsWith(LEDGER),
   ledger_accounts: (file) => file === REPOSITORY || file.startsWith(LEDGER),
+  lightning_addresses: (file) => file === join('lightning', 'address', 'service.ts'),
 }
 
 const WRITE = new RegExp(

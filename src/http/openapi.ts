@@ -91,6 +91,11 @@ const TAGS = [
     name: 'Wallets',
     description: 'One wallet per currency: `amount` includes reserved funds, `availableBalance` does not.',
   },
+  {
+    name: 'Lightning Address',
+    description:
+      'An account claims a username and is paid at `username@host` by any Lightning wallet (LNURL-pay, LUD-06/12/16). See docs/lightning-address.md.',
+  },
   { name: 'Rates', description: 'BTC exchange rates.' },
   {
     name: 'Transactions',

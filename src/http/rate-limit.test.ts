@@ -69,6 +69,7 @@ function config(overrides: Partial<RateLimitConfig> = {}): RateLimitConfig {
     },
     endpoints: DEFAULT_RATE_LIMITS.endpoints.map((e) => ({ ...e })),
     unauthenticatedPerMinute: DEFAULT_RATE_LIMITS.unauthenticatedPerMinute,
+    lightningAddress: { ...DEFAULT_RATE_LIMITS.lightningAddress },
     ...overrides,
   }
 }
@@ -477,6 +478,7 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 10 },
       ],
       unauthenticatedPerMinute: 30,
+      lightningAddress: { perMinute: 60, minSats: 1n, maxSats: 10_000_000n },
     })
   })
 
@@ -491,6 +493,9 @@ describe('configuration', () => {
       RATE_LIMIT_TXN_LIST_PER_MINUTE: '31',
       RATE_LIMIT_WEBHOOK_CREATE_PER_MINUTE: '11',
       RATE_LIMIT_UNAUTH_PER_MINUTE: '32',
+      RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '12',
+      RATE_LIMIT_LN_ADDRESS_MIN_SATS: '10',
+      RATE_LIMIT_LN_ADDRESS_MAX_SATS: '2000000',
     })
     expect(c).toEqual({
       enabled: false,
@@ -501,11 +506,33 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 11 },
       ],
       unauthenticatedPerMinute: 32,
+      lightningAddress: { perMinute: 12, minSats: 10n, maxSats: 2_000_000n },
     })
     // The defaults are not changed by reading.
     expect(DEFAULT_RATE_LIMITS.tiers.standard.perMinute).toBe(60)
     expect(rateLimitConfigFromEnv({ RATE_LIMITS_ENABLED: '1' }).enabled).toBe(true)
     expect(rateLimitConfigFromEnv({ RATE_LIMITS_ENABLED: '0' }).enabled).toBe(false)
+  })
+
+  it('refuses Lightning Address amounts whose minimum is above the maximum, or not whole sats', () => {
+    expect(() =>
+      rateLimitConfigFromEnv({
+        RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000',
+        RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999',
+      }),
+    ).not.toThrow()
+    expect(() =>
+      createRateLimiter({
+        config: rateLimitConfigFromEnv({
+          RATE_LIMIT_LN_ADDRESS_MIN_SATS: '5000',
+          RATE_LIMIT_LN_ADDRESS_MAX_SATS: '4999',
+        }),
+        log: { warn() {}, info() {} },
+      }),
+    ).toThrow(/minimum \(5000\) <= maximum \(4999\)/)
+    expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_LN_ADDRESS_MAX_SATS: '0.5' })).toThrow(
+      /^RATE_LIMIT_LN_ADDRESS_MAX_SATS: expected a whole number of sats/,
+    )
   })
 
   it.each(['0', '-1', '1.5', 'ten', ' 5', '1e3', '2000000'])('rejects %j with the variable named', (bad) => {

@@ -43,6 +43,18 @@ export interface RateLimitConfig {
   endpoints: EndpointLimit[]
   /** Per client address, for requests that fail authentication. */
   unauthenticatedPerMinute: number
+  /** Each Lightning Address (LNURL-pay, docs/lightning-address.md): its requests and amounts. */
+  lightningAddress: LightningAddressLimits
+}
+
+/** What one Lightning Address accepts: LNURL requests per minute, and the amounts of a payment. */
+export interface LightningAddressLimits {
+  /** Requests to its `/.well-known/lnurlp/{username}` and callback together, per minute. */
+  perMinute: number
+  /** The least a payer may send, in sats (`minSendable` is this in msat). */
+  minSats: bigint
+  /** The most a payer may send, in sats (never above RECEIVE_MAX_BTC). */
+  maxSats: bigint
 }
 
 /** The numbers of the specification's Limits section. */
@@ -58,10 +70,11 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitConfig> = Object.freeze({
     Object.freeze({ method: 'POST', route: '/api/v2/webhook', perMinute: 10 }),
   ]) as EndpointLimit[],
   unauthenticatedPerMinute: 30,
+  lightningAddress: Object.freeze({ perMinute: 60, minSats: 1n, maxSats: 10_000_000n }),
 })
 
 /** Which counter a decision reports on. */
-export type RateLimitScope = 'account' | 'api-key-endpoint' | 'client-address'
+export type RateLimitScope = 'account' | 'api-key-endpoint' | 'client-address' | 'lightning-address'
 
 /**
  * The outcome of one request against every window that applies. The numbers describe the tightest
@@ -97,6 +110,8 @@ export interface RateLimiter {
   consume(input: ConsumeInput): Promise<Decision>
   /** Counts one request that failed authentication against its client address. */
   consumeAnonymous(ip: string): Promise<Decision>
+  /** Counts one LNURL-pay request (well-known or callback) against the Lightning Address it names. */
+  consumeAddress(username: string): Promise<Decision>
   /**
    * Reads the client address window without counting: `allowed` is false once the address has no
    * failures left in it. Used to report the headers on answers nothing counted, and to refuse
@@ -213,6 +228,12 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     endpoints.set(id, window(`${prefix}:ep:${id}`, e.perMinute, MINUTE_SEC, 'api-key-endpoint'))
   }
   const anonymous = window(`${prefix}:anon:m`, config.unauthenticatedPerMinute, MINUTE_SEC, 'client-address')
+  const lnAddress = window(
+    `${prefix}:lnaddr:m`,
+    config.lightningAddress.perMinute,
+    MINUTE_SEC,
+    'lightning-address',
+  )
 
   async function decide(counted: Array<[Window, string]>): Promise<Decision> {
     const requestSeq = tracker?.begin() ?? 0
@@ -253,6 +274,11 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     async consumeAnonymous(ip) {
       if (!config.enabled) return openDecision(anonymous, now())
       return decide([[anonymous, ip]])
+    },
+
+    async consumeAddress(username) {
+      if (!config.enabled) return openDecision(lnAddress, now())
+      return decide([[lnAddress, username]])
     },
 
     async peekAnonymous(ip) {
@@ -396,6 +422,12 @@ function checkConfig(config: RateLimitConfig): void {
     check(`${tier} per second`, config.tiers[tier].perSecond)
   }
   check('unauthenticated per minute', config.unauthenticatedPerMinute)
+  const a = config.lightningAddress
+  check('Lightning Address per minute', a.perMinute)
+  if (a.minSats < 1n || a.maxSats < a.minSats)
+    throw new ConfigError(
+      `rate limits: Lightning Address amounts need 1 <= minimum (${a.minSats}) <= maximum (${a.maxSats}) sats`,
+    )
   const seen = new Set<string>()
   for (const e of config.endpoints) {
     check(`${e.method} ${e.route} per minute`, e.perMinute)
@@ -420,6 +452,7 @@ const SCOPE_TEXT: Record<RateLimitScope, string> = {
   account: 'for this account',
   'api-key-endpoint': 'for this endpoint and API key',
   'client-address': 'for unauthenticated requests from this address',
+  'lightning-address': 'for this Lightning Address',
 }
 
 /** The 429 body of the specification: `{ error: 'rate_limit_exceeded', message }`. */
@@ -471,7 +504,26 @@ export function rateLimitConfigFromEnv(env: Record<string, string | undefined>):
       endpoint('POST', '/api/v2/webhook', 'RATE_LIMIT_WEBHOOK_CREATE_PER_MINUTE'),
     ],
     unauthenticatedPerMinute: envLimit(env, 'RATE_LIMIT_UNAUTH_PER_MINUTE', d.unauthenticatedPerMinute),
+    lightningAddress: {
+      perMinute: envLimit(env, 'RATE_LIMIT_LN_ADDRESS_PER_MINUTE', d.lightningAddress.perMinute),
+      minSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MIN_SATS', d.lightningAddress.minSats),
+      maxSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MAX_SATS', d.lightningAddress.maxSats),
+    },
   }
+}
+
+/** 21 million BTC in sats: no amount bound can be larger. */
+const SATS_MAX = 2_100_000_000_000_000n
+
+function envSats(env: Record<string, string | undefined>, name: string, fallback: bigint): bigint {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  if (!/^\d{1,16}$/.test(text) || BigInt(text) < 1n || BigInt(text) > SATS_MAX) {
+    throw new ConfigError(
+      `${name}: expected a whole number of sats from 1 to ${SATS_MAX}, got ${JSON.stringify(text)}`,
+    )
+  }
+  return BigInt(text)
 }
 
 function envLimit(env: Record<string, string | undefined>, name: string, fallback: number): number {

@@ -72,6 +72,11 @@ export interface InvoiceFields {
   paymentHash: Uint8Array
   paymentSecret: Uint8Array
   description: string
+  /**
+   * SHA-256 of a description kept elsewhere (32 bytes): written as the `h` field instead of `d`
+   * (BOLT11 requires exactly one of them). LNURL-pay (LUD-06) commits to its metadata this way.
+   */
+  descriptionHash?: Uint8Array
   expirySeconds: number
   timestampSec: number
   /** Defaults to the spec's 18 blocks. */
@@ -110,6 +115,14 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
   assert(isUint(cltv, 35), 'min_final_cltv_expiry must be a non-negative integer')
   const descriptionBytes = utf8ToBytes(fields.description)
   assert(descriptionBytes.length <= DESCRIPTION_BYTES_MAX, 'description longer than 639 bytes')
+  assert(
+    fields.descriptionHash === undefined || fields.descriptionHash.length === 32,
+    'description hash must be 32 bytes',
+  )
+  const describe =
+    fields.descriptionHash === undefined
+      ? taggedField(TAG.description, bech32.toWords(descriptionBytes))
+      : taggedField(TAG.descriptionHash, bech32.toWords(fields.descriptionHash))
 
   const hrp =
     'ln' +
@@ -119,7 +132,7 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
     ...uintToWords(fields.timestampSec, TIMESTAMP_WORDS),
     ...taggedField(TAG.paymentHash, bech32.toWords(fields.paymentHash)),
     ...taggedField(TAG.paymentSecret, bech32.toWords(fields.paymentSecret)),
-    ...taggedField(TAG.description, bech32.toWords(descriptionBytes)),
+    ...describe,
     ...taggedField(TAG.expiry, uintToWords(fields.expirySeconds)),
     ...taggedField(TAG.minFinalCltvExpiry, uintToWords(cltv)),
     ...taggedField(TAG.features, featureWords(INVOICE_FEATURE_BITS)),

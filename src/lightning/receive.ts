@@ -20,6 +20,7 @@ import {
 } from '../bitcoin/common.js'
 import { canonicalInvoice, MSAT_PER_SAT } from './invoices.js'
 import { creditSecondPayment } from './second-payment.js'
+import { lnReceiveExtras, type LnReceiveExtras } from './receive-details.js'
 
 /** An open invoice is looked at every 2 s at first, backing off to every 30 s; a sandbox payment wakes it at once. */
 const INVOICE_POLL = { minMs: 2_000, maxMs: 30_000 }
@@ -47,14 +48,16 @@ export function lnReceiveFlow(deps: BitcoinDeps): Flow {
     kind: 'ln_receive',
     quote: (ctx) => quoteLnReceive(deps, ctx),
     prepareConfirm: (txn) => issueInvoice(deps, txn),
-    confirm: (_q, _txn, ctx) => confirmLnReceive(deps, ctx),
+    confirm: (_q, txn, ctx) => confirmLnReceive(deps, txn, ctx),
     advance: (txn) => advanceLnReceive(deps, txn),
   }
 }
 
 async function quoteLnReceive(deps: BitcoinDeps, { input, rates }: QuoteContext) {
+  const extras = lnReceiveExtras(input.sourceReq.reqDetails)
+  if ('kind' in extras) return extras
   const feeRule = deps.config.fees.lightning_receive!
-  const srcDetails = { paymentRequest: null, invoicePageUrl: null }
+  const srcDetails = { paymentRequest: null, invoicePageUrl: null, ...extras }
   const dest = input.destReq.ccy
   if (dest === 'BTC') return receiveQuote(input, feeRule, srcDetails)
   const fx = allInRate(
@@ -68,10 +71,12 @@ async function quoteLnReceive(deps: BitcoinDeps, { input, rates }: QuoteContext)
 /** Outside the confirm transaction: the node issues the invoice. */
 async function issueInvoice(deps: BitcoinDeps, txn: Txn): Promise<IssuedInvoice> {
   const account = await deps.accounts.get(txn.accountId)
+  const { descriptionHash } = txn.srcDetails as LnReceiveExtras
   const issued = await nodeCall('Lightning node', () =>
     deps.rails.lightning.createInvoice({
       amountMsat: txn.srcAmountMinor * MSAT_PER_SAT,
       description: `svcpay ${account?.displayName ?? ''}`.trim(),
+      ...(descriptionHash ? { descriptionHash } : {}),
       expirySeconds: deps.config.invoiceExpiryS,
     }),
   )
@@ -84,12 +89,14 @@ async function issueInvoice(deps: BitcoinDeps, txn: Txn): Promise<IssuedInvoice>
   }
 }
 
-async function confirmLnReceive(deps: BitcoinDeps, ctx: ConfirmContext): Promise<Txn> {
+async function confirmLnReceive(deps: BitcoinDeps, txn: Txn, ctx: ConfirmContext): Promise<Txn> {
   const issued = ctx.prepared as IssuedInvoice | undefined
   assert(issued, 'the invoice was issued before confirm')
   const pageId = newPageId()
   return ctx.transition('srccreated', {
     srcDetails: {
+      // The quote's extras (a description hash, a payer's comment) stay.
+      ...txn.srcDetails,
       paymentRequest: issued.paymentRequest,
       invoicePageUrl: invoicePageUrl(deps.config, pageId),
     },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { Network } from '../rails/network.js'
 import type {
@@ -80,6 +80,7 @@ export function createSandboxLightningRail(deps: {
     input: {
       amountMsat?: bigint
       description: string
+      descriptionHash?: string
       expirySeconds: number
       ours: boolean
       outcome: 'succeed' | 'fail'
@@ -96,6 +97,7 @@ export function createSandboxLightningRail(deps: {
         paymentHash,
         paymentSecret: new Uint8Array(randomBytes(32)),
         description: input.description,
+        ...(input.descriptionHash ? { descriptionHash: hexToBytes(input.descriptionHash) } : {}),
         expirySeconds: input.expirySeconds,
         timestampSec,
       },

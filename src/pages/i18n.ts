@@ -61,6 +61,14 @@ export interface PageStrings {
   expiredBody: string
   busyTitle: string
   busyBody: string
+  /** The hosted page of a Lightning Address (`/pay/ln/{username}`); `{address}` is user@host. */
+  lnAddressTitle: string
+  lnAddressMethod: string
+  lnAddressQrLnurl: string
+  lnAddressQrAddress: string
+  lnAddressHint: string
+  lnAddressText: string
+  lnurlText: string
 }
 
 export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
@@ -111,6 +119,14 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     expiredBody: 'This payment request has expired. Do not pay it; ask the merchant for a new one.',
     busyTitle: 'Too many requests',
     busyBody: 'Too many requests came from your network. Please wait a minute and reload this page.',
+    lnAddressTitle: 'Pay {address}',
+    lnAddressMethod: 'Lightning Address: you choose the amount in your wallet',
+    lnAddressQrLnurl: 'QR code of the LNURL of this address',
+    lnAddressQrAddress: 'QR code of the Lightning Address',
+    lnAddressHint:
+      'Scan a code with a Lightning wallet and enter the amount, or type the address into the wallet.',
+    lnAddressText: 'Lightning Address',
+    lnurlText: 'LNURL',
   },
   vi: {
     groupSeparator: '.',
@@ -161,6 +177,13 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
       'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán; hãy yêu cầu người bán tạo yêu cầu mới.',
     busyTitle: 'Quá nhiều yêu cầu',
     busyBody: 'Có quá nhiều yêu cầu từ mạng của bạn. Vui lòng đợi một phút rồi tải lại trang này.',
+    lnAddressTitle: 'Thanh toán cho {address}',
+    lnAddressMethod: 'Địa chỉ Lightning: bạn chọn số tiền trong ví của mình',
+    lnAddressQrLnurl: 'Mã QR của LNURL của địa chỉ này',
+    lnAddressQrAddress: 'Mã QR của địa chỉ Lightning',
+    lnAddressHint: 'Quét một mã bằng ví Lightning rồi nhập số tiền, hoặc nhập địa chỉ vào ví.',
+    lnAddressText: 'Địa chỉ Lightning',
+    lnurlText: 'LNURL',
   },
 }
 

@@ -267,7 +267,8 @@ ${style}`
   return document(lang, head, body)
 }
 
-function document(lang: Lang, head: SafeHtml, body: SafeHtml): string {
+/** A whole page: the doctype, `<html lang>`, head and body. */
+export function document(lang: Lang, head: SafeHtml, body: SafeHtml): string {
   return markup`<!doctype html>
 <html lang="${lang}">
 <head>

@@ -79,6 +79,8 @@ export interface LightningRail extends CheckableRail, ReservesRail, PaymentsRail
   createInvoice(input: {
     amountMsat: bigint
     description: string
+    /** Hex SHA-256 the invoice commits to instead of `description` (BOLT11 `h`), for LNURL-pay. */
+    descriptionHash?: string
     expirySeconds: number
   }): Promise<LightningInvoiceIssued>
   lookupInvoice(paymentHash: string): Promise<LightningInvoiceState>

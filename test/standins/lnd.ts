@@ -74,6 +74,8 @@ export interface StandInInvoice {
   preimage: string
   paymentRequest: string
   memo: string
+  /** base64, '' when none (lnrpc.Invoice.description_hash). */
+  descriptionHash: string
   valueMsat: bigint
   expirySec: number
   createdSec: number
@@ -296,7 +298,7 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
       creation_date: String(inv.createdSec),
       settle_date: String(inv.settleSec),
       payment_request: inv.paymentRequest,
-      description_hash: null,
+      description_hash: inv.descriptionHash || null,
       expiry: String(inv.expirySec),
       fallback_addr: '',
       cltv_expiry: '80',
@@ -553,6 +555,11 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
         return grpcError(ctx, 2, `memo too large: ${Buffer.byteLength(memo)} bytes (maxsize=639)`)
       const valueMsat = unmarshallAmt(body.value, body.value_msat)
       if (valueMsat === undefined) return grpcError(ctx, 2, SAT_MSAT_EXCLUSIVE)
+      // addinvoice.go: a description_hash (lnrpc.Invoice field 10, bytes) must be 32 bytes; when
+      // given, zpay32.DescriptionHash is written instead of zpay32.Description(memo).
+      const descriptionHash = Buffer.from(String(body.description_hash ?? ''), 'base64')
+      if (descriptionHash.length > 0 && descriptionHash.length !== 32)
+        return grpcError(ctx, 2, `description hash is ${descriptionHash.length} bytes, must be 32`)
       // addinvoice.go: DefaultInvoiceExpiry is 24 hours when none is given.
       const expirySec = Number(body.expiry ?? 0) || 86_400
       const preimage = randomBytes(32)
@@ -565,6 +572,7 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
           paymentHash: sha256(preimage),
           paymentSecret: randomBytes(32),
           description: memo,
+          ...(descriptionHash.length > 0 ? { descriptionHash } : {}),
           expirySeconds: expirySec,
           timestampSec: createdSec,
         },
@@ -575,6 +583,7 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
         preimage: preimage.toString('hex'),
         paymentRequest,
         memo,
+        descriptionHash: descriptionHash.toString('base64'),
         valueMsat,
         expirySec,
         createdSec,

@@ -8,6 +8,8 @@ import {
   type CreateTransactionRequest,
   type DeliveryStatus,
   type Institution,
+  type LightningAddress,
+  type LightningAddressInput,
   type ListTransactionsQuery,
   type SourceOfFundsCodes,
   type TokenResponse,
@@ -97,6 +99,36 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   /** `GET /api/v2/account/onchain-address`: the account's permanent, reusable on-chain deposit address. */
   async getOnchainAddress(): Promise<{ staticOnchainAddress: string }> {
     return this.transport.call('GET', '/api/v2/account/onchain-address', { retry: 'safe' })
+  }
+
+  // Lightning Address
+
+  /**
+   * `PUT /api/v2/account/{accountId}/lightning-address`: claims a username (LUD-16: a-z, 0-9, `-`,
+   * `_`, `.`), or changes the currency an address credits; the same call again changes nothing.
+   */
+  async setLightningAddress(input: LightningAddressInput, accountId?: string): Promise<LightningAddress> {
+    const id = accountId ?? (await this.accountId())
+    return this.data(
+      await this.transport.call('PUT', `/api/v2/account/${enc(id)}/lightning-address`, {
+        body: input,
+        retry: 'safe',
+      }),
+    )
+  }
+
+  /** `GET /api/v2/account/{accountId}/lightning-address`: the account's address (404 when it has none). */
+  async getLightningAddress(accountId?: string): Promise<LightningAddress> {
+    const id = accountId ?? (await this.accountId())
+    return this.data(
+      await this.transport.call('GET', `/api/v2/account/${enc(id)}/lightning-address`, { retry: 'safe' }),
+    )
+  }
+
+  /** `DELETE /api/v2/account/{accountId}/lightning-address`: gives the username up. */
+  async deleteLightningAddress(accountId?: string): Promise<void> {
+    const id = accountId ?? (await this.accountId())
+    await this.transport.call('DELETE', `/api/v2/account/${enc(id)}/lightning-address`, { retry: 'never' })
   }
 
   // Wallets and rates

@@ -124,6 +124,12 @@ export type TokenResponse = Wire.WireTokenResponse
 /** An account's information. */
 export type Account = Wire.WireAccount
 
+/** What you send to claim a Lightning Address: a LUD-16 username and the wallet currency it credits. */
+export type LightningAddressInput = Wire.WireLightningAddressInput
+
+/** The account's Lightning Address: `address` is what payers type, `lnurl` what a QR code holds. */
+export type LightningAddress = Wire.WireLightningAddress
+
 /** What you send to create the webhook (an update may send either field alone). */
 export type WebhookInput = Wire.WireWebhookInput
 

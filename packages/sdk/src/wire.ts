@@ -30,6 +30,7 @@ import type {
   WebhookUpdatedOut,
 } from '../../../src/events/schemas.js'
 import type { ErrorBodySchema } from '../../../src/http/schemas.js'
+import type { LightningAddressBody, LightningAddressSchema } from '../../../src/lightning/address/schemas.js'
 import type { ErrorCode } from '../../../src/shared/errors.js'
 
 export type WireErrorCode = ErrorCode
@@ -50,3 +51,5 @@ export type WireWebhookDeliveryList = Static<typeof DeliveryPageOut>
 export type WireInstitution = Static<typeof InstitutionSchema>
 export type WireSourceOfFundsCodes = Static<typeof SourceOfFundsCodesSchema>
 export type WireAccountName = Static<typeof AccountNameSchema>
+export type WireLightningAddressInput = Static<typeof LightningAddressBody>
+export type WireLightningAddress = Static<typeof LightningAddressSchema>

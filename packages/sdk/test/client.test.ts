@@ -66,6 +66,20 @@ describe('SvcpayClient against a running service', () => {
     expect(Object.keys(rates)).toHaveLength(28)
   })
 
+  it('claims, reads and gives up a Lightning Address', async () => {
+    const claimed = await client.setLightningAddress({ username: 'sdk-shop', creditCcy: 'BTC' })
+    expect(claimed).toMatchObject({ username: 'sdk-shop', accountId: s.account.accountId, creditCcy: 'BTC' })
+    expect(claimed.address).toMatch(/^sdk-shop@/)
+    expect(claimed.lnurl).toMatch(/^LNURL1/)
+    expect(await client.setLightningAddress({ username: 'sdk-shop', creditCcy: 'BTC' })).toEqual(claimed)
+    expect(await client.getLightningAddress()).toEqual(claimed)
+    await client.deleteLightningAddress()
+    await expect(client.getLightningAddress()).rejects.toBeInstanceOf(SvcpayNotFoundError)
+    await expect(client.setLightningAddress({ username: 'Admin', creditCcy: 'BTC' })).rejects.toBeInstanceOf(
+      SvcpayValidationError,
+    )
+  })
+
   it('creates, confirms, reads and lists a swap with exact amounts', async () => {
     const quote = await client.createTransaction(swap('0.00012345', 'sdk-swap-1'))
     expect(quote.txnState).toBe('quoted')

@@ -13,12 +13,15 @@ import { checkPaymentHash, GRPC, intString, lndFailure } from './lnd-http.js'
 /** `LightningRail.createInvoice`. */
 export async function createInvoice(
   deps: LndDeps,
-  { amountMsat, description, expirySeconds }: Parameters<LightningRail['createInvoice']>[0],
+  { amountMsat, description, descriptionHash, expirySeconds }: Parameters<LightningRail['createInvoice']>[0],
 ): Promise<LightningInvoiceIssued> {
   assert(amountMsat > 0n, 'invoice amount must be positive')
   const res = await deps.call('POST', '/v1/invoices', {
     value_msat: amountMsat.toString(),
     memo: description,
+    // lnrpc/lightning.proto Invoice.description_hash (bytes, base64 in JSON): with it,
+    // invoicesrpc/addinvoice.go writes the `h` field and keeps the memo out of the invoice.
+    ...(descriptionHash ? { description_hash: Buffer.from(descriptionHash, 'hex').toString('base64') } : {}),
     expiry: String(expirySeconds),
     // Route hints for private channels (lnrpc.Invoice.private; invoicesrpc/addinvoice.go
     // adds up to 20 hop hints), without which a node with only unannounced channels is

@@ -3,7 +3,9 @@
  * against LND's own REST definitions, the node's cancel and payment rules, its failures, and
  * `check()` against good and misconfigured nodes.
  */
+import { createHash } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import bolt11 from 'bolt11'
 
 import { startLndStandIn, type LndStandIn } from '../../../test/standins/lnd.js'
 import {
@@ -16,6 +18,9 @@ import {
 import type { Network } from '../../rails/network.js'
 import { RailFailure } from '../../rails/rail.js'
 import { classifyLndError, createLndRail, FAILURE_REASONS } from './lnd.js'
+
+/** The `bolt11` package's description of regtest (it knows the prefix but wants it spelled out). */
+const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
 
 const nodes: LndStandIn[] = []
 afterEach(async () => {
@@ -47,6 +52,25 @@ async function failureOf(promise: Promise<unknown>): Promise<RailFailure> {
   return err as RailFailure
 }
 
+describe('an invoice that commits to a description hash (LNURL-pay, LUD-06)', () => {
+  it('carries the hash in its `h` field and no description, as invoicesrpc/addinvoice.go writes it', async () => {
+    const n = await standIn()
+    const hash = createHash('sha256').update('[["text/plain","hi"]]').digest('hex')
+    const issued = await rail(n).createInvoice({
+      amountMsat: 21_000n,
+      description: 'kept as the memo only',
+      descriptionHash: hash,
+      expirySeconds: 600,
+    })
+    const decoded = bolt11.decode(issued.paymentRequest, REGTEST)
+    expect(decoded.tags.find((t) => t.tagName === 'purpose_commit_hash')?.data).toBe(hash)
+    expect(decoded.tags.find((t) => t.tagName === 'description')).toBeUndefined()
+    expect(n.seen.at(-1)!.body).toMatchObject({
+      description_hash: Buffer.from(hash, 'hex').toString('base64'),
+    })
+  })
+})
+
 describe(`LND request bodies against LND ${LND_SWAGGER_VERSION}'s REST definitions`, () => {
   it('every request the adapter makes is a path of the fixture and every body conforms to its schema', async () => {
     const n = await standIn()
@@ -58,6 +82,12 @@ describe(`LND request bodies against LND ${LND_SWAGGER_VERSION}'s REST definitio
     })
     await lnd.lookupInvoice(issued.paymentHash)
     await lnd.cancelInvoice(issued.paymentHash)
+    await lnd.createInvoice({
+      amountMsat: 21_000n,
+      description: 'LNURL-pay',
+      descriptionHash: 'ab'.repeat(32),
+      expirySeconds: 600,
+    })
     const fixed = n.outsideInvoice({ amountMsat: 20_000n })
     await lnd.sendPayment({ paymentRequest: fixed.paymentRequest, amountMsat: 20_000n, feeLimitMsat: 2_000n })
     const open = n.outsideInvoice()

@@ -1,0 +1,67 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { applyRateLimitHeaders, rateLimitErrorBody } from '../../http/rate-limit.js'
+import { invoiceFor, lnurlError, payRequestFor, type LnurlDeps } from './lnurl.js'
+import { isUsernameShape } from './names.js'
+
+/**
+ * The public LNURL-pay endpoints of the Lightning Addresses (no token): LUD-16's
+ * `GET /.well-known/lnurlp/{username}` and LUD-06's callback `GET /lnurlp/{username}/callback`.
+ *
+ * Every refusal has LUD-06's shape `{ "status": "ERROR", "reason" }`, with HTTP 200 as LUD-06
+ * services answer it (wallets read the body, and several show nothing useful for a 4xx), except a
+ * spent request limit: 429 with Retry-After. Requests are counted per username (a name that cannot
+ * be one is counted against the client address instead). Answers carry
+ * `Access-Control-Allow-Origin: *` so that web wallets may call them (LUD-01).
+ */
+// The router keeps parameters to 200 characters; nothing here can fail validation, so every answer
+// is in LNURL's shape.
+const UsernameParams = Type.Object({ username: Type.String() })
+const CallbackQuery = Type.Object({
+  amount: Type.Optional(Type.Unknown()),
+  comment: Type.Optional(Type.Unknown()),
+})
+
+export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  /** Counts the request; false (and the 429 sent) when its window is spent. */
+  async function admitted(request: FastifyRequest, reply: FastifyReply, username: string): Promise<boolean> {
+    const limiter = request.server.rateLimiter
+    const decision = isUsernameShape(username)
+      ? await limiter.consumeAddress(username)
+      : await limiter.consumeAnonymous(request.ip)
+    applyRateLimitHeaders(reply, decision)
+    reply.header('Access-Control-Allow-Origin', '*')
+    reply.header('Cache-Control', 'no-store')
+    if (decision.allowed) return true
+    await reply.code(429).send(lnurlError(rateLimitErrorBody(decision).message))
+    return false
+  }
+
+  app.get(
+    '/.well-known/lnurlp/:username',
+    { schema: { hide: true, params: UsernameParams } },
+    async (request, reply) => {
+      const { username } = request.params
+      if (!(await admitted(request, reply, username))) return reply
+      return payRequestFor(deps, username)
+    },
+  )
+
+  app.get(
+    '/lnurlp/:username/callback',
+    { schema: { hide: true, params: UsernameParams, querystring: CallbackQuery } },
+    async (request, reply) => {
+      const { username } = request.params
+      if (!(await admitted(request, reply, username))) return reply
+      const { amount, comment } = request.query
+      if (typeof amount !== 'string' || !/^[1-9][0-9]{0,18}$/.test(amount))
+        return lnurlError('amount must be given once, as a whole number of millisatoshis')
+      if (comment !== undefined && typeof comment !== 'string')
+        return lnurlError('comment must be given once')
+      return invoiceFor(deps, username, BigInt(amount), comment === '' ? undefined : comment)
+    },
+  )
+}

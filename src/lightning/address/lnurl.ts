@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto'
+import type { Config } from '../../config/config.js'
+import type { Queryable } from '../../db/db.js'
+import { formatMinor } from '../../shared/amount.js'
+import { ApiError } from '../../shared/errors.js'
+import { rateLimitConfigFromEnv } from '../../http/rate-limit.js'
+import type { CreateInput } from '../../transactions/flow.js'
+import type { TransactionsService } from '../../transactions/service.js'
+import { MSAT_PER_SAT } from '../invoices.js'
+import { addressByUsername, type LightningAddress } from './service.js'
+import { isUsernameShape } from './names.js'
+
+/**
+ * LNURL-pay for the Lightning Addresses of this service (LUD-06, LUD-12, LUD-16). The HTTP routes
+ * (lnurl-routes.ts) answer with these, and a Lightning send to an address of this same service
+ * calls them directly, without HTTP.
+ */
+
+/** LUD-06's first answer, with LUD-12's `commentAllowed`. Amounts are millisatoshis. */
+export interface PayRequest {
+  tag: 'payRequest'
+  callback: string
+  minSendable: number
+  maxSendable: number
+  /** A JSON text of `[mime, content]` pairs; the invoice's description hash is its SHA-256. */
+  metadata: string
+  commentAllowed: number
+}
+
+/** The LNURL error shape (LUD-06). */
+export interface LnurlError {
+  status: 'ERROR'
+  reason: string
+}
+
+/** Limits of every address, from the rate-limit configuration (docs/rate-limits.md). */
+export interface LnAddressLimits {
+  minSats: bigint
+  maxSats: bigint
+  /** LUD-12 `commentAllowed`: the longest comment a payer may send (0: none). */
+  commentChars: number
+}
+
+export interface LnurlDeps {
+  db: Queryable
+  config: Pick<Config, 'publicBaseUrl' | 'receiveMaxSats'>
+  transactions: () => TransactionsService
+  limits: LnAddressLimits
+}
+
+/** LUD-12 `commentAllowed` of every address: a short note, as most services offer. */
+export const COMMENT_ALLOWED = 140
+
+/**
+ * The deps of an address's LNURL-pay, from the container's parts: its amounts from the rate-limit
+ * configuration (RATE_LIMIT_LN_ADDRESS_MIN_SATS and _MAX_SATS, docs/rate-limits.md).
+ */
+export function createLnurlDeps(c: {
+  db: Queryable
+  config: Pick<Config, 'publicBaseUrl' | 'receiveMaxSats' | 'env'>
+  transactions: TransactionsService
+}): LnurlDeps {
+  const { minSats, maxSats } = rateLimitConfigFromEnv(c.config.env).lightningAddress
+  return {
+    db: c.db,
+    config: c.config,
+    transactions: () => c.transactions,
+    limits: { minSats, maxSats, commentChars: COMMENT_ALLOWED },
+  }
+}
+
+export const lnurlError = (reason: string): LnurlError => ({ status: 'ERROR', reason })
+
+export const isLnurlError = (value: object): value is LnurlError => 'status' in value
+
+/** The host a username is paid at: PUBLIC_BASE_URL's host (with its port when it has one). */
+export const addressHost = (config: Pick<Config, 'publicBaseUrl'>) => new URL(config.publicBaseUrl).host
+
+/** `https://host/.well-known/lnurlp/username` (LUD-16), the URL an LNURL of the address encodes. */
+export const wellKnownUrl = (config: Pick<Config, 'publicBaseUrl'>, username: string) =>
+  `${config.publicBaseUrl}/.well-known/lnurlp/${username}`
+
+export const callbackUrl = (config: Pick<Config, 'publicBaseUrl'>, username: string) =>
+  `${config.publicBaseUrl}/lnurlp/${username}/callback`
+
+/** The metadata of an address: a stable text, so the payRequest and the callback agree on its hash. */
+export function metadataOf(config: Pick<Config, 'publicBaseUrl'>, username: string): string {
+  const identifier = `${username}@${addressHost(config)}`
+  return JSON.stringify([
+    ['text/plain', `Payment to ${identifier}`],
+    ['text/identifier', identifier],
+  ])
+}
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
+
+/** The amounts an address accepts, in sats: the configured bounds, within the receive maximum. */
+function sendable(deps: LnurlDeps): { min: bigint; max: bigint } {
+  const max =
+    deps.limits.maxSats < deps.config.receiveMaxSats ? deps.limits.maxSats : deps.config.receiveMaxSats
+  return { min: deps.limits.minSats, max }
+}
+
+async function known(deps: LnurlDeps, username: string): Promise<LightningAddress | LnurlError> {
+  const address = isUsernameShape(username) ? await addressByUsername(deps.db, username) : undefined
+  return address ?? lnurlError(`No Lightning Address ${username}@${addressHost(deps.config)}`)
+}
+
+/** LUD-06/16: what a wallet learns from `/.well-known/lnurlp/{username}`. */
+export async function payRequestFor(deps: LnurlDeps, username: string): Promise<PayRequest | LnurlError> {
+  const address = await known(deps, username)
+  if (isLnurlError(address)) return address
+  const { min, max } = sendable(deps)
+  return {
+    tag: 'payRequest',
+    callback: callbackUrl(deps.config, username),
+    minSendable: Number(min * MSAT_PER_SAT),
+    maxSendable: Number(max * MSAT_PER_SAT),
+    metadata: metadataOf(deps.config, username),
+    commentAllowed: deps.limits.commentChars,
+  }
+}
+
+/**
+ * LUD-06's callback: a BOLT11 invoice for `amountMsat` whose description hash is the SHA-256 of the
+ * address's metadata. It is a Lightning receive of the owner account, created and confirmed
+ * through the transactions service like any other, crediting the address's `creditCcy` wallet;
+ * the payer's comment (LUD-12) is kept in its source details.
+ */
+export async function invoiceFor(
+  deps: LnurlDeps,
+  username: string,
+  amountMsat: bigint,
+  comment?: string,
+): Promise<{ pr: string; routes: [] } | LnurlError> {
+  const address = await known(deps, username)
+  if (isLnurlError(address)) return address
+  const { min, max } = sendable(deps)
+  if (amountMsat % MSAT_PER_SAT !== 0n)
+    return lnurlError('amount must be a whole number of satoshis (a multiple of 1000 millisatoshis)')
+  const sats = amountMsat / MSAT_PER_SAT
+  if (sats < min || sats > max)
+    return lnurlError(`amount must be from ${min * MSAT_PER_SAT} to ${max * MSAT_PER_SAT} millisatoshis`)
+  if (comment !== undefined && comment.length > deps.limits.commentChars)
+    return lnurlError(`comment must be at most ${deps.limits.commentChars} characters`)
+  const input: CreateInput = {
+    accountId: address.accountId,
+    deductNetworkFeesFromDest: false,
+    sourceReq: {
+      ccy: 'BTC',
+      method: 'lightning',
+      amtRequested: formatMinor(sats, 'BTC'),
+      reqDetails: {
+        descriptionHash: sha256Hex(metadataOf(deps.config, username)),
+        ...(comment ? { comment } : {}),
+      },
+    },
+    destReq: { ccy: address.creditCcy, method: 'svcpay', reqDetails: {} },
+  }
+  const transactions = deps.transactions()
+  try {
+    const quoted = await transactions.create(input, input)
+    const issued = await transactions.confirm(address.accountId, quoted.id)
+    const pr = issued.srcDetails.paymentRequest
+    if (issued.state !== 'srccreated' || typeof pr !== 'string')
+      return lnurlError('The invoice could not be issued; try again')
+    return { pr, routes: [] }
+  } catch (err) {
+    // A refusal of the quote (an amount the receive fee takes whole, a currency this receive cannot
+    // credit) or a node that does not answer: the wallet shows the reason to its user.
+    if (err instanceof ApiError) return lnurlError(err.message)
+    throw err
+  }
+}
