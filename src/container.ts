@@ -34,6 +34,8 @@ import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './h
 import { createNotifier, mirrorTxnNotifies, type Notifier } from './events/notifier.js'
 import { createWebhooksService, type WebhooksService } from './events/service.js'
 import type { ResolveHost } from './events/http-deliver.js'
+import { LNURL_CLIENT_DEFAULTS, type LnurlClientOptions } from './lightning/lnurl-client.js'
+import { NO_LOCAL_ADDRESSES } from './lightning/send-destination.js'
 // Operators (issue 19): named identities, sessions and the audit trail of the operator API.
 import { joinAmbientTransactions } from './db/ambient-tx.js'
 import {
@@ -96,7 +98,7 @@ export interface Container {
 export async function createContainer(
   config: Config,
   log: Logger,
-  opts: { db?: Db; resolveHost?: ResolveHost } = {},
+  opts: { db?: Db; resolveHost?: ResolveHost; lnurlClient?: Partial<LnurlClientOptions> } = {},
 ): Promise<Container> {
   const baseDb =
     opts.db ??
@@ -170,6 +172,10 @@ export async function createContainer(
     keys: bitcoinKeys,
     repository,
     transactions: () => transactions,
+    // Sends to a Lightning Address or LNURL: https to public addresses only (tests may widen it
+    // through `opts.lnurlClient`, never the environment). Addresses of this service answer
+    // without HTTP.
+    lnurl: { client: { ...LNURL_CLIENT_DEFAULTS, ...opts.lnurlClient }, local: NO_LOCAL_ADDRESSES },
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))

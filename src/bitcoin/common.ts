@@ -5,6 +5,7 @@ import { WAKE_CHANNEL } from '../events/channels.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { BitcoinRails } from './rails.js'
 import type { BitcoinKeys } from './keys.js'
+import type { LnurlDeps } from '../lightning/send-destination.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
 import { newId } from '../shared/ids.js'
 import { ApiError } from '../shared/errors.js'
@@ -28,6 +29,11 @@ export interface BitcoinDeps {
   transactions(): TransactionsService
   /** The writes of transactions, built with the service's webhook variant and clock. */
   repository: TxnRepository
+  /**
+   * How a Lightning send reaches a payee named by address or LNURL (src/lightning/send-destination.ts);
+   * by default: https to public addresses only, and no addresses of this service.
+   */
+  lnurl?: LnurlDeps
   now?: () => number
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }
