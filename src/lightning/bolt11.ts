@@ -72,6 +72,11 @@ export interface InvoiceFields {
   paymentHash: Uint8Array
   paymentSecret: Uint8Array
   description: string
+  /**
+   * When set, the invoice commits to this sha256 (tag `h`) instead of carrying `description`:
+   * a LUD-06 payee's invoice hashes the metadata it showed the payer.
+   */
+  descriptionHash?: Uint8Array
   expirySeconds: number
   timestampSec: number
   /** Defaults to the spec's 18 blocks. */
@@ -108,6 +113,10 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
   assert(isUint(fields.expirySeconds, 35), 'expiry must be a non-negative integer')
   const cltv = fields.minFinalCltvExpiry ?? MIN_FINAL_CLTV_EXPIRY_DEFAULT
   assert(isUint(cltv, 35), 'min_final_cltv_expiry must be a non-negative integer')
+  assert(
+    fields.descriptionHash === undefined || fields.descriptionHash.length === 32,
+    'description hash must be 32 bytes',
+  )
   const descriptionBytes = utf8ToBytes(fields.description)
   assert(descriptionBytes.length <= DESCRIPTION_BYTES_MAX, 'description longer than 639 bytes')
 
@@ -119,7 +128,9 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
     ...uintToWords(fields.timestampSec, TIMESTAMP_WORDS),
     ...taggedField(TAG.paymentHash, bech32.toWords(fields.paymentHash)),
     ...taggedField(TAG.paymentSecret, bech32.toWords(fields.paymentSecret)),
-    ...taggedField(TAG.description, bech32.toWords(descriptionBytes)),
+    ...(fields.descriptionHash === undefined
+      ? taggedField(TAG.description, bech32.toWords(descriptionBytes))
+      : taggedField(TAG.descriptionHash, bech32.toWords(fields.descriptionHash))),
     ...taggedField(TAG.expiry, uintToWords(fields.expirySeconds)),
     ...taggedField(TAG.minFinalCltvExpiry, uintToWords(cltv)),
     ...taggedField(TAG.features, featureWords(INVOICE_FEATURE_BITS)),

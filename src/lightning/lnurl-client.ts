@@ -100,7 +100,11 @@ function transportRefusal(err: unknown, field: string, timeoutMs: number): LnSen
       `the payee's service answered more than ${LNURL_RESPONSE_BYTES_MAX} bytes`,
     )
   if (code === TRANSPORT_CODES.timeout)
-    return lnSendError('lnurl_unreachable', field, `the payee's service did not answer within ${timeoutMs} ms`)
+    return lnSendError(
+      'lnurl_unreachable',
+      field,
+      `the payee's service did not answer within ${timeoutMs} ms`,
+    )
   if (code === TRANSPORT_CODES.tls)
     return lnSendError('lnurl_unreachable', field, "the payee's service has no valid TLS certificate")
   return lnSendError('lnurl_unreachable', field, "the payee's service could not be reached")
@@ -108,7 +112,8 @@ function transportRefusal(err: unknown, field: string, timeoutMs: number): LnSen
 
 /** What an answer is worth: JSON of a 2xx, or the payee's `ERROR` whatever the status. */
 function judgeAnswer(answer: HttpResponse, field: string): { json: unknown } | LnSendError {
-  const invalid = (issue: string) => lnSendError('lnurl_invalid_response', field, `the payee's service ${issue}`)
+  const invalid = (issue: string) =>
+    lnSendError('lnurl_invalid_response', field, `the payee's service ${issue}`)
   if (answer.status >= 300 && answer.status <= 399)
     return invalid(`redirected (HTTP ${answer.status}); redirects are not followed`)
   const mediaType = answer.contentType.split(';')[0]!.trim().toLowerCase()

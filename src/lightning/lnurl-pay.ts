@@ -77,7 +77,14 @@ export function parseLnAddress(value: unknown): PayDestination | LnSendError {
     return invalid('the name before @ must be 1 to 64 of a-z, 0-9, -, _, . and +')
   if (!DOMAIN_RE.test(domain)) return invalid('the part after @ must be a domain name')
   const url = new URL(`https://${domain}/.well-known/lnurlp/${username}`)
-  return { kind: 'address', lnAddress: `${username}@${domain}`, username, domain, url, field: LN_ADDRESS_FIELD }
+  return {
+    kind: 'address',
+    lnAddress: `${username}@${domain}`,
+    username,
+    domain,
+    url,
+    field: LN_ADDRESS_FIELD,
+  }
 }
 
 /** LUD-01 bech32 `lnurl1…` (any case, `lightning:` tolerated) or LUD-17 `lnurlp://`; https only. */
@@ -130,7 +137,10 @@ export function lnurlErrorReason(json: unknown): string | undefined {
   if (!isObject(json) || json.status !== 'ERROR') return undefined
   // Shown to the customer: printable, short.
   const reason = typeof json.reason === 'string' ? json.reason : ''
-  const clean = reason.replace(/[^\x20-\x7e]/g, ' ').trim().slice(0, 200)
+  const clean = reason
+    .replace(/[^\x20-\x7e]/g, ' ')
+    .trim()
+    .slice(0, 200)
   return clean === '' ? 'no reason given' : clean
 }
 
@@ -144,7 +154,10 @@ export function parsePayRequest(json: unknown): PayRequest | { issue: string } {
     return { issue: 'minSendable and maxSendable must be whole millisatoshis, min ≤ max' }
   if (typeof metadata !== 'string' || metadata.length > 64 * 1024 || !isJsonArray(metadata))
     return { issue: 'metadata must be a JSON array in a string' }
-  if (commentAllowed !== undefined && !(Number.isSafeInteger(commentAllowed) && (commentAllowed as number) >= 0))
+  if (
+    commentAllowed !== undefined &&
+    !(Number.isSafeInteger(commentAllowed) && (commentAllowed as number) >= 0)
+  )
     return { issue: 'commentAllowed must be a whole number' }
   return {
     tag: 'payRequest',

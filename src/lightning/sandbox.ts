@@ -27,6 +27,8 @@ export interface SandboxLightningRail extends LightningRail {
   createOutsideInvoice(input: {
     amountMsat?: bigint
     outcome: 'succeed' | 'fail'
+    /** A LUD-06 payee's invoice commits to sha256 of its metadata instead of a description. */
+    descriptionHash?: Uint8Array
   }): Promise<LightningInvoiceIssued>
   /**
    * An outside payer pays one of our invoices, inside the caller's database transaction. Returns
@@ -80,6 +82,7 @@ export function createSandboxLightningRail(deps: {
     input: {
       amountMsat?: bigint
       description: string
+      descriptionHash?: Uint8Array
       expirySeconds: number
       ours: boolean
       outcome: 'succeed' | 'fail'
@@ -96,6 +99,7 @@ export function createSandboxLightningRail(deps: {
         paymentHash,
         paymentSecret: new Uint8Array(randomBytes(32)),
         description: input.description,
+        ...(input.descriptionHash === undefined ? {} : { descriptionHash: input.descriptionHash }),
         expirySeconds: input.expirySeconds,
         timestampSec,
       },
@@ -167,6 +171,7 @@ export function createSandboxLightningRail(deps: {
         {
           ...(input.amountMsat === undefined ? {} : { amountMsat: input.amountMsat }),
           description: `sandbox outside invoice (${input.outcome})`,
+          ...(input.descriptionHash === undefined ? {} : { descriptionHash: input.descriptionHash }),
           expirySeconds: OUTSIDE_INVOICE_EXPIRY_S,
           ours: false,
           outcome: input.outcome,

@@ -92,7 +92,8 @@ export async function resolvePayDestination(
   }
   if (isFlowRefusal(second)) return second
   const reason = lnurlErrorReason(second.json)
-  if (reason !== undefined) return lnSendError('lnurl_error', dest.field, `the payee's service refused: ${reason}`)
+  if (reason !== undefined)
+    return lnSendError('lnurl_error', dest.field, `the payee's service refused: ${reason}`)
   const pr = invoiceOf(second.json)
   if (typeof pr !== 'string')
     return lnSendError('lnurl_invalid_response', dest.field, `the payee's service: ${pr.issue}`)
@@ -137,5 +138,7 @@ function payRequestOf(json: unknown, field: string): PayRequest | LnSendError {
   const reason = lnurlErrorReason(json)
   if (reason !== undefined) return lnSendError('lnurl_error', field, `the payee's service refused: ${reason}`)
   const pay = parsePayRequest(json)
-  return 'issue' in pay ? lnSendError('lnurl_invalid_response', field, `the payee's service: ${pay.issue}`) : pay
+  return 'issue' in pay
+    ? lnSendError('lnurl_invalid_response', field, `the payee's service: ${pay.issue}`)
+    : pay
 }

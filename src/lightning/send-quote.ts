@@ -77,9 +77,7 @@ async function invoiceToPay(
   input: CreateInput,
   at: number,
 ): Promise<
-  | { text: string; decoded: DecodedInvoice; named: Partial<LnSendDetails> }
-  | LnSendError
-  | MoneyError
+  { text: string; decoded: DecodedInvoice; named: Partial<LnSendDetails> } | LnSendError | MoneyError
 > {
   const details = input.destReq.reqDetails
   const dest = payDestination(details)
