@@ -4,6 +4,7 @@ import {
   checkAgainstPayRequest,
   lnurlErrorReason,
   parseLnAddress,
+  parseComment,
   parseLnurl,
   parsePayRequest,
   payDestination,
@@ -58,6 +59,13 @@ describe('LNURL and Lightning Address parsing', () => {
       expect(code(parseLnAddress(bad))).toBe('ln_address_invalid')
     }
     expect(code(parseLnAddress(`${'a'.repeat(65)}@pay.example`))).toBe('ln_address_invalid')
+  })
+
+  it('takes a comment of printable text within our bound', () => {
+    expect(parseComment(undefined)).toBeUndefined()
+    expect(parseComment('Danke schön 🍜')).toBe('Danke schön 🍜')
+    for (const bad of ['a\nb', 'a\u0000', 'x'.repeat(641), 7])
+      expect(code(parseComment(bad) as object)).toBe('comment_not_accepted')
   })
 
   it('takes exactly one destination', () => {

@@ -123,7 +123,7 @@ export function parseLnurl(value: unknown): PayDestination | LnSendError {
 /** The optional LUD-12 comment: text without control characters, within our bound. */
 export function parseComment(value: unknown): string | undefined | LnSendError {
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || value.length > COMMENT_CHARS_MAX || /[\u0000-\u001f\u007f]/.test(value))
+  if (typeof value !== 'string' || value.length > COMMENT_CHARS_MAX || /\p{Cc}/u.test(value))
     return lnSendError(
       'comment_not_accepted',
       COMMENT_FIELD,
