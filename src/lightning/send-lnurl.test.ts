@@ -7,7 +7,6 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import { LNURL_STANDIN_HOST, startLnurlStandIn, type LnurlStandIn } from '../../test/standins/lnurl-server.js'
 import { runDueTransactions } from '../transactions/worker.js'
 import type { LnurlClientOptions } from './lnurl-client.js'
-import type { LocalLnurl } from './send-destination.js'
 
 /** The `bolt11` package's description of regtest. */
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
@@ -328,6 +327,13 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
       'destReq.amtRequested',
       /./,
     )
+    await refused(
+      send({ paymentRequest: 'lnbcrt1', comment: 'hi' }),
+      400,
+      'invalid_request',
+      'destReq.reqDetails.comment',
+      /goes only with lnAddress or lnurl/,
+    )
     expect(payee.seen).toEqual([])
     await refused(
       send({ lnAddress: `alice@${LNURL_STANDIN_HOST}`, comment: 'x'.repeat(33) }),
@@ -345,6 +351,16 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
     )
   })
 
+  it('asks an address of its own domain inside the service, never over HTTP', async () => {
+    // PUBLIC_BASE_URL is http://localhost:8080 in tests; no address of ours exists yet.
+    const ours = `${new URL(h.c.config.publicBaseUrl).origin.replace('http', 'lnurlp')}/.well-known/lnurlp/bob`
+    for (const reqDetails of [{ lnAddress: 'bob@localhost' }, { lnurl: ours }]) {
+      const field = 'lnAddress' in reqDetails ? ADDRESS : 'destReq.reqDetails.lnurl'
+      await refused(send(reqDetails), 400, 'invalid_payment_request', field, /refused: unknown address$/)
+    }
+    expect(payee.seen).toEqual([])
+  })
+
   // Enabled when ln-address merges: the lead wires src/lightning/address/lnurl.ts's payRequestFor
   // and invoiceFor as `h.c.bitcoin.lnurl.local`, and the address below is one of ours.
   it.skip('settles a send to an address of this service inside the books, without HTTP', async () => {
@@ -354,8 +370,6 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
       creditCcy: 'BTC',
     })
     expect(put.status).toBe(200)
-    const local: LocalLnurl = h.c.bitcoin.lnurl!.local
-    expect(local).toBeDefined()
     const q = await h.api('POST', '/api/v2/transaction', alice.token, send({ lnAddress: 'bob@localhost' }))
     expect(q.status).toBe(200)
     expect(q.body.sourceReq.networkFees).toBe(0)
