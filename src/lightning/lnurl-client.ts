@@ -5,7 +5,7 @@ import { pinnedLookup, resolveAllowed, type ResolveHost } from '../events/outbou
 import { httpRequest, TRANSPORT_CODES, type HttpResponse } from '../rails/http-json.js'
 import { RailFailure } from '../rails/rail.js'
 import { lnSendError, type LnSendError } from './errors.js'
-import { lnurlErrorReason } from './lnurl-pay.js'
+import { refusedByPayee } from './lnurl-pay.js'
 
 /** One LNURL request, resolution and connection included, gets this long. */
 export const LNURL_TIMEOUT_MS = 5_000
@@ -125,8 +125,8 @@ function judgeAnswer(answer: HttpResponse, field: string): { json: unknown } | L
   } catch {
     return invalid(`answered malformed JSON (HTTP ${answer.status})`)
   }
-  const reason = lnurlErrorReason(json)
-  if (reason !== undefined) return lnSendError('lnurl_error', field, `the payee's service refused: ${reason}`)
+  const refused = refusedByPayee(json, field)
+  if (refused) return refused
   if (answer.status < 200 || answer.status > 299) return invalid(`answered HTTP ${answer.status}`)
   return { json }
 }

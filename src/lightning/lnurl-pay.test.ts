@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   callbackWith,
   checkAgainstPayRequest,
-  lnurlErrorReason,
+  refusedByPayee,
   parseLnAddress,
   parseComment,
   parseLnurl,
@@ -118,9 +118,13 @@ describe('the LUD-06 exchange', () => {
   })
 
   it('cleans the reason of an ERROR answer', () => {
-    expect(lnurlErrorReason({ status: 'ERROR', reason: 'No\u0000 <b>' + 'x'.repeat(300) })).toHaveLength(200)
-    expect(lnurlErrorReason({ status: 'ERROR' })).toBe('no reason given')
-    expect(lnurlErrorReason({ status: 'OK' })).toBeUndefined()
-    expect(lnurlErrorReason('ERROR')).toBeUndefined()
+    const reason = (json: unknown) =>
+      refusedByPayee(json, 'f') ? issue(refusedByPayee(json, 'f')!) : undefined
+    expect(reason({ status: 'ERROR', reason: 'No\u0000 <b>' + 'x'.repeat(300) })).toBe(
+      `the payee's service refused: No  <b>${'x'.repeat(193)}`,
+    )
+    expect(reason({ status: 'ERROR' })).toBe("the payee's service refused: no reason given")
+    expect(reason({ status: 'OK' })).toBeUndefined()
+    expect(reason('ERROR')).toBeUndefined()
   })
 })

@@ -133,7 +133,7 @@ export function parseComment(value: unknown): string | undefined | LnSendError {
 }
 
 /** The reason of an `ERROR` answer, or undefined for any other JSON. */
-export function lnurlErrorReason(json: unknown): string | undefined {
+function lnurlErrorReason(json: unknown): string | undefined {
   if (!isObject(json) || json.status !== 'ERROR') return undefined
   // Shown to the customer: printable, short.
   const reason = typeof json.reason === 'string' ? json.reason : ''
@@ -142,6 +142,14 @@ export function lnurlErrorReason(json: unknown): string | undefined {
     .trim()
     .slice(0, 200)
   return clean === '' ? 'no reason given' : clean
+}
+
+/** An `ERROR` answer (LUD-06, at either step) as the send's refusal naming `field`; else undefined. */
+export function refusedByPayee(json: unknown, field: string): LnSendError | undefined {
+  const reason = lnurlErrorReason(json)
+  return reason === undefined
+    ? undefined
+    : lnSendError('lnurl_error', field, `the payee's service refused: ${reason}`)
 }
 
 /** LUD-06 step 3: the first answer, checked field by field. Returns an issue for a person when wrong. */

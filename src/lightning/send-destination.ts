@@ -10,7 +10,7 @@ import {
   callbackWith,
   checkAgainstPayRequest,
   invoiceOf,
-  lnurlErrorReason,
+  refusedByPayee,
   parsePayRequest,
   type LnurlError,
   type PayDestination,
@@ -91,9 +91,8 @@ export async function resolvePayDestination(
     second = await asLocal(local.invoiceFor(username, amountMsat, comment))
   }
   if (isFlowRefusal(second)) return second
-  const reason = lnurlErrorReason(second.json)
-  if (reason !== undefined)
-    return lnSendError('lnurl_error', dest.field, `the payee's service refused: ${reason}`)
+  const refused = refusedByPayee(second.json, dest.field)
+  if (refused) return refused
   const pr = invoiceOf(second.json)
   if (typeof pr !== 'string')
     return lnSendError('lnurl_invalid_response', dest.field, `the payee's service: ${pr.issue}`)
@@ -130,13 +129,14 @@ function localUsername(config: Config, dest: Named): string | undefined {
   const ours = new URL(config.publicBaseUrl).hostname.toLowerCase()
   if (dest.url.hostname.toLowerCase() !== ours) return undefined
   if (dest.kind === 'address') return dest.username
-  // An LNURL of ours that is not an address's pay request names nothing we serve.
+  // An LNURL of ours that is not an address's pay request names nothing we serve: no username,
+  // which our addresses answer as unknown.
   return WELL_KNOWN_RE.exec(dest.url.pathname)?.[1] ?? ''
 }
 
 function payRequestOf(json: unknown, field: string): PayRequest | LnSendError {
-  const reason = lnurlErrorReason(json)
-  if (reason !== undefined) return lnSendError('lnurl_error', field, `the payee's service refused: ${reason}`)
+  const refused = refusedByPayee(json, field)
+  if (refused) return refused
   const pay = parsePayRequest(json)
   return 'issue' in pay
     ? lnSendError('lnurl_invalid_response', field, `the payee's service: ${pay.issue}`)

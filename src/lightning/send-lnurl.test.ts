@@ -28,8 +28,14 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
   let payee: LnurlStandIn
   /** The test's DNS: the stand-in's name and a name of a private network. */
   const zone: Record<string, string> = { [LNURL_STANDIN_HOST]: '127.0.0.1', 'intranet.example': '10.1.2.3' }
-  const resolveHost = async (name: string) =>
-    zone[name] ? [{ address: zone[name], family: 4 as const }] : Promise.reject(new Error('ENOTFOUND'))
+  /** Every name the client resolved: once per request, the socket then pinned to the answer. */
+  const resolved: string[] = []
+  const resolveHost = async (name: string) => {
+    resolved.push(name)
+    const address = zone[name]
+    if (address === undefined) throw new Error('ENOTFOUND')
+    return [{ address, family: 4 as const }]
+  }
   /** The client as tests run it: loopback allowed for the stand-in, its certificate trusted. */
   let testClient: LnurlClientOptions
 
@@ -58,6 +64,7 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
   beforeEach(() => {
     payee.misbehave = 'none'
     payee.seen = []
+    resolved.length = 0
     // The flows hold this deps object, so the client options set here reach the quote.
     h.c.bitcoin.lnurl!.client = testClient
   })
@@ -104,6 +111,9 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
     // LUD-16 then LUD-06: the well-known URL, then the callback with the amount in msat appended
     // to the callback's own query with `&`.
     expect(payee.seen).toEqual(['/.well-known/lnurlp/alice', '/lnurlp/alice/callback?k=1&amount=10000000'])
+    // wallet.example exists only in the test's resolver: each request connected to the address that
+    // resolver gave, checked once, with no second lookup.
+    expect(resolved).toEqual([LNURL_STANDIN_HOST, LNURL_STANDIN_HOST])
     expect(t.destReq.reqDetails.lnAddress).toBe(`alice@${LNURL_STANDIN_HOST}`)
     const pr = t.destReq.reqDetails.paymentRequest
     const decoded = bolt11.decode(pr, REGTEST)
