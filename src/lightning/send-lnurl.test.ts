@@ -5,6 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { LNURL_STANDIN_HOST, startLnurlStandIn, type LnurlStandIn } from '../../test/standins/lnurl-server.js'
+import { startLndStandIn, type LndStandIn } from '../../test/standins/lnd.js'
 import { runDueTransactions } from '../transactions/worker.js'
 import type { LnurlClientOptions } from './lnurl-client.js'
 
@@ -387,6 +388,58 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
     expect(c.body.txnState).toBe('completed')
     expect(c.body.destReq.reqDetails.internal).toBe(true)
     expect(payee.seen).toEqual([])
+    await h.expectBooksBalanced()
+  })
+})
+
+describe('Lightning send to a Lightning Address through LND', () => {
+  let n: LndStandIn
+  let h: Harness
+  let payee: LnurlStandIn
+  beforeAll(async () => {
+    n = await startLndStandIn()
+    h = await createHarness({
+      LIGHTNING: 'lnd',
+      LND_REST_URL: n.url,
+      LND_MACAROON_HEX: n.macaroonHex,
+      LND_TLS_CERT_PATH: n.certPath,
+      LND_TIMEOUT_MS: '1000',
+    })
+    // The payee's invoices are invoices of the LND stand-in's outside world, which its node can pay.
+    payee = await startLnurlStandIn({
+      issueInvoice: async (amountMsat, descriptionHash) =>
+        n.outsideInvoice({ amountMsat, descriptionHash }).paymentRequest,
+    })
+    h.c.bitcoin.lnurl!.client = {
+      timeoutMs: 2_000,
+      allowLoopback: true,
+      resolveHost: async () => [{ address: '127.0.0.1', family: 4 }],
+      ca: payee.caPem,
+      defaultPort: payee.port,
+    }
+  })
+  afterAll(async () => {
+    await payee?.close()
+    await h?.close()
+    await n?.close()
+  })
+
+  it("pays the payee's invoice through the node, for the amount asked", async () => {
+    const alice = await h.createAccount({ name: 'Alice' })
+    await h.fund(alice.accountId, 'BTC', '0.01')
+    const q = await h.api(
+      'POST',
+      '/api/v2/transaction',
+      alice.token,
+      send({ lnAddress: `bob@${LNURL_STANDIN_HOST}` }, '0.0002'),
+    )
+    expect(q.status).toBe(200)
+    await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
+    await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+    const done = (await h.api('GET', `/api/v2/transaction/${q.body.txnId}`, alice.token)).body
+    expect(done.txnState).toBe('completed')
+    const hash = bolt11.decode(q.body.destReq.reqDetails.paymentRequest, REGTEST).tagsObject.payment_hash!
+    expect(n.payments.get(hash)).toMatchObject({ status: 'SUCCEEDED', valueMsat: 20_000_000n })
     await h.expectBooksBalanced()
   })
 })
