@@ -345,6 +345,13 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
       'destReq.reqDetails.comment',
       /goes only with lnAddress or lnurl/,
     )
+    await refused(
+      { ...send({ lnAddress: `alice@${LNURL_STANDIN_HOST}` }), deductNetworkFeesFromDest: true },
+      400,
+      'invalid_request',
+      'deductNetworkFeesFromDest',
+      /address or an LNURL/,
+    )
     expect(payee.seen).toEqual([])
     await refused(
       send({ lnAddress: `alice@${LNURL_STANDIN_HOST}`, comment: 'x'.repeat(33) }),

@@ -94,6 +94,14 @@ async function invoiceToPay(
   if (isMoneyError(requested)) return requested
   if (!requested)
     return lnSendError('amount_missing', 'destReq.amtRequested', 'is required to pay an address or an LNURL')
+  // The payee's invoice will be for exactly this amount, so fees cannot come out of it. Refused
+  // before the payee is asked for an invoice that would not be paid.
+  if (input.deductNetworkFeesFromDest)
+    return lnSendError(
+      'deduct_from_fixed_amount',
+      'deductNetworkFeesFromDest',
+      'cannot apply to a payment to an address or an LNURL',
+    )
   const invoice = await resolvePayDestination(deps, dest, requested.minor, comment, at)
   if (isFlowRefusal(invoice)) return invoice
   const named = dest.kind === 'address' ? { lnAddress: dest.lnAddress } : { lnurl: dest.lnurl }
