@@ -36,6 +36,9 @@ import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './h
 import { createNotifier, mirrorTxnNotifies, type Notifier } from './events/notifier.js'
 import { createWebhooksService, type WebhooksService } from './events/service.js'
 import type { ResolveHost } from './events/http-deliver.js'
+import { LNURL_CLIENT_DEFAULTS, type LnurlClientOptions } from './lightning/lnurl-client.js'
+import type { LocalLnurl } from './lightning/send-destination.js'
+import { createLnurlDeps, invoiceFor, payRequestFor, type LnurlDeps } from './lightning/address/lnurl.js'
 // Operators (issue 19): named identities, sessions and the audit trail of the operator API.
 import { joinAmbientTransactions } from './db/ambient-tx.js'
 import {
@@ -106,7 +109,12 @@ export interface Container {
 export async function createContainer(
   config: Config,
   log: Logger,
-  opts: { db?: Db; resolveHost?: ResolveHost; creditSink?: CreditSink } = {},
+  opts: {
+    db?: Db
+    resolveHost?: ResolveHost
+    creditSink?: CreditSink
+    lnurlClient?: Partial<LnurlClientOptions>
+  } = {},
 ): Promise<Container> {
   const baseDb =
     opts.db ??
@@ -170,6 +178,13 @@ export async function createContainer(
   )
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
+  // A send to an address of this service asks the address's LNURL-pay directly, without HTTP.
+  let addressDeps: LnurlDeps | undefined
+  const ownAddresses = () => (addressDeps ??= createLnurlDeps({ db, config, transactions }))
+  const localAddresses: LocalLnurl = {
+    payRequestFor: (username) => payRequestFor(ownAddresses(), username),
+    invoiceFor: (username, amountMsat, comment) => invoiceFor(ownAddresses(), username, amountMsat, comment),
+  }
   const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
     accountXpub: config.env.ONCHAIN_XPUB || undefined,
   })
@@ -187,6 +202,10 @@ export async function createContainer(
     keys: bitcoinKeys,
     repository,
     transactions: () => transactions,
+    // Sends to a Lightning Address or LNURL: https to public addresses only (tests may widen it
+    // through `opts.lnurlClient`, never the environment). Addresses of this service answer
+    // without HTTP.
+    lnurl: { client: { ...LNURL_CLIENT_DEFAULTS, ...opts.lnurlClient }, local: localAddresses },
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))

@@ -6,6 +6,7 @@ import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import type { BitcoinRails } from './rails.js'
 import type { BitcoinKeys } from './keys.js'
+import type { LnurlDeps } from '../lightning/send-destination.js'
 import { systemAccountId, type Posting } from '../ledger/ledger.js'
 import { receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { newId } from '../shared/ids.js'
@@ -32,6 +33,11 @@ export interface BitcoinDeps {
   transactions(): TransactionsService
   /** The writes of transactions, built with the service's webhook variant and clock. */
   repository: TxnRepository
+  /**
+   * How a Lightning send reaches a payee named by address or LNURL (src/lightning/send-destination.ts);
+   * by default: https to public addresses only, and no addresses of this service.
+   */
+  lnurl?: LnurlDeps
   now?: () => number
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }

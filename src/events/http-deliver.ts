@@ -1,10 +1,18 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP, type LookupFunction, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 
 import { assert } from '../shared/assert.js'
-import { classifyAddress, isClassAllowed } from './callback-url.js'
+import {
+  isPeerAllowed,
+  pinnedLookup,
+  resolveAllowed,
+  type AddressPolicy,
+  type ResolvedAddress,
+  type ResolveHost,
+} from './outbound-guard.js'
+
+export type { ResolvedAddress, ResolveHost } from './outbound-guard.js'
 
 /** The spec gives a receiver 10 seconds to answer (Events 6, Limits 5). */
 export const DELIVERY_TIMEOUT_MS = 10_000
@@ -17,15 +25,6 @@ export const RESPONSE_BYTES_MAX = 64 * 1024
 
 /** Webhook bodies are a few hundred bytes; anything near this is a bug upstream. */
 export const REQUEST_BODY_BYTES_MAX = 64 * 1024
-
-/** One address a host name resolved to. */
-export interface ResolvedAddress {
-  address: string
-  family: 4 | 6
-}
-
-/** Resolves a host name to every address it has; rejects when it cannot. */
-export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>
 
 /** One HTTP delivery of a webhook event. */
 export interface DeliveryRequest {
@@ -109,14 +108,9 @@ export async function deliver(request: DeliveryRequest): Promise<DeliveryResult>
   const target = parseTarget(request.url)
   if (target === null) return failure('invalid_url')
 
-  const resolved = await resolveWithin(target.host, request.lookup ?? systemResolve, timeoutMs)
-  if (resolved === 'timeout' || resolved === 'dns_failure') return failure(resolved)
   const policy = { allowLoopback: request.allowLoopback, allowPrivate: request.allowPrivate }
-  if (resolved.some((entry) => !isClassAllowed(classifyAddress(entry.address), policy))) {
-    return failure('blocked_address')
-  }
-  const [chosen] = resolved
-  assert(chosen !== undefined, 'resolution returned no address')
+  const chosen = await resolveAllowed(target.host, { lookup: request.lookup, timeoutMs, policy })
+  if (typeof chosen === 'string') return failure(chosen)
 
   const remainingMs = timeoutMs - (performance.now() - startedAt)
   if (remainingMs <= 0) return failure('timeout')
@@ -143,41 +137,12 @@ function parseTarget(url: string): Target | null {
   }
 }
 
-async function systemResolve(hostname: string): Promise<ResolvedAddress[]> {
-  // `verbatim` keeps the resolver's own order, so the first address is the one it prefers.
-  const answers = await dnsLookup(hostname, { all: true, verbatim: true })
-  return answers.map((answer) => ({ address: answer.address, family: answer.family === 6 ? 6 : 4 }))
-}
-
-/** Resolves `host` (or takes an IP literal as it is), giving up when the time-out passes first. */
-async function resolveWithin(
-  host: string,
-  resolve: ResolveHost,
-  timeoutMs: number,
-): Promise<ResolvedAddress[] | 'timeout' | 'dns_failure'> {
-  const literalFamily = isIP(host)
-  if (literalFamily === 4 || literalFamily === 6) return [{ address: host, family: literalFamily }]
-  let timer: NodeJS.Timeout | undefined
-  const expiry = new Promise<'timeout'>((done) => {
-    timer = setTimeout(() => done('timeout'), timeoutMs)
-  })
-  const answer = resolve(host).then(
-    (addresses) => (addresses.length === 0 ? ('dns_failure' as const) : addresses),
-    () => 'dns_failure' as const,
-  )
-  try {
-    return await Promise.race([answer, expiry])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 function send(
   target: Target,
   chosen: ResolvedAddress,
   request: DeliveryRequest,
   timeoutMs: number,
-  policy: { allowLoopback: boolean; allowPrivate: boolean },
+  policy: AddressPolicy,
 ): Promise<Outcome> {
   return new Promise((resolveOutcome) => {
     let settled = false
@@ -185,13 +150,6 @@ function send(
     let connectedAddress: string | undefined
     let secured = false
     let response: http.IncomingMessage | undefined
-
-    // The socket layer calls this instead of the resolver. It can only ever answer with the
-    // address that was checked; `all` is asked for when Node tries several address families.
-    const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
-      if (options.all === true) callback(null, [{ address: chosen.address, family: chosen.family }])
-      else callback(null, chosen.address, chosen.family)
-    }
 
     const client = target.protocol === 'https:' ? https : http
     const req = client.request({
@@ -203,7 +161,8 @@ function send(
       headers: withDefaultHeaders(request.headers, request.body.length),
       // A fresh agent per request: no pooled socket from an earlier resolution can be reused.
       agent: false,
-      lookup: pinnedLookup,
+      // The socket layer calls this instead of the resolver: only the address that was checked.
+      lookup: pinnedLookup(chosen),
       ...(request.ca === undefined ? {} : { ca: request.ca }),
     })
 
@@ -224,8 +183,7 @@ function send(
       // A last check on the connected peer itself, independent of how the address was obtained.
       const checkPeer = (): void => {
         connectedAddress = socket.remoteAddress
-        const peerClass = connectedAddress === undefined ? 'forbidden' : classifyAddress(connectedAddress)
-        if (!isClassAllowed(peerClass, policy)) finish({ ok: false, error: 'blocked_address' })
+        if (!isPeerAllowed(connectedAddress, policy)) finish({ ok: false, error: 'blocked_address' })
       }
       if (socket.connecting) socket.once('connect', checkPeer)
       else if (socket.remoteAddress !== undefined) checkPeer()

@@ -113,6 +113,10 @@ export function encodeInvoice(fields: InvoiceFields, nodePrivateKey: Uint8Array)
   assert(isUint(fields.expirySeconds, 35), 'expiry must be a non-negative integer')
   const cltv = fields.minFinalCltvExpiry ?? MIN_FINAL_CLTV_EXPIRY_DEFAULT
   assert(isUint(cltv, 35), 'min_final_cltv_expiry must be a non-negative integer')
+  assert(
+    fields.descriptionHash === undefined || fields.descriptionHash.length === 32,
+    'description hash must be 32 bytes',
+  )
   const descriptionBytes = utf8ToBytes(fields.description)
   assert(descriptionBytes.length <= DESCRIPTION_BYTES_MAX, 'description longer than 639 bytes')
   assert(

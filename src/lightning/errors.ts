@@ -29,6 +29,28 @@ export type LnSendErrorCode =
   | 'own_invoice_unpayable'
   /** The amount for an invoice of this service is not the amount it was issued for. */
   | 'own_invoice_amount'
+  /** More than one of `paymentRequest`, `lnAddress` and `lnurl`. */
+  | 'destination_ambiguous'
+  /** `lnAddress` is not a LUD-16 `user@domain`. */
+  | 'ln_address_invalid'
+  /** `lnurl` is neither a bech32 `lnurl1…` (LUD-01) nor an `lnurlp://` URL (LUD-17) of an https service. */
+  | 'lnurl_invalid'
+  /** `comment` is not text, too long, or not accepted by the payee (LUD-12 `commentAllowed`). */
+  | 'comment_not_accepted'
+  /** The payee's service names a loopback, private, reserved or metadata address. */
+  | 'lnurl_private_address'
+  /** The payee's service could not be reached in time (name, connection, TLS or time-out). */
+  | 'lnurl_unreachable'
+  /** The payee's service answered, but not as LUD-06 says (status, type, size, JSON, fields). */
+  | 'lnurl_invalid_response'
+  /** The payee's service answered `{ status: "ERROR", reason }`. */
+  | 'lnurl_error'
+  /** The amount is outside the payee's `minSendable`..`maxSendable`. */
+  | 'lnurl_amount_out_of_range'
+  /** The invoice the payee returned is not for the amount asked (LUD-06, step 6). */
+  | 'lnurl_amount_mismatch'
+  /** The invoice's description hash is not sha256 of the payee's metadata (LUD-06, step 6). */
+  | 'lnurl_description_hash_mismatch'
 
 /** The contract's error for each code. */
 const LN_SEND_CONTRACT: Record<LnSendErrorCode, ErrorCode> = {
@@ -43,6 +65,17 @@ const LN_SEND_CONTRACT: Record<LnSendErrorCode, ErrorCode> = {
   deduct_from_fixed_amount: 'invalid_request',
   own_invoice_unpayable: 'invalid_payment_request',
   own_invoice_amount: 'invalid_payment_request',
+  destination_ambiguous: 'invalid_request',
+  ln_address_invalid: 'invalid_payment_request',
+  lnurl_invalid: 'invalid_payment_request',
+  comment_not_accepted: 'invalid_request',
+  lnurl_private_address: 'invalid_payment_request',
+  lnurl_unreachable: 'service_unavailable',
+  lnurl_invalid_response: 'invalid_payment_request',
+  lnurl_error: 'invalid_payment_request',
+  lnurl_amount_out_of_range: 'invalid_amount',
+  lnurl_amount_mismatch: 'invalid_payment_request',
+  lnurl_description_hash_mismatch: 'invalid_payment_request',
 }
 
 export type LnSendError = FlowRefusal<LnSendErrorCode>

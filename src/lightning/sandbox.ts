@@ -27,6 +27,8 @@ export interface SandboxLightningRail extends LightningRail {
   createOutsideInvoice(input: {
     amountMsat?: bigint
     outcome: 'succeed' | 'fail'
+    /** A LUD-06 payee's invoice commits to sha256 of its metadata instead of a description. */
+    descriptionHash?: Uint8Array
   }): Promise<LightningInvoiceIssued>
   /**
    * An outside payer pays one of our invoices, inside the caller's database transaction. Returns
@@ -80,7 +82,7 @@ export function createSandboxLightningRail(deps: {
     input: {
       amountMsat?: bigint
       description: string
-      descriptionHash?: string
+      descriptionHash?: Uint8Array
       expirySeconds: number
       ours: boolean
       outcome: 'succeed' | 'fail'
@@ -97,7 +99,7 @@ export function createSandboxLightningRail(deps: {
         paymentHash,
         paymentSecret: new Uint8Array(randomBytes(32)),
         description: input.description,
-        ...(input.descriptionHash ? { descriptionHash: hexToBytes(input.descriptionHash) } : {}),
+        ...(input.descriptionHash === undefined ? {} : { descriptionHash: input.descriptionHash }),
         expirySeconds: input.expirySeconds,
         timestampSec,
       },
@@ -160,8 +162,16 @@ export function createSandboxLightningRail(deps: {
     reserves: () => sandboxLightningReserves(db),
     payments: (sinceMs) => sandboxLightningPayments(db, sinceMs),
 
-    createInvoice(input) {
-      return issue({ ...input, ours: true, outcome: 'succeed' }, deps.nodePrivateKey)
+    createInvoice({ descriptionHash, ...input }) {
+      return issue(
+        {
+          ...input,
+          ...(descriptionHash === undefined ? {} : { descriptionHash: hexToBytes(descriptionHash) }),
+          ours: true,
+          outcome: 'succeed',
+        },
+        deps.nodePrivateKey,
+      )
     },
 
     createOutsideInvoice(input) {
@@ -169,6 +179,7 @@ export function createSandboxLightningRail(deps: {
         {
           ...(input.amountMsat === undefined ? {} : { amountMsat: input.amountMsat }),
           description: `sandbox outside invoice (${input.outcome})`,
+          ...(input.descriptionHash === undefined ? {} : { descriptionHash: input.descriptionHash }),
           expirySeconds: OUTSIDE_INVOICE_EXPIRY_S,
           ours: false,
           outcome: input.outcome,

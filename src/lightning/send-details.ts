@@ -2,12 +2,17 @@ import type { Txn } from '../transactions/txn.js'
 
 /**
  * A Lightning send's destination details (stored as JSON, shown as destReq.reqDetails): the invoice
- * its quote pays; once completed, the preimage, and `internal` when the invoice was a receive of
+ * its quote pays, and the address or LNURL it came from; once completed, the preimage, and `internal` when the invoice was a receive of
  * ours settled in the books.
  */
 export interface LnSendDetails {
   paymentRequest: string
   paymentHash: string
+  /** The Lightning Address (LUD-16) or LNURL (LUD-01/17) the invoice was fetched from, if any. */
+  lnAddress?: string
+  lnurl?: string
+  /** The LUD-12 comment passed to the payee. */
+  comment?: string
   preimage?: string | null
   internal?: boolean
 }

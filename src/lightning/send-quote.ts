@@ -1,18 +1,21 @@
-import type { Config } from '../config/config.js'
-import { decodeInvoice, type DecodedInvoice } from './bolt11.js'
+import type { DecodedInvoice } from './bolt11.js'
 import { formatMinor, ceilDiv } from '../shared/amount.js'
 import type { CreateInput, Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, sameCurrencySendQuote, type Requested } from '../transactions/money.js'
-import { isFlowRefusal, isMoneyError, type MoneyError } from '../transactions/errors.js'
+import { isFlowRefusal, isMoneyError, isRefusal, type MoneyError } from '../transactions/errors.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
-import { canonicalInvoice, internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
+import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { lnSendError, type LnSendError } from './errors.js'
+import { COMMENT_FIELD, parseComment, payDestination } from './lnurl-pay.js'
+import { resolvePayDestination } from './send-destination.js'
+import { parseInvoice, PAYMENT_REQUEST_FIELD } from './send-invoice.js'
+import type { LnSendDetails } from './send-details.js'
 
 /** The routing-fee limit of a send: the larger of 10 sats and 0.5% of the amount. */
 export const ROUTING_FEE_MIN_SATS = 10n
 export const ROUTING_FEE_BPS = 50n
 
-export const PAYMENT_REQUEST_FIELD = 'destReq.reqDetails.paymentRequest'
+export { parseInvoice, PAYMENT_REQUEST_FIELD }
 
 /** The request field an amount came in, as the contract's `details[].field` spells it. */
 const amountField = (requested: Requested | undefined) =>
@@ -21,40 +24,6 @@ const amountField = (requested: Requested | undefined) =>
 export function routingFeeLimitSats(amountSats: bigint): bigint {
   const pct = ceilDiv(amountSats * ROUTING_FEE_BPS, 10_000n)
   return pct > ROUTING_FEE_MIN_SATS ? pct : ROUTING_FEE_MIN_SATS
-}
-
-/** The invoice of a send request, checked for this service's network and still unexpired at `at`. */
-export function parseInvoice(
-  network: Config['network'],
-  input: CreateInput,
-  at: number,
-): { text: string; decoded: DecodedInvoice } | LnSendError {
-  const raw = input.destReq.reqDetails?.paymentRequest
-  if (typeof raw !== 'string' || raw.trim() === '')
-    return lnSendError('invoice_missing', PAYMENT_REQUEST_FIELD, 'is required: a BOLT11 invoice')
-  // BOLT11 is bech32: all lower or all upper case (QR codes use upper), never mixed. The check runs
-  // before the text is lower-cased for storage, which would hide it.
-  const written = raw.trim().replace(/^lightning:/i, '')
-  if (written !== written.toLowerCase() && written !== written.toUpperCase()) {
-    return lnSendError(
-      'invoice_mixed_case',
-      PAYMENT_REQUEST_FIELD,
-      'mixed case: a BOLT11 invoice is written all in lower case or all in upper case',
-    )
-  }
-  const text = canonicalInvoice(raw)
-  const decoded = decodeInvoice(text)
-  if ('error' in decoded) return lnSendError('invoice_unreadable', PAYMENT_REQUEST_FIELD, decoded.error)
-  if (decoded.network !== network) {
-    return lnSendError(
-      'invoice_wrong_network',
-      PAYMENT_REQUEST_FIELD,
-      `the invoice is for ${decoded.network}; this service runs on ${network}`,
-    )
-  }
-  if (decoded.expiresAtMs <= at)
-    return lnSendError('invoice_expired', PAYMENT_REQUEST_FIELD, 'the invoice has expired')
-  return { text, decoded }
 }
 
 /**
@@ -100,16 +69,57 @@ export function invoiceAmountSats(
 }
 
 /**
- * The quote of a Lightning send: the invoice checked, the amount it or the request fixes, and the
- * routing-fee limit held on top, except for an invoice of ours, which is settled with no route.
+ * The invoice a send pays: the request's own, or the one the payee's LNURL service issues for the
+ * requested amount (an address or an LNURL has no amount of its own), with what named it.
+ */
+async function invoiceToPay(
+  deps: Pick<BitcoinDeps, 'config' | 'lnurl'>,
+  input: CreateInput,
+  at: number,
+): Promise<
+  { text: string; decoded: DecodedInvoice; named: Partial<LnSendDetails> } | LnSendError | MoneyError
+> {
+  const details = input.destReq.reqDetails
+  const dest = payDestination(details)
+  if (isFlowRefusal(dest)) return dest
+  if (dest.kind === 'invoice') {
+    if (details?.comment !== undefined)
+      return lnSendError('comment_not_accepted', COMMENT_FIELD, 'goes only with lnAddress or lnurl')
+    const invoice = parseInvoice(deps.config.network, input, at)
+    return isFlowRefusal(invoice) ? invoice : { ...invoice, named: {} }
+  }
+  const comment = parseComment(details?.comment)
+  if (typeof comment === 'object') return comment
+  const requested = requestedAmount(input, { optional: true })
+  if (isMoneyError(requested)) return requested
+  if (!requested)
+    return lnSendError('amount_missing', 'destReq.amtRequested', 'is required to pay an address or an LNURL')
+  // The payee's invoice will be for exactly this amount, so fees cannot come out of it. Refused
+  // before the payee is asked for an invoice that would not be paid.
+  if (input.deductNetworkFeesFromDest)
+    return lnSendError(
+      'deduct_from_fixed_amount',
+      'deductNetworkFeesFromDest',
+      'cannot apply to a payment to an address or an LNURL',
+    )
+  const invoice = await resolvePayDestination(deps, dest, requested.minor, comment, at)
+  if (isFlowRefusal(invoice)) return invoice
+  const named = dest.kind === 'address' ? { lnAddress: dest.lnAddress } : { lnurl: dest.lnurl }
+  return { ...invoice, named: { ...named, ...(comment === undefined ? {} : { comment }) } }
+}
+
+/**
+ * The quote of a Lightning send: the invoice checked (the request's own, or one fetched for an
+ * address or LNURL), the amount it or the request fixes, and the routing-fee limit held on top,
+ * except for an invoice of ours, which is settled with no route.
  */
 export async function quoteLnSend(
-  deps: Pick<BitcoinDeps, 'db' | 'config'>,
+  deps: Pick<BitcoinDeps, 'db' | 'config' | 'lnurl'>,
   { input, now: at }: QuoteContext,
 ): Promise<Quote | MoneyError | LnSendError> {
-  const invoice = parseInvoice(deps.config.network, input, at)
-  if (isFlowRefusal(invoice)) return invoice
-  const { text, decoded } = invoice
+  const invoice = await invoiceToPay(deps, input, at)
+  if (isRefusal(invoice)) return invoice
+  const { text, decoded, named } = invoice
   const requested = requestedAmount(input, { optional: true })
   if (isMoneyError(requested)) return requested
   const amountSats = invoiceAmountSats(decoded.amountMsat, requested, input.deductNetworkFeesFromDest)
@@ -130,6 +140,6 @@ export async function quoteLnSend(
     feeRule: deps.config.fees.lightning_send!,
     networkFee,
     deduct: input.deductNetworkFeesFromDest,
-    destDetails: { paymentRequest: text, paymentHash: decoded.paymentHash },
+    destDetails: { paymentRequest: text, paymentHash: decoded.paymentHash, ...named } satisfies LnSendDetails,
   })
 }

@@ -15,7 +15,21 @@ const SideIn = Type.Object({
   reqDetails: Type.Optional(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'Method-specific details: paymentRequest (Lightning send), address (on-chain send, tron), bankAcctNum and institutionCode (vnd-instant), and for vnd-instant optionally expectedName (1-140 characters): the beneficiary name you expect; the bank is asked for the holder’s name before sending and a payout whose name does not match (compared without accents, case and spacing; see GET /api/v2/fiat/account-name) ends rejected with msg beneficiary_name_mismatch, its funds released',
+        'Method-specific details. A Lightning send (destReq, method lightning) names exactly one of: ' +
+        '`paymentRequest` (a BOLT11 invoice); `lnAddress` (a Lightning Address, user@domain, LUD-16, ' +
+        'at most 320 characters); `lnurl` (a bech32 lnurl1… of LUD-01 or an lnurlp:// link of LUD-17, ' +
+        'https only). An address or LNURL needs amtRequested (BTC) and may carry `comment` (LUD-12, at ' +
+        "most the payee's commentAllowed and 640 characters). The quote fetches the payee's invoice for " +
+        'exactly that amount and shows it as paymentRequest; an address of this service is paid inside it. ' +
+        'Other methods: address (on-chain send, tron); bankAcctNum and institutionCode (vnd-instant), and for vnd-instant optionally expectedName (1-140 characters): the beneficiary name you expect; the bank is asked for the holder’s name before sending and a payout whose name does not match (compared without accents, case and spacing; see GET /api/v2/fiat/account-name) ends rejected with msg beneficiary_name_mismatch, its funds released.',
+      examples: [
+        { paymentRequest: 'lnbcrt100u1p4s9vxrpp5ujc34wrpke5487q976jxh43vaespx029w93z53hxle43xe33g6dq...' },
+        { lnAddress: 'alice@wallet.example', comment: 'Thanks for lunch' },
+        {
+          lnurl:
+            'lnurl1dp68gurn8ghj7um9wfmxjcm99e3k7mf0v9cxj0m385ekvcenxc6r2c35xvukxefcv5mkvv34x5ekzd3ev56nyd3hxqurzepexejxxepnxscrvwfnv9nxzcn9xq6xyefhvgcxxcmyxymnserxfq5fns',
+        },
+      ],
     }),
   ),
   // The fields inside kyc and sourceOfFunds are optional to the schema so that the payout flow can
@@ -86,6 +100,16 @@ export const CreateBodySchema = Type.Object(
         },
         sourceOfFunds: { purpose: 1, source: 1, relationship: 2 },
       },
+      {
+        extRefId: 'lunch-42',
+        sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
+        destReq: {
+          ccy: 'BTC',
+          method: 'lightning',
+          amtRequested: 0.0001,
+          reqDetails: { lnAddress: 'alice@wallet.example', comment: 'Thanks for lunch' },
+        },
+      },
     ],
   },
 )
@@ -105,7 +129,7 @@ const SideOut = Type.Object({
   updatedAt: Type.Integer(),
   reqDetails: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), paymentRequest, paymentHash and the lnAddress, lnurl and comment it was fetched with (Lightning send), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
   }),
   kyc: Type.Optional(
     Type.Object(

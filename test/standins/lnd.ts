@@ -167,7 +167,7 @@ export interface LndStandIn {
   /** A macaroon with only these permissions (lncli bakemacaroon). */
   bake(permissions: string[]): string
   /** An invoice of the outside world that our node can pay. */
-  outsideInvoice(opts?: { amountMsat?: bigint; expirySeconds?: number }): {
+  outsideInvoice(opts?: { amountMsat?: bigint; expirySeconds?: number; descriptionHash?: Uint8Array }): {
     paymentRequest: string
     hash: string
   }
@@ -832,7 +832,7 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
     walletUnconfirmedSat: 0n,
     onRequest: undefined,
     bake,
-    outsideInvoice({ amountMsat, expirySeconds = 3600 } = {}) {
+    outsideInvoice({ amountMsat, expirySeconds = 3600, descriptionHash } = {}) {
       const preimage = randomBytes(32)
       const hash = sha256(preimage)
       const paymentRequest = encodeInvoice(
@@ -842,6 +842,8 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
           paymentHash: hash,
           paymentSecret: randomBytes(32),
           description: 'outside',
+          // A LUD-06 payee's invoice commits to its metadata's hash instead (tag h).
+          ...(descriptionHash === undefined ? {} : { descriptionHash }),
           expirySeconds,
           timestampSec: nowSec(),
         },

@@ -46,6 +46,22 @@ type WireSide = WireCreateBody['sourceReq']
 /** One side of a transaction you create; `amtRequested` is a decimal string or bigint minor units. */
 export type TransactionSideInput = Omit<WireSide, 'amtRequested'> & { amtRequested?: AmountInput }
 
+/**
+ * `destReq.reqDetails` of a Lightning send (`destReq.method: 'lightning'`): exactly one of an
+ * invoice, a Lightning Address (LUD-16, `user@domain`) or an LNURL (LUD-01 `lnurl1…` or LUD-17
+ * `lnurlp://`). An address or LNURL needs `amtRequested` on one side; the quote fetches the payee's
+ * invoice for exactly that amount (over https, never to a private address) and answers it as
+ * `destReq.reqDetails.paymentRequest`, with the address or LNURL and comment beside it.
+ */
+export type LightningSendDetails =
+  | { paymentRequest: string }
+  | {
+      lnAddress: string
+      /** LUD-12: passed to the payee when it accepts comments this long (`commentAllowed`). */
+      comment?: string
+    }
+  | { lnurl: string; comment?: string }
+
 /** The body of `POST /api/v2/transaction`, with exact amounts. */
 export type CreateTransactionRequest = Omit<WireCreateBody, 'sourceReq' | 'destReq'> & {
   sourceReq: TransactionSideInput

@@ -8,6 +8,7 @@ import {
   SvcpayNotFoundError,
   SvcpayRateLimitError,
   SvcpayValidationError,
+  type LightningSendDetails,
   type Transaction,
 } from '@svcpay/sdk'
 import { countingFetch, startServer, type TestServer } from './server.js'
@@ -155,6 +156,20 @@ describe('SvcpayClient against a running service', () => {
     })
     const missing = await client.getAccountName('970436', '0011223404').catch((e) => e)
     expect(missing).toBeInstanceOf(SvcpayNotFoundError)
+  })
+
+  it('sends Lightning to an address, and reports a refused one against its field', async () => {
+    // A Lightning Address on a private network: refused before any request leaves the service.
+    const reqDetails: LightningSendDetails = { lnAddress: 'alice@10.0.0.1', comment: 'hi' }
+    const refused = await client
+      .createTransaction({
+        sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
+        destReq: { ccy: 'BTC', method: 'lightning', amtRequested: '0.0001', reqDetails },
+      })
+      .catch((e) => e)
+    expect(refused).toBeInstanceOf(SvcpayValidationError)
+    expect(refused).toMatchObject({ code: 'invalid_payment_request', status: 400 })
+    expect(refused.details[0].field).toBe('destReq.reqDetails.lnAddress')
   })
 
   it('throws an authentication error for a wrong secret, after signing fresh each time', async () => {

@@ -9,6 +9,7 @@ import type { TransactionsService } from '../../transactions/service.js'
 import { MSAT_PER_SAT } from '../invoices.js'
 import { addressByUsername, type LightningAddress } from './service.js'
 import { isUsernameShape } from './names.js'
+import type { LnurlError } from '../lnurl-pay.js'
 
 /**
  * LNURL-pay for the Lightning Addresses of this service (LUD-06, LUD-12, LUD-16). The HTTP routes
@@ -27,11 +28,8 @@ export interface PayRequest {
   commentAllowed: number
 }
 
-/** The LNURL error shape (LUD-06). */
-export interface LnurlError {
-  status: 'ERROR'
-  reason: string
-}
+/** The LNURL error shape (LUD-06), shared with the paying side. */
+export type { LnurlError }
 
 /** Limits of every address, from the rate-limit configuration (docs/rate-limits.md). */
 export interface LnAddressLimits {
