@@ -24,6 +24,10 @@ import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type PayoutRails } from './payouts/rails.js'
 import { tronPayoutFlow } from './payouts/tron-payout.js'
 import { vndPayoutFlow } from './payouts/vnd-payout.js'
+// VND pay-in over VietQR (issue 20): the receive flow and the sink of bank credits.
+import { vndReceiveConfig } from './payins/config.js'
+import type { PayinDeps } from './payins/deps.js'
+import { vndReceiveFlow } from './payins/receive.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './bitcoin/keys.js'
 import { createRails } from './bitcoin/rails.js'
@@ -69,6 +73,8 @@ export interface Container {
   approvals: ApprovalsService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
   bitcoin: BitcoinDeps
+  /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
+  payins: PayinDeps
   rateLimiter: RateLimiter
   /** Shared Redis connection when REDIS_URL is set. */
   redis: Redis | undefined
@@ -152,6 +158,15 @@ export async function createContainer(
     tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
     vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
   )
+  const payins: PayinDeps = {
+    db,
+    config,
+    vndReceive: vndReceiveConfig(config),
+    accounts,
+    repository,
+    transactions: () => transactions,
+  }
+  flows.push(vndReceiveFlow(payins))
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
   const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
@@ -219,6 +234,7 @@ export async function createContainer(
     transactions,
     approvals,
     bitcoin,
+    payins,
     rateLimiter,
     redis,
     notifier,

@@ -132,14 +132,16 @@ export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise
 }
 
 /**
- * A deposit: bitcoin that arrived for an account without a quote of its own (an on-chain payment
- * to a watched address, a second payment of a Lightning invoice), credited to its BTC wallet less
- * the receive fee. `key` names the payment; its hash is the transaction's request hash.
+ * A deposit: money that arrived for an account without a quote of its own (an on-chain payment
+ * to a watched address, a second payment of a Lightning invoice, a late or second bank transfer
+ * with a VND receive's memo), credited to its wallet in `ccy` (BTC unless said) less the receive
+ * fee. `key` names the payment; its hash is the transaction's request hash.
  */
 export function newDeposit(d: {
   accountId: string
   key: string
-  method: 'on-chain' | 'lightning'
+  method: 'on-chain' | 'lightning' | 'vnd-instant'
+  ccy?: 'BTC' | 'VND'
   amountSats: bigint
   feeSats: bigint
   srcDetails: Record<string, unknown>
@@ -156,7 +158,7 @@ export function newDeposit(d: {
     state: 'srccreated',
     note: null,
     deductFeesFromDest: false,
-    srcCcy: 'BTC',
+    srcCcy: d.ccy ?? 'BTC',
     srcMethod: d.method,
     srcAmountMinor: d.amountSats,
     srcFeeMinor: d.feeSats,
@@ -164,7 +166,7 @@ export function newDeposit(d: {
     srcDetails: d.srcDetails,
     srcCreatedAtMs: at,
     srcUpdatedAtMs: at,
-    destCcy: 'BTC',
+    destCcy: d.ccy ?? 'BTC',
     destMethod: 'svcpay',
     destAmountMinor: d.amountSats - d.feeSats,
     destDetails: {},

@@ -50,6 +50,8 @@ export type TxnKind =
    * it came from; created completed, once per payout (src/payouts/returns.ts).
    */
   | 'payout_return'
+  /** Dong paid in by bank transfer against a VietQR code (src/payins/receive.ts). */
+  | 'vnd_receive'
 
 export const FINAL_STATES: ReadonlySet<TxnState> = new Set([
   'completed',
@@ -101,6 +103,7 @@ export const TRANSITIONS: Record<TxnKind, Table> = {
   },
   // Created completed: it has no transitions.
   payout_return: {},
+  vnd_receive: { quoted: ['srccreated', ...QUOTE_EXITS], srccreated: ['completed', 'expired'] },
 }
 
 export function canTransition(kind: TxnKind, from: TxnState, to: TxnState): boolean {
