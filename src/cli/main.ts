@@ -297,7 +297,10 @@ export async function run(argv: string[], out: (s: string) => void): Promise<voi
         memo: need(flags, 'memo'),
         amount: need(flags, 'amount'),
       })
-      return print(r, `transfer ${r.bankRef} of ${r.amount} VND: ${r.outcome}${r.txnId ? ` (${r.txnId})` : ''}`)
+      return print(
+        r,
+        `transfer ${r.bankRef} of ${r.amount} VND: ${r.outcome}${r.txnId ? ` (${r.txnId})` : ''}`,
+      )
     }
     case 'credits list': {
       const status = flags.status === undefined ? 'unassigned' : need(flags, 'status')
@@ -314,7 +317,9 @@ export async function run(argv: string[], out: (s: string) => void): Promise<voi
     }
     case 'credits assign': {
       if (!rest[0])
-        throw new CliError('usage: svcpay credits assign CREDIT_ID --account ACCOUNT_ID [--txn TXN_ID] --reason TEXT')
+        throw new CliError(
+          'usage: svcpay credits assign CREDIT_ID --account ACCOUNT_ID [--txn TXN_ID] --reason TEXT',
+        )
       const r = await call('POST', `/admin/bank-credits/${encodeURIComponent(rest[0])}/assign`, {
         accountId: need(flags, 'account'),
         ...(flags.txn !== undefined ? { txnId: need(flags, 'txn') } : {}),

@@ -10,4 +10,4 @@ export interface BankCredit {
   /** The payer's bank BIN and account if the partner gives them (personal data: never logged). */
   payer?: { bankBin?: string; accountNumber?: string; name?: string }
 }
-export type CreditSink = (credit: BankCredit) => Promise<void>  // idempotent on bankRef; throws if it could not record
+export type CreditSink = (credit: BankCredit) => Promise<void> // idempotent on bankRef; throws if it could not record

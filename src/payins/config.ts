@@ -46,10 +46,14 @@ export function vndReceiveConfig(config: Pick<Config, 'vnd' | 'env'>): VndReceiv
   if (!/^[0-9A-Za-z]{4,19}$/.test(accountNumber))
     throw new ConfigError('VND_RECEIVE_ACCOUNT: expected 4 to 19 letters or digits')
   if (!/^[A-Za-z0-9 .-]{1,50}$/.test(accountName))
-    throw new ConfigError('VND_RECEIVE_ACCOUNT_NAME: expected 1 to 50 letters without accents, digits or spaces')
+    throw new ConfigError(
+      'VND_RECEIVE_ACCOUNT_NAME: expected 1 to 50 letters without accents, digits or spaces',
+    )
   const ttlText = env.VND_RECEIVE_TTL_S ?? ''
   const ttlS = ttlText === '' ? 900 : Number(ttlText)
   if (!/^\d*$/.test(ttlText) || ttlS < 60 || ttlS > 7 * 86_400)
-    throw new ConfigError(`VND_RECEIVE_TTL_S: expected a whole number from 60 to 604800, got ${JSON.stringify(ttlText)}`)
+    throw new ConfigError(
+      `VND_RECEIVE_TTL_S: expected a whole number from 60 to 604800, got ${JSON.stringify(ttlText)}`,
+    )
   return { enabled, bankBin, bankName: institution.shortName, accountNumber, accountName, ttlS }
 }

@@ -46,7 +46,8 @@ type Source = 'bank' | 'suspense'
 
 /** The sink of bank credits (bank-credit.ts): record, match and credit one transfer, once. */
 export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Promise<IngestOutcome> {
-  if (!BANK_REF.test(credit.bankRef)) throw fieldError('invalid_request', 'bankRef', 'is not a bank reference')
+  if (!BANK_REF.test(credit.bankRef))
+    throw fieldError('invalid_request', 'bankRef', 'is not a bank reference')
   if (typeof credit.amountMinor !== 'bigint' || credit.amountMinor <= 0n)
     throw fieldError('invalid_amount', 'amount', 'must be a positive whole number of dong')
   if (credit.memo.length > MEMO_MAX)
@@ -86,7 +87,11 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
     } else if (named.txn.state === 'srccreated') {
       const done = await completeVndReceive(deps, q, named.txn, credit.amountMinor, 'bank', at)
-      result = { status: 'matched', outcome: amountOutcome(named.txn.srcAmountMinor, credit.amountMinor), txnId: done.id }
+      result = {
+        status: 'matched',
+        outcome: amountOutcome(named.txn.srcAmountMinor, credit.amountMinor),
+        txnId: done.id,
+      }
     } else {
       const late = named.txn.state === 'expired'
       const deposit = await creditDeposit(deps, q, {
@@ -104,33 +109,36 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       })
       result = { status: 'deposit', outcome: late ? 'late' : 'second_payment', txnId: deposit.id }
     }
-    await q.query(`UPDATE bank_credits SET memo_token = $2, status = $3, outcome = $4, txn_id = $5 WHERE id = $1`, [
-      creditId,
-      named?.memo ?? null,
-      result.status,
-      result.outcome,
-      result.txnId,
-    ])
+    await q.query(
+      `UPDATE bank_credits SET memo_token = $2, status = $3, outcome = $4, txn_id = $5 WHERE id = $1`,
+      [creditId, named?.memo ?? null, result.status, result.outcome, result.txnId],
+    )
     return { creditId, bankRef: credit.bankRef, ...result, duplicate: false }
   })
 }
 
 async function recordedOutcome(q: Queryable, bankRef: string): Promise<Omit<IngestOutcome, 'duplicate'>> {
-  const { rows } = await q.query<{ id: string; status: CreditStatus; outcome: CreditOutcome; txn_id: string | null }>(
-    'SELECT id, status, outcome, txn_id FROM bank_credits WHERE bank_ref = $1',
-    [bankRef],
-  )
+  const { rows } = await q.query<{
+    id: string
+    status: CreditStatus
+    outcome: CreditOutcome
+    txn_id: string | null
+  }>('SELECT id, status, outcome, txn_id FROM bank_credits WHERE bank_ref = $1', [bankRef])
   const row = rows[0]
   assert(row, 'a bank reference that conflicted is recorded')
   return { creditId: row.id, bankRef, status: row.status, outcome: row.outcome, txnId: row.txn_id }
 }
 
 /** The receive whose memo the description names (locked), with that memo; the first one that is ours. */
-async function receiveNamed(q: Queryable, description: string): Promise<{ memo: string; txn: Txn } | undefined> {
+async function receiveNamed(
+  q: Queryable,
+  description: string,
+): Promise<{ memo: string; txn: Txn } | undefined> {
   for (const memo of memoCandidates(description)) {
-    const { rows } = await q.query<{ txn_id: string }>('SELECT txn_id FROM vnd_receive_memos WHERE memo = $1', [
-      memo,
-    ])
+    const { rows } = await q.query<{ txn_id: string }>(
+      'SELECT txn_id FROM vnd_receive_memos WHERE memo = $1',
+      [memo],
+    )
     const txn = rows[0] && (await getTxn(q, rows[0].txn_id, { lock: true }))
     if (txn) return { memo, txn }
   }
@@ -246,10 +254,14 @@ export async function assignCredit(
 ): Promise<{ creditId: string; accountId: string; txnId: string; amount: bigint; bankRef: string }> {
   const at = nowBy(deps)
   return deps.db.tx(async (q) => {
-    const { rows } = await q.query<{ id: string; bank_ref: string; amount_minor: bigint; status: CreditStatus }>(
-      'SELECT id, bank_ref, amount_minor, status FROM bank_credits WHERE id = $1 FOR UPDATE',
-      [input.creditId],
-    )
+    const { rows } = await q.query<{
+      id: string
+      bank_ref: string
+      amount_minor: bigint
+      status: CreditStatus
+    }>('SELECT id, bank_ref, amount_minor, status FROM bank_credits WHERE id = $1 FOR UPDATE', [
+      input.creditId,
+    ])
     const credit = rows[0]
     if (!credit) throw new ApiError('not_found', `No bank credit ${input.creditId}`)
     if (credit.status !== 'unassigned')
@@ -284,7 +296,13 @@ export async function assignCredit(
         WHERE id = $1 AND status = 'unassigned'`,
       [credit.id, txn.id, input.operatorId, input.reason, at],
     )
-    return { creditId: credit.id, accountId: input.accountId, txnId: txn.id, amount: arrived, bankRef: credit.bank_ref }
+    return {
+      creditId: credit.id,
+      accountId: input.accountId,
+      txnId: txn.id,
+      amount: arrived,
+      bankRef: credit.bank_ref,
+    }
   })
 }
 

@@ -30,7 +30,12 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
         ...(side === 'src' ? { amtRequested: amount } : {}),
         reqDetails: {},
       },
-      destReq: { ccy: 'VND', method: 'svcpay', ...(side === 'dest' ? { amtRequested: amount } : {}), reqDetails: {} },
+      destReq: {
+        ccy: 'VND',
+        method: 'svcpay',
+        ...(side === 'dest' ? { amtRequested: amount } : {}),
+        reqDetails: {},
+      },
     })
     expect(q.status, JSON.stringify(q.body)).toBe(200)
     return q.body
@@ -99,7 +104,16 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(t.txnState).toBe('srccreated')
     const d = t.sourceReq.reqDetails
     expect(Object.keys(d).sort()).toEqual(
-      ['accountName', 'amount', 'bankAcctNum', 'bankBin', 'bankName', 'invoicePageUrl', 'memo', 'vietQr'].sort(),
+      [
+        'accountName',
+        'amount',
+        'bankAcctNum',
+        'bankBin',
+        'bankName',
+        'invoicePageUrl',
+        'memo',
+        'vietQr',
+      ].sort(),
     )
     expect(d).toMatchObject({
       bankBin: '970436',
@@ -212,7 +226,10 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     })
     expect(g.wallet).toBe(500_000n)
     const unmatched = await gains(async () => {
-      const both = await Promise.all([ingest('no memo here', 70_000n, 'DUP-2'), ingest('no memo here', 70_000n, 'DUP-2')])
+      const both = await Promise.all([
+        ingest('no memo here', 70_000n, 'DUP-2'),
+        ingest('no memo here', 70_000n, 'DUP-2'),
+      ])
       expect(both.map((b) => b.duplicate).sort()).toEqual([false, true])
       expect(both[0]!.creditId).toBe(both[1]!.creditId)
     })
@@ -250,7 +267,11 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       expect(deposit).toMatchObject({ txnState: 'completed' })
       expect(deposit.sourceReq.reqDetails).toMatchObject({ assignedCredit: credit.creditId })
     })
-    expect(assigned).toEqual({ wallet: 123_456n - feeOn(123_456n), fees: feeOn(123_456n), suspense: -123_456n })
+    expect(assigned).toEqual({
+      wallet: 123_456n - feeOn(123_456n),
+      fees: feeOn(123_456n),
+      suspense: -123_456n,
+    })
     const twice = await ops.request('POST', url, { session, body })
     expect(twice.status).toBe(409)
     const { rows } = await h.c.db.query<{ operator_id: string; target: string; after: any }>(
@@ -297,9 +318,19 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       )
       expect(out.out).toMatch(/: exact \(txn_/)
       expect((await get(t.txnId)).txnState).toBe('completed')
-      const stray = JSON.parse((await runCli('sandbox', 'vnd-transfer', '--memo', 'x', '--amount', '5000', '--json')).out)
+      const stray = JSON.parse(
+        (await runCli('sandbox', 'vnd-transfer', '--memo', 'x', '--amount', '5000', '--json')).out,
+      )
       expect((await runCli('credits', 'list')).out).toContain(stray.creditId)
-      const assigned = await runCli('credits', 'assign', stray.creditId, '--account', a.accountId, '--reason', 'by phone')
+      const assigned = await runCli(
+        'credits',
+        'assign',
+        stray.creditId,
+        '--account',
+        a.accountId,
+        '--reason',
+        'by phone',
+      )
       expect(assigned.out).toMatch(new RegExp(`assigned ${stray.creditId} \\(5000 VND\\)`))
     } finally {
       restore()

@@ -24,7 +24,10 @@ const creditJson = (r: CreditRow) => ({
   createdAt: r.createdAt,
 })
 
-const outcomeJson = (o: IngestOutcome, amountMinor: bigint) => ({ ...o, amount: amountJson(amountMinor, 'VND') })
+const outcomeJson = (o: IngestOutcome, amountMinor: bigint) => ({
+  ...o,
+  amount: amountJson(amountMinor, 'VND'),
+})
 
 /**
  * The operator API of bank credits (docs/payouts.md, "Receiving dong"): the list of credits (those

@@ -62,6 +62,11 @@ export const CreateBodySchema = Type.Object(
         sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: 0.001, reqDetails: {} },
         destReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
       },
+      {
+        extRefId: 'order-1002',
+        sourceReq: { ccy: 'VND', method: 'vnd-instant', reqDetails: {} },
+        destReq: { ccy: 'VND', method: 'svcpay', amtRequested: 500000, reqDetails: {} },
+      },
     ],
   },
 )
@@ -81,7 +86,7 @@ const SideOut = Type.Object({
   updatedAt: Type.Integer(),
   reqDetails: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), txid, preimage, txHash or bankRef once sent',
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), bankBin, bankName, bankAcctNum, accountName, amount, memo, vietQr and invoicePageUrl (VND receive over VietQR), txid, preimage, txHash or bankRef once sent',
   }),
   kyc: Type.Optional(
     Type.Object(
