@@ -23,11 +23,13 @@ export function newMemo(): string {
   return MEMO_PREFIX + body
 }
 
-/** A bank description as matched: no accents, đ as d, upper case, only A-Z and 0-9 left. */
+/**
+ * A bank description as matched: no accents, đ as d, upper case, only A-Z and 0-9 left. NFD splits
+ * an accented letter into the letter and its combining marks, which the last step drops.
+ */
 export function normaliseMemo(text: string): string {
   return text
     .normalize('NFD')
-    .replace(/\p{M}/gu, '')
     .replace(/[đĐ]/g, 'd')
     .toUpperCase()
     .replace(/[^A-Z0-9]/g, '')
