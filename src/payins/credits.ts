@@ -86,7 +86,13 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       })
       result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
     } else if (named.txn.state === 'srccreated') {
-      const done = await completeVndReceive(deps, q, named.txn, credit.amountMinor, 'bank', at)
+      const done = await completeVndReceive(
+        deps,
+        q,
+        named.txn,
+        { bankRef: credit.bankRef, arrived: credit.amountMinor, from: 'bank' },
+        at,
+      )
       result = {
         status: 'matched',
         outcome: amountOutcome(named.txn.srcAmountMinor, credit.amountMinor),
@@ -166,10 +172,10 @@ async function completeVndReceive(
   deps: PayinDeps,
   q: Queryable,
   txn: Txn,
-  arrived: bigint,
-  from: Source,
+  credit: { bankRef: string; arrived: bigint; from: Source },
   at: number,
 ): Promise<Txn> {
+  const { bankRef, arrived, from } = credit
   const outcome = amountOutcome(txn.srcAmountMinor, arrived)
   const fee = outcome === 'exact' ? txn.srcFeeMinor : receiveFee(deps.config.fees.vnd_receive!, arrived)
   if (fee !== txn.srcFeeMinor) await setSrcFee(q, txn.id, fee)
@@ -180,7 +186,13 @@ async function completeVndReceive(
     q,
     txn,
     'completed',
-    { msg: outcome === 'exact' ? '' : outcome, srcSettledMinor: arrived, destSettledMinor: arrived - fee },
+    {
+      msg: outcome === 'exact' ? '' : outcome,
+      srcSettledMinor: arrived,
+      destSettledMinor: arrived - fee,
+      // From now on the bank's reference of the transfer, as a payout's is (reconciliation).
+      railRef: bankRef,
+    },
     { now: at },
   )
 }
@@ -274,7 +286,13 @@ export async function assignCredit(
       throw fieldError('invalid_request', 'txnId', 'is not a VND receive of this account')
     let txn: Txn
     if (receive?.state === 'srccreated') {
-      txn = await completeVndReceive(deps, q, receive, arrived, 'suspense', at)
+      txn = await completeVndReceive(
+        deps,
+        q,
+        receive,
+        { bankRef: credit.bank_ref, arrived, from: 'suspense' },
+        at,
+      )
     } else {
       if (!(await deps.accounts.get(input.accountId)))
         throw fieldError('not_found', 'accountId', 'is not an account of this service')

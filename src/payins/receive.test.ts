@@ -137,10 +137,18 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
   it('credits an exact transfer: completed, the quoted fee, books balanced', async () => {
     const t = await receive()
     const paid = BigInt(t.sourceReq.amtRequested)
+    let bankRef = ''
     const g = await gains(async () => {
       const r = await transfer(t.sourceReq.reqDetails.memo, t.sourceReq.amtRequested)
       expect(r).toMatchObject({ status: 'matched', outcome: 'exact', txnId: t.txnId, duplicate: false })
+      bankRef = r.bankRef
     })
+    // Reconciliation finds the transfer on both sides: the sandbox bank lists it, the receive carries its reference.
+    const report = await h.c.reconcile()
+    expect(report.rails.find((r) => r.rail === 'bank')?.status).not.toBe('deficit')
+    expect(
+      report.orphans.filter((o) => o.rail === 'bank' && (o.ref === bankRef || o.txnId === t.txnId)),
+    ).toEqual([])
     expect(g).toEqual({ wallet: 500_000n, fees: paid - 500_000n, suspense: 0n })
     const done = await get(t.txnId)
     expect(done).toMatchObject({ txnState: 'completed', msg: '' })

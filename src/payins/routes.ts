@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
@@ -6,6 +5,7 @@ import { auditNote } from '../admin/guard.js'
 import { AmountIn } from '../http/schemas.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
+import { recordSandboxTransferIn } from '../payouts/vnd/sandbox.js'
 import type { PayinDeps } from './deps.js'
 import { assignCredit, ingestBankCredit, listCredits, type CreditRow, type IngestOutcome } from './credits.js'
 
@@ -99,7 +99,7 @@ export function bankCreditRoutes(fastify: FastifyInstance, deps: { payins: Payin
 /**
  * The sandbox bank's incoming transfer (with VND=sandbox): a customer pays `amount` dong with
  * `memo` as the description. There is no partner to notify us, so the credit goes straight to the
- * sink, and the sandbox bank counts the money as held (sandbox_rail_movements, for reconciliation).
+ * sink, and the sandbox bank records the transfer as held (`recordSandboxTransferIn`, for reconciliation).
  */
 export function sandboxVndTransferRoutes(
   fastify: FastifyInstance,
@@ -122,18 +122,15 @@ export function sandboxVndTransferRoutes(
       const parsed = parseAmount(request.body.amount, 'VND')
       if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
       if (parsed.minor <= 0n) throw fieldError('invalid_amount', 'amount', 'must be above zero')
-      const bankRef = `SBXIN${randomBytes(8).toString('hex').toUpperCase()}`
       const at = (deps.payins.now ?? Date.now)()
+      // The bank has the money first; the sink credits it (one transaction, as with a partner).
+      const { bankRef } = await recordSandboxTransferIn(deps.payins.db, parsed.minor, at)
       const outcome = await ingestBankCredit(deps.payins, {
         bankRef,
         amountMinor: parsed.minor,
         memo: request.body.memo,
         bookedAtMs: at,
       })
-      await deps.payins.db.query(
-        `INSERT INTO sandbox_rail_movements (rail, ccy, amount_minor, note, created_at) VALUES ('bank', 'VND', $1, $2, $3)`,
-        [parsed.minor, `customer transfer ${bankRef}`, at],
-      )
       return outcomeJson(outcome, parsed.minor)
     },
   )

@@ -35,3 +35,12 @@ CREATE TABLE bank_credits (
   created_at bigint NOT NULL
 );
 CREATE INDEX bank_credits_unassigned_idx ON bank_credits (booked_at) WHERE status = 'unassigned';
+
+-- The sandbox bank's incoming transfers (POST /admin/sandbox/vnd/transfer): what a customer paid
+-- into our collecting account, under the bank reference the sandbox gave it. The sandbox bank counts
+-- them in what it holds and lists them among its payments, for reconciliation.
+CREATE TABLE sandbox_bank_transfers_in (
+  bank_ref text PRIMARY KEY,
+  amount_minor bigint NOT NULL CHECK (amount_minor > 0),
+  created_at bigint NOT NULL
+);
