@@ -154,6 +154,11 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(done).toMatchObject({ txnState: 'completed', msg: '' })
     expect(done.sourceReq.amtSettled).toBe(Number(paid))
     expect(done.destReq.amtSettled).toBe(500_000)
+    const { rows: events } = await h.c.db.query<{ txn_state: string }>(
+      'SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id',
+      [t.txnId],
+    )
+    expect(events.map((e) => e.txn_state)).toEqual(['quoted', 'srccreated', 'completed'])
   })
 
   it('credits a short and an over payment as they arrived, the fee on what arrived', async () => {
