@@ -176,6 +176,12 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/console/approvals/:txnId/review': { need: 'approvals.decide', action: 'approval.review' },
   'POST /admin/console/approvals/:txnId/approve': { need: 'approvals.decide', action: 'approval.approve' },
   'POST /admin/console/approvals/:txnId/reject': { need: 'approvals.decide', action: 'approval.reject' },
+  // Bank transfers in waiting in suspense, and the form that assigns one (src/console/bank-credits.ts).
+  'GET /admin/console/bank-credits': { need: 'transactions.read' },
+  'POST /admin/console/bank-credits/:creditId/assign': {
+    need: 'transactions.write',
+    action: 'bank_credit.assign',
+  },
   'GET /admin/console/transactions': { need: 'transactions.read' },
   'GET /admin/console/transactions/:txnId': { need: 'transactions.read' },
   'POST /admin/console/transactions/:txnId/deliveries/:deliveryId/redeliver': {

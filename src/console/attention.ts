@@ -3,6 +3,7 @@ import { listStuck } from '../transactions/stuck.js'
 import { awaitingApproval } from './approvals.js'
 import { listCredits } from '../payins/credits.js'
 import { formatMinor } from '../shared/amount.js'
+import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
 
 /**
@@ -15,8 +16,8 @@ export interface AttentionRow {
   txnId: string
   /** Empty when no account is known yet (a bank credit in suspense). */
   accountId: string
-  /** What a row that is not about a transaction is about (a bank credit's id), shown unlinked. */
-  ref?: string
+  /** What a row that is not about a transaction is about (a bank credit's id), and its page. */
+  ref?: { id: string; href: string }
   state: string
   /** Since when it has been so, epoch ms. */
   since: number
@@ -99,7 +100,7 @@ const unassignedCredits: AttentionSection = {
       rows: page.rows.map((r) => ({
         txnId: '',
         accountId: '',
-        ref: r.creditId,
+        ref: { id: r.creditId, href: `${CONSOLE_BASE}/bank-credits` },
         state: r.status,
         since: r.bookedAt,
         why: `${formatMinor(r.amountMinor, 'VND')} VND: ${JSON.stringify(r.memo.slice(0, 120))}`,

@@ -171,7 +171,7 @@ async function attentionSection(c: Container, now: number, lang: Lang): Promise<
       const lines = rows.map(
         (
           r,
-        ) => markup`<tr><td>${r.txnId ? markup`<a class="mono" href="${CONSOLE_BASE}/transactions/${r.txnId}">${r.txnId}</a>` : markup`<span class="mono">${r.ref ?? ''}</span>`}</td>
+        ) => markup`<tr><td>${r.txnId ? markup`<a class="mono" href="${CONSOLE_BASE}/transactions/${r.txnId}">${r.txnId}</a>` : r.ref ? markup`<a class="mono" href="${r.ref.href}">${r.ref.id}</a>` : ''}</td>
 <td>${r.accountId ? markup`<a class="mono" href="${CONSOLE_BASE}/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td><td>${r.state}</td><td>${when(r.since)}</td><td>${r.why}</td></tr>`,
       )
       return markup`<h3>${heading}</h3><table data-testid="attention-${section.key}"><caption class="visually-hidden">${heading}</caption>

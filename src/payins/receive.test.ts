@@ -258,7 +258,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(g).toEqual({ wallet: 0n, fees: 0n, suspense: 123_456n })
     const section = ATTENTION_SECTIONS.find((s) => s.key === 'bank-credits')!
     const listed = await section.read(h.c, Date.now(), 100)
-    expect(listed.rows.find((r) => r.ref === credit.creditId)?.why).toContain('123456 VND')
+    expect(listed.rows.find((r) => r.ref?.id === credit.creditId)?.why).toContain('123456 VND')
 
     const ops = operatorClient(h.app, h.adminToken)
     const url = `/admin/bank-credits/${credit.creditId}/assign`
@@ -293,7 +293,43 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ operator_id: finance.id, target: `creditId=${credit.creditId}` })
     expect(rows[0]!.after).toMatchObject({ reason: body.reason, accountId: a.accountId })
-    expect((await section.read(h.c, Date.now(), 100)).rows.map((r) => r.ref)).not.toContain(credit.creditId)
+    expect((await section.read(h.c, Date.now(), 100)).rows.map((r) => r.ref?.id)).not.toContain(
+      credit.creditId,
+    )
+  })
+
+  it('assigns a credit from the console page, by a form with its CSRF field', async () => {
+    const credit = await transfer('tra tien', 40_000)
+    const ops = operatorClient(h.app, h.adminToken)
+    const session = await ops.signIn(await ops.createOperator('finance'))
+    const page = await h.app.inject({
+      method: 'GET',
+      url: '/admin/console/bank-credits',
+      headers: { cookie: session.cookie },
+    })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain(`/admin/console/bank-credits/${credit.creditId}/assign`)
+    expect(page.body).toContain('tra tien')
+    const post = (csrf: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: `/admin/console/bank-credits/${credit.creditId}/assign`,
+        headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          csrf_token: csrf,
+          accountId: a.accountId,
+          reason: 'phoned in',
+        }).toString(),
+      })
+    expect((await post('wrong')).statusCode).toBe(403)
+    const done = await post(session.csrfToken)
+    expect(done.statusCode, done.body).toBe(200)
+    expect(done.body).toContain(credit.creditId)
+    const { rows } = await h.c.db.query<{ status: string }>('SELECT status FROM bank_credits WHERE id = $1', [
+      credit.creditId,
+    ])
+    expect(rows[0]!.status).toBe('assigned')
+    await h.expectBooksBalanced()
   })
 
   it('assigns a credit in suspense to a waiting receive, which completes', async () => {

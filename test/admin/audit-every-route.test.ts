@@ -234,6 +234,16 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
         body: { accountId: owner.accountId, reason: 'every route' },
       }
     },
+    'POST /admin/console/bank-credits/:creditId/assign': async () => {
+      const credit = await client.asSystem('POST', '/admin/sandbox/vnd/transfer', {
+        memo: 'no memo of ours either',
+        amount: '30000',
+      })
+      return {
+        url: `/admin/console/bank-credits/${credit.creditId}/assign`,
+        body: { accountId: owner.accountId, reason: 'every route, from the console' },
+      }
+    },
     'POST /admin/capital': async () => ({
       url: '/admin/capital',
       body: { rail: 'tron', ccy: 'USDT', amount: '250', note: 'Every route', reference: 'every-route-1' },
