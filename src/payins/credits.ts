@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import { storable } from '../admin/audit.js'
 import { postEntry, systemAccountId, type Posting } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { nowBy } from '../shared/clock.js'
@@ -65,9 +66,12 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
         creditId,
         credit.bankRef,
         credit.amountMinor,
-        credit.memo,
+        // Free text from a bank: what PostgreSQL cannot store is replaced, never refused.
+        storable(credit.memo),
         credit.bookedAtMs,
-        credit.payer ? JSON.stringify(credit.payer) : null,
+        credit.payer
+          ? JSON.stringify(credit.payer, (_k, v) => (typeof v === 'string' ? storable(v) : v))
+          : null,
         at,
       ],
     )

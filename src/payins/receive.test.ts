@@ -229,6 +229,19 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(r).toMatchObject({ status: 'matched', outcome: 'exact', txnId: t.txnId })
   })
 
+  it('records a description or payer PostgreSQL cannot hold as it can, and still matches', async () => {
+    const t = await receive(10_000)
+    const memo = t.sourceReq.reqDetails.memo
+    const r = await ingestBankCredit(h.c.payins, {
+      bankRef: `NUL.${Date.now()}`,
+      amountMinor: BigInt(t.sourceReq.amtRequested),
+      memo: `\u0000${memo}\ud800 x`,
+      bookedAtMs: Date.now(),
+      payer: { name: 'NGUYEN\u0000 VAN A', accountNumber: '0123456789' },
+    })
+    expect(r).toMatchObject({ status: 'matched', outcome: 'exact', txnId: t.txnId })
+  })
+
   it('credits a repeated bank notification once, also two at the same time', async () => {
     const t = await receive()
     const amount = BigInt(t.sourceReq.amtRequested)
