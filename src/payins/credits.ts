@@ -9,7 +9,7 @@ import { getTxn, setRailRef, setSrcFee } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import { newDeposit, receiveFee } from '../bitcoin/common.js'
-import type { BankCredit } from './bank-credit.js'
+import type { BankCredit, CreditSink } from './bank-credit.js'
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
 
@@ -125,6 +125,13 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
     )
     return { creditId, bankRef: credit.bankRef, ...result, duplicate: false }
   })
+}
+
+/** The sink the bank partner's transport calls (notifications, statement polling). */
+export function creditSink(deps: PayinDeps): CreditSink {
+  return async (credit) => {
+    await ingestBankCredit(deps, credit)
+  }
 }
 
 async function recordedOutcome(q: Queryable, bankRef: string): Promise<Omit<IngestOutcome, 'duplicate'>> {

@@ -6,7 +6,7 @@ import { pointCliAt, runCli } from '../../test/helpers/cli.js'
 import { ATTENTION_SECTIONS } from '../console/attention.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { runDueTransactions } from '../transactions/worker.js'
-import { ingestBankCredit } from './credits.js'
+import { creditSink, ingestBankCredit } from './credits.js'
 
 // FEE_VND_RECEIVE 1000 dong + 1%: every amount below is checked against it by hand.
 const FEE = { fixed: 1000n, bps: 100n }
@@ -249,6 +249,8 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       const first = await ingest(t.sourceReq.reqDetails.memo, amount, 'DUP-1')
       const second = await ingest(t.sourceReq.reqDetails.memo, amount, 'DUP-1')
       expect(second).toEqual({ ...first, duplicate: true })
+      // The transport's sink, called again with the same transfer, does nothing more either.
+      await creditSink(h.c.payins)({ bankRef: 'DUP-1', amountMinor: amount, memo: 'x', bookedAtMs: 0 })
     })
     expect(g.wallet).toBe(500_000n)
     const unmatched = await gains(async () => {
