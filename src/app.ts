@@ -20,6 +20,7 @@ import { depositRoutes } from './onchain/deposit-routes.js'
 import { onchainAdminRoutes } from './onchain/admin-routes.js'
 import { approvalRoutes } from './approvals/routes.js'
 import { sandboxBitcoinRoutes } from './sandbox/bitcoin-routes.js'
+import { bankCreditAdminRoutes, sandboxVndTransferRoutes } from './payins/routes.js'
 import { fiatRoutes } from './fiat/routes.js'
 // Events: webhooks, their deliveries, and the status stream.
 import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
@@ -118,6 +119,10 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   approvalRoutes(app, c)
   if (c.config.rails === 'sandbox')
     sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  // VND pay-in: credits in suspense and their assignment; the sandbox bank's incoming transfer.
+  bankCreditAdminRoutes(app, c)
+  if (c.config.vnd === 'sandbox')
+    sandboxVndTransferRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   reconciliationRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   capitalRoutes(app, { db: c.db, adminPreHandler: adminAuth(c.adminToken) })
   if (c.config.rails === 'sandbox')

@@ -26,6 +26,11 @@ import { withCreditPollCheck } from './payouts/vnd/bank-credit-poll.js'
 import type { CreditSink } from './payins/bank-credit.js'
 import { tronPayoutFlow } from './payouts/tron-payout.js'
 import { vndPayoutFlow } from './payouts/vnd-payout.js'
+// VND pay-in over VietQR (issue 20): the receive flow and the sink of bank credits.
+import { vndReceiveConfig } from './payins/config.js'
+import type { PayinDeps } from './payins/deps.js'
+import { vndReceiveFlow } from './payins/receive.js'
+import { creditSink } from './payins/credits.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './bitcoin/keys.js'
 import { createRails } from './bitcoin/rails.js'
@@ -75,6 +80,8 @@ export interface Container {
   approvals: ApprovalsService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
   bitcoin: BitcoinDeps
+  /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
+  payins: PayinDeps
   rateLimiter: RateLimiter
   /** Shared Redis connection when REDIS_URL is set. */
   redis: Redis | undefined
@@ -165,17 +172,25 @@ export async function createContainer(
   // Every rail the flows use is observed, so the worker knows what each one last answered.
   const tronRail = observeRail('tron', payoutRails.tron)
   const bankRail = observeRail('bank', payoutRails.bank)
-  // Incoming bank transfers go to the VND pay-in's sink (given in opts until it is wired here).
-  const bankCredits =
-    payoutRails.bankCredits && opts.creditSink
-      ? { ...payoutRails.bankCredits, sink: opts.creditSink }
-      : undefined
-  const bankChecked = bankCredits?.pollMs ? withCreditPollCheck(payoutRails.bank, db) : payoutRails.bank
   const payoutDeps = { config, rates, accounts, db, log, repository, transactions: () => transactions }
   flows.push(
     tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
     vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
   )
+  const payins: PayinDeps = {
+    db,
+    config,
+    vndReceive: vndReceiveConfig(config),
+    accounts,
+    repository,
+    transactions: () => transactions,
+  }
+  flows.push(vndReceiveFlow(payins))
+  // Incoming bank transfers go to the VND pay-in's sink (a test of the transport alone may pass its own).
+  const bankCredits = payoutRails.bankCredits
+    ? { ...payoutRails.bankCredits, sink: opts.creditSink ?? creditSink(payins) }
+    : undefined
+  const bankChecked = bankCredits?.pollMs ? withCreditPollCheck(payoutRails.bank, db) : payoutRails.bank
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
   // A send to an address of this service asks the address's LNURL-pay directly, without HTTP.
@@ -255,6 +270,7 @@ export async function createContainer(
     transactions,
     approvals,
     bitcoin,
+    payins,
     rateLimiter,
     redis,
     notifier,

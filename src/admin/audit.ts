@@ -41,7 +41,8 @@ const JSON_DEPTH_MAX = 6
 // refuses) and NUL. Either would make the audit row, and so the change it records, fail.
 // eslint-disable-next-line no-control-regex -- NUL is exactly what is looked for
 const NOT_FOR_JSONB = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\u0000/g
-const storable = (text: string): string => text.replace(NOT_FOR_JSONB, '\ufffd')
+/** Text that PostgreSQL's text and jsonb can hold: lone surrogates and NUL become U+FFFD. */
+export const storable = (text: string): string => text.replace(NOT_FOR_JSONB, '\ufffd')
 
 /** A copy of a value with credentials replaced, safe to keep forever. */
 export function redact(value: unknown, depth = 0): unknown {

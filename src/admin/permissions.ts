@@ -142,6 +142,11 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/sandbox/lightning/invoice': SANDBOX,
   'POST /admin/sandbox/onchain/send': SANDBOX,
   'POST /admin/sandbox/onchain/mine': SANDBOX,
+  'POST /admin/sandbox/vnd/transfer': SANDBOX,
+  // Bank transfers in (src/payins/routes.ts): those in suspense are read like transactions; assigning
+  // one to an account moves money, as finance does.
+  'GET /admin/bank-credits': { need: 'transactions.read' },
+  'POST /admin/bank-credits/:creditId/assign': { need: 'transactions.write', action: 'bank_credit.assign' },
   // Drift made on purpose, for reconciliation to find (src/reconcile/drift-routes.ts)
   'POST /admin/sandbox/drift/move': SANDBOX,
   'POST /admin/sandbox/drift/pay-invoice': SANDBOX,
@@ -171,6 +176,12 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/console/approvals/:txnId/review': { need: 'approvals.decide', action: 'approval.review' },
   'POST /admin/console/approvals/:txnId/approve': { need: 'approvals.decide', action: 'approval.approve' },
   'POST /admin/console/approvals/:txnId/reject': { need: 'approvals.decide', action: 'approval.reject' },
+  // Bank transfers in waiting in suspense, and the form that assigns one (src/console/bank-credits.ts).
+  'GET /admin/console/bank-credits': { need: 'transactions.read' },
+  'POST /admin/console/bank-credits/:creditId/assign': {
+    need: 'transactions.write',
+    action: 'bank_credit.assign',
+  },
   'GET /admin/console/transactions': { need: 'transactions.read' },
   'GET /admin/console/transactions/:txnId': { need: 'transactions.read' },
   'POST /admin/console/transactions/:txnId/deliveries/:deliveryId/redeliver': {

@@ -146,16 +146,18 @@ export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise
 }
 
 /**
- * A deposit: bitcoin that arrived for an account without a quote of its own (an on-chain payment
- * to a watched address, a second payment of a Lightning invoice), credited to its BTC wallet less
- * the receive fee, or, with `credit`, to its wallet in another currency (the second payment of a
- * receive into that wallet, at the receive's quoted rate). `key` names the payment; its hash is
- * the transaction's request hash.
+ * A deposit: money that arrived for an account without a quote of its own (an on-chain payment
+ * to a watched address, a second payment of a Lightning invoice, a late or second bank transfer
+ * with a VND receive's memo), credited to its wallet in `ccy` (BTC unless said) less the receive
+ * fee, or, with `credit`, to its wallet in another currency (the second payment of a receive into
+ * that wallet, at the receive's quoted rate). `key` names the payment; its hash is the
+ * transaction's request hash.
  */
 export function newDeposit(d: {
   accountId: string
   key: string
-  method: 'on-chain' | 'lightning'
+  method: 'on-chain' | 'lightning' | 'vnd-instant'
+  ccy?: 'BTC' | 'VND'
   amountSats: bigint
   feeSats: bigint
   srcDetails: Record<string, unknown>
@@ -173,7 +175,7 @@ export function newDeposit(d: {
     state: 'srccreated',
     note: null,
     deductFeesFromDest: false,
-    srcCcy: 'BTC',
+    srcCcy: d.ccy ?? 'BTC',
     srcMethod: d.method,
     srcAmountMinor: d.amountSats,
     srcFeeMinor: d.feeSats,
@@ -181,7 +183,7 @@ export function newDeposit(d: {
     srcDetails: d.srcDetails,
     srcCreatedAtMs: at,
     srcUpdatedAtMs: at,
-    destCcy: d.credit?.ccy ?? 'BTC',
+    destCcy: d.credit?.ccy ?? d.ccy ?? 'BTC',
     destMethod: 'svcpay',
     destAmountMinor: d.credit?.amountMinor ?? d.amountSats - d.feeSats,
     destDetails: {},

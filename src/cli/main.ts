@@ -34,6 +34,9 @@ const HELP = `svcpay <command>
   sandbox ln-invoice [--amount BTC] [--outcome succeed|fail]
   sandbox onchain-send ADDRESS AMOUNT_BTC
   sandbox mine [BLOCKS]
+  sandbox vnd-transfer --memo MEMO --amount DONG   (a customer's bank transfer in, VND=sandbox)
+  credits list [--status unassigned|assigned|matched|deposit] [--json]
+  credits assign CREDIT_ID --account ACCOUNT_ID [--txn TXN_ID] --reason TEXT [--json]
   onchain bumpfee TXN_ID [--rate SAT_PER_VB]
   onchain reorgs [--json]
   webhook deliveries --account ACCOUNT_ID
@@ -288,6 +291,41 @@ export async function run(argv: string[], out: (s: string) => void): Promise<voi
     case 'sandbox mine': {
       const r = await call('POST', '/admin/sandbox/onchain/mine', { blocks: Number(rest[0] ?? 1) })
       return print(r, `mined to height ${r.height}`)
+    }
+    case 'sandbox vnd-transfer': {
+      const r = await call('POST', '/admin/sandbox/vnd/transfer', {
+        memo: need(flags, 'memo'),
+        amount: need(flags, 'amount'),
+      })
+      return print(
+        r,
+        `transfer ${r.bankRef} of ${r.amount} VND: ${r.outcome}${r.txnId ? ` (${r.txnId})` : ''}`,
+      )
+    }
+    case 'credits list': {
+      const status = flags.status === undefined ? 'unassigned' : need(flags, 'status')
+      const r = await call('GET', `/admin/bank-credits?status=${encodeURIComponent(status)}`)
+      return print(
+        r,
+        r.data
+          .map(
+            (c: any) =>
+              `${c.creditId}  ${new Date(c.bookedAt).toISOString()}  ${c.amount} VND  ${c.status}  ${JSON.stringify(c.memo)}`,
+          )
+          .join('\n') + `\n(${r.data.length} of ${r.total} ${status})`,
+      )
+    }
+    case 'credits assign': {
+      if (!rest[0])
+        throw new CliError(
+          'usage: svcpay credits assign CREDIT_ID --account ACCOUNT_ID [--txn TXN_ID] --reason TEXT',
+        )
+      const r = await call('POST', `/admin/bank-credits/${encodeURIComponent(rest[0])}/assign`, {
+        accountId: need(flags, 'account'),
+        ...(flags.txn !== undefined ? { txnId: need(flags, 'txn') } : {}),
+        reason: need(flags, 'reason'),
+      })
+      return print(r, `assigned ${r.creditId} (${r.amount} VND) to ${r.accountId}: ${r.txnId}`)
     }
     case 'onchain bumpfee': {
       // A stuck on-chain send: its transaction is replaced (BIP 125) at a higher fee rate.

@@ -182,6 +182,8 @@ const DEFAULT_FEES: Record<string, string> = {
   onchain_receive: '0+0',
   tron: '0+20',
   'vnd-instant': '0+30',
+  // Dong paid in over VietQR (src/payins/receive.ts): free by default.
+  vnd_receive: '0+0',
 }
 
 function feeSchedule(env: Record<string, string | undefined>): FeeSchedule {

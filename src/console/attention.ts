@@ -1,6 +1,9 @@
 import type { Container } from '../container.js'
 import { listStuck } from '../transactions/stuck.js'
 import { awaitingApproval } from './approvals.js'
+import { listCredits } from '../payins/credits.js'
+import { formatMinor } from '../shared/amount.js'
+import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
 
 /**
@@ -9,8 +12,12 @@ import type { Localized } from './strings.js'
  * ATTENTION_SECTIONS; nothing else in the overview changes.
  */
 export interface AttentionRow {
+  /** The transaction; empty for a row about something else (then `ref` names it). */
   txnId: string
+  /** Empty when no account is known yet (a bank credit in suspense). */
   accountId: string
+  /** What a row that is not about a transaction is about (a bank credit's id), and its page. */
+  ref?: { id: string; href: string }
   state: string
   /** Since when it has been so, epoch ms. */
   since: number
@@ -77,5 +84,35 @@ async function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, s
   return new Map(rows.map((r) => [r.id, r.account_id]))
 }
 
+/**
+ * Bank transfers in that matched no receive (src/payins/credits.ts), waiting in suspense for an
+ * operator to assign them (POST /admin/bank-credits/:creditId/assign). The payer's name and account
+ * are personal data and are not listed; the transfer's description is, as the bank gave it.
+ */
+const unassignedCredits: AttentionSection = {
+  key: 'bank-credits',
+  heading: { en: 'Bank transfers to assign', vi: 'Chuyển khoản chưa xác định' },
+  none: { en: 'Every bank transfer in has been matched.', vi: 'Mọi chuyển khoản đến đều đã được khớp.' },
+  async read(c, _now, limit) {
+    const page = await listCredits(c.db, 'unassigned', limit)
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({
+        txnId: '',
+        accountId: '',
+        ref: { id: r.creditId, href: `${CONSOLE_BASE}/bank-credits` },
+        state: r.status,
+        since: r.bookedAt,
+        why: `${formatMinor(r.amountMinor, 'VND')} VND: ${JSON.stringify(r.memo.slice(0, 120))}`,
+      })),
+    }
+  },
+}
+
 /** Appended to by later work (approvals awaiting a second operator). */
-export const ATTENTION_SECTIONS: AttentionSection[] = [stuck, failedDeliveries, awaitingApproval]
+export const ATTENTION_SECTIONS: AttentionSection[] = [
+  stuck,
+  failedDeliveries,
+  awaitingApproval,
+  unassignedCredits,
+]

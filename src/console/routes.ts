@@ -7,6 +7,7 @@ import { overviewPage } from './overview.js'
 import { accountPages } from './accounts.js'
 import { accountActions } from './account-actions.js'
 import { approvalPages } from './approvals.js'
+import { bankCreditPages } from './bank-credits.js'
 import { transactionListPage } from './transactions.js'
 import { transactionPage } from './transaction.js'
 import { transactionActions } from './transaction-actions.js'
@@ -29,6 +30,7 @@ export async function consoleRoutes(app: FastifyInstance, c: Container): Promise
     accountPages(scope, c)
     accountActions(scope, c)
     approvalPages(scope, c)
+    bankCreditPages(scope, c)
     transactionListPage(scope, c)
     transactionPage(scope, c)
     transactionActions(scope, c)

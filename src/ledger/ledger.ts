@@ -20,6 +20,8 @@ export type SystemPurpose =
   | 'sandbox-funding'
   /** Equity: what the operator put on the rails of its own money, less what it took off (issue 18). */
   | 'capital'
+  /** Bank transfers in that matched no receive, until an operator assigns them (src/payins/credits.ts). */
+  | 'suspense'
 
 export const systemAccountId = (purpose: SystemPurpose, ccy: string) => `sys:${purpose}:${ccy}`
 
@@ -40,6 +42,7 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
     'bank',
     'sandbox-funding',
     'capital',
+    'suspense',
   ]
   const now = Date.now()
   for (const ccy of currencies) {

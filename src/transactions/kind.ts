@@ -33,6 +33,10 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
       return 'onchain_send'
     case 'svcpay:USDT>tron:USDT':
       return 'tron_payout'
+    case 'vnd-instant:VND>svcpay:VND':
+      if (!walletCurrencies.includes('VND'))
+        throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'has no wallets on this service')
+      return 'vnd_receive'
   }
   if (s.method === 'lightning' && s.ccy === 'BTC' && d.method === 'svcpay') {
     // Into another wallet of the account: the bitcoin paid in is converted at the quoted rate.
@@ -75,6 +79,7 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
     'svcpay>lightning',
     'svcpay>on-chain',
     'svcpay>tron',
+    'vnd-instant>svcpay',
   ].includes(`${s.method}>${d.method}`)
   if (methodsFit)
     throw new ApiError(

@@ -110,6 +110,11 @@ export const CreateBodySchema = Type.Object(
           reqDetails: { lnAddress: 'alice@wallet.example', comment: 'Thanks for lunch' },
         },
       },
+      {
+        extRefId: 'order-1002',
+        sourceReq: { ccy: 'VND', method: 'vnd-instant', reqDetails: {} },
+        destReq: { ccy: 'VND', method: 'svcpay', amtRequested: 500000, reqDetails: {} },
+      },
     ],
   },
 )
@@ -129,7 +134,7 @@ const SideOut = Type.Object({
   updatedAt: Type.Integer(),
   reqDetails: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), paymentRequest, paymentHash and the lnAddress, lnurl and comment it was fetched with (Lightning send), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), bankBin, bankName, bankAcctNum, accountName, amount, memo, vietQr, invoicePageUrl and expiredAt (VND receive over VietQR), paymentRequest, paymentHash and the lnAddress, lnurl and comment it was fetched with (Lightning send), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
   }),
   kyc: Type.Optional(
     Type.Object(

@@ -50,6 +50,7 @@ export type TxnKind =
    * it came from; created completed, once per payout (src/payouts/returns.ts).
    */
   | 'payout_return'
+  /** Dong paid in by bank transfer against a VietQR code (src/payins/receive.ts). */
   | 'vnd_receive'
 
 export const FINAL_STATES: ReadonlySet<TxnState> = new Set([

@@ -220,6 +220,30 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
       await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
       return { url: `/admin/onchain/sends/${q.body.txnId}/bumpfee`, body: { feeRate: 50 } }
     },
+    'POST /admin/sandbox/vnd/transfer': async () => ({
+      url: '/admin/sandbox/vnd/transfer',
+      body: { memo: 'every route', amount: '10000' },
+    }),
+    'POST /admin/bank-credits/:creditId/assign': async () => {
+      const credit = await client.asSystem('POST', '/admin/sandbox/vnd/transfer', {
+        memo: 'no memo of ours',
+        amount: '20000',
+      })
+      return {
+        url: `/admin/bank-credits/${credit.creditId}/assign`,
+        body: { accountId: owner.accountId, reason: 'every route' },
+      }
+    },
+    'POST /admin/console/bank-credits/:creditId/assign': async () => {
+      const credit = await client.asSystem('POST', '/admin/sandbox/vnd/transfer', {
+        memo: 'no memo of ours either',
+        amount: '30000',
+      })
+      return {
+        url: `/admin/console/bank-credits/${credit.creditId}/assign`,
+        body: { accountId: owner.accountId, reason: 'every route, from the console' },
+      }
+    },
     'POST /admin/capital': async () => ({
       url: '/admin/capital',
       body: { rail: 'tron', ccy: 'USDT', amount: '250', note: 'Every route', reference: 'every-route-1' },

@@ -31,9 +31,30 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
   return {
     name: 'sandbox',
 
-    // What the sandbox bank account holds, from its own records (reconciliation, src/reconcile).
-    reserves: () => sandboxPayoutReserves(deps.db, 'bank', 'VND'),
-    payments: (sinceMs) => sandboxPayoutPayments(deps.db, 'bank', sinceMs),
+    // What the sandbox bank account holds, from its own records (reconciliation, src/reconcile):
+    // what it paid out, and the customers' transfers in (recordSandboxTransferIn).
+    async reserves() {
+      const out = await sandboxPayoutReserves(deps.db, 'bank', 'VND')
+      const { rows } = await deps.db.query<{ total: unknown }>(
+        'SELECT COALESCE(SUM(amount_minor), 0)::int8 AS total FROM sandbox_bank_transfers_in',
+      )
+      return { ...out, balances: { VND: out.balances.VND! + BigInt(rows[0]!.total as bigint) } }
+    },
+    async payments(sinceMs) {
+      const { rows } = await deps.db.query<{ bank_ref: string; amount_minor: unknown; created_at: unknown }>(
+        'SELECT bank_ref, amount_minor, created_at FROM sandbox_bank_transfers_in WHERE created_at >= $1',
+        [sinceMs],
+      )
+      return [
+        ...(await sandboxPayoutPayments(deps.db, 'bank', sinceMs)),
+        ...rows.map((r) => ({
+          ref: r.bank_ref,
+          direction: 'in' as const,
+          amountMinor: BigInt(r.amount_minor as bigint),
+          at: Number(r.created_at),
+        })),
+      ]
+    },
 
     async submitPayout(input) {
       if (input.amountMinor <= 0n)
@@ -72,4 +93,21 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
     // A deterministic holder's name per account (sandbox-accounts.ts); nothing is stored.
     accountName: async ({ institutionCode, bankAcctNum }) => sandboxAccountName(institutionCode, bankAcctNum),
   }
+}
+
+/**
+ * A customer's transfer into our collecting account at the sandbox bank (src/payins/routes.ts): a
+ * new bank reference, recorded as held. The caller hands the credit to the bank-credit sink.
+ */
+export async function recordSandboxTransferIn(
+  db: Queryable,
+  amountMinor: bigint,
+  at: number,
+): Promise<{ bankRef: string }> {
+  const bankRef = `SBXIN${randomBytes(8).toString('hex').toUpperCase()}`
+  await db.query(
+    'INSERT INTO sandbox_bank_transfers_in (bank_ref, amount_minor, created_at) VALUES ($1, $2, $3)',
+    [bankRef, amountMinor, at],
+  )
+  return { bankRef }
 }

@@ -1,0 +1,379 @@
+import type { Queryable } from '../db/db.js'
+import { storable } from '../admin/audit.js'
+import { postEntry, systemAccountId, type Posting } from '../ledger/ledger.js'
+import { assert } from '../shared/assert.js'
+import { nowBy } from '../shared/clock.js'
+import { ApiError, fieldError } from '../shared/errors.js'
+import { newId } from '../shared/ids.js'
+import { getTxn, setRailRef, setSrcFee } from '../transactions/repository.js'
+import type { Txn } from '../transactions/txn.js'
+import { postWalletEntry } from '../transactions/wallet-entry.js'
+import { newDeposit, receiveFee } from '../bitcoin/common.js'
+import type { BankCredit, CreditSink } from './bank-credit.js'
+import type { PayinDeps } from './deps.js'
+import { amountOutcome, memoCandidates } from './match.js'
+
+/**
+ * Incoming bank transfers (VietQR pay-in, docs/payouts.md), each recorded once in `bank_credits`
+ * by its partner reference and credited in the same database transaction:
+ * - its memo names a receive still waiting (srccreated): the receive completes with what arrived,
+ *   less the receive fee (`msg` `underpaid` or `overpaid` when that is not what was asked);
+ * - its memo names a receive that expired or completed already: a `deposit` of its own, completed
+ *   at once, to the same account's VND wallet (`srcDetails.forTxnId` names the receive);
+ * - no memo of ours: the money goes to `sys:suspense:VND` and the credit waits, `unassigned`, for
+ *   an operator to assign it (`assignCredit`).
+ * Money that arrives is never dropped and never credited twice.
+ */
+
+export type CreditStatus = 'matched' | 'deposit' | 'unassigned' | 'assigned'
+export type CreditOutcome = 'exact' | 'underpaid' | 'overpaid' | 'late' | 'second_payment' | 'unmatched'
+
+export interface IngestOutcome {
+  creditId: string
+  bankRef: string
+  status: CreditStatus
+  outcome: CreditOutcome
+  /** The transaction credited: the receive, or the deposit made for the transfer; null in suspense. */
+  txnId: string | null
+  /** True when this bankRef had been recorded before: nothing was done, the first outcome is returned. */
+  duplicate: boolean
+}
+
+const BANK_REF = /^[A-Za-z0-9._:-]{1,128}$/
+const MEMO_MAX = 500
+
+/** Where money credited to a wallet comes from: straight from the bank, or out of suspense. */
+type Source = 'bank' | 'suspense'
+
+/** The sink of bank credits (bank-credit.ts): record, match and credit one transfer, once. */
+export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Promise<IngestOutcome> {
+  if (!BANK_REF.test(credit.bankRef))
+    throw fieldError('invalid_request', 'bankRef', 'is not a bank reference')
+  if (typeof credit.amountMinor !== 'bigint' || credit.amountMinor <= 0n)
+    throw fieldError('invalid_amount', 'amount', 'must be a positive whole number of dong')
+  if (credit.memo.length > MEMO_MAX)
+    throw fieldError('invalid_request', 'memo', `is longer than ${MEMO_MAX} characters`)
+  if (!Number.isSafeInteger(credit.bookedAtMs))
+    throw fieldError('invalid_request', 'bookedAtMs', 'is not a time')
+  const at = nowBy(deps)
+  return deps.db.tx(async (q) => {
+    const creditId = newId('bcr')
+    // A second delivery of the same transfer (or one racing this) finds the first row and stops.
+    const { rowCount } = await q.query(
+      `INSERT INTO bank_credits (id, bank_ref, amount_minor, memo, booked_at, payer, status, outcome, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'unassigned', 'unmatched', $7) ON CONFLICT (bank_ref) DO NOTHING`,
+      [
+        creditId,
+        credit.bankRef,
+        credit.amountMinor,
+        // Free text from a bank: what PostgreSQL cannot store is replaced, never refused.
+        storable(credit.memo),
+        credit.bookedAtMs,
+        credit.payer
+          ? JSON.stringify(credit.payer, (_k, v) => (typeof v === 'string' ? storable(v) : v))
+          : null,
+        at,
+      ],
+    )
+    if (rowCount === 0) return { ...(await recordedOutcome(q, credit.bankRef)), duplicate: true }
+    const named = await receiveNamed(q, credit.memo)
+    let result: Pick<IngestOutcome, 'status' | 'outcome' | 'txnId'>
+    if (!named) {
+      await postEntry(q, {
+        txnId: null,
+        kind: 'bank_suspense',
+        now: at,
+        postings: [
+          { accountId: systemAccountId('bank', 'VND'), ccy: 'VND', amount: -credit.amountMinor },
+          { accountId: systemAccountId('suspense', 'VND'), ccy: 'VND', amount: credit.amountMinor },
+        ],
+      })
+      result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
+    } else if (named.txn.state === 'srccreated') {
+      const done = await completeVndReceive(
+        deps,
+        q,
+        named.txn,
+        { bankRef: credit.bankRef, arrived: credit.amountMinor, from: 'bank' },
+        at,
+      )
+      result = {
+        status: 'matched',
+        outcome: amountOutcome(named.txn.srcAmountMinor, credit.amountMinor),
+        txnId: done.id,
+      }
+    } else {
+      const late = named.txn.state === 'expired'
+      const deposit = await creditDeposit(deps, q, {
+        accountId: named.txn.accountId,
+        bankRef: credit.bankRef,
+        arrived: credit.amountMinor,
+        from: 'bank',
+        srcDetails: {
+          bankRef: credit.bankRef,
+          memo: named.memo,
+          forTxnId: named.txn.id,
+          ...(late ? { latePayment: true } : { secondPayment: true }),
+        },
+        at,
+      })
+      result = { status: 'deposit', outcome: late ? 'late' : 'second_payment', txnId: deposit.id }
+    }
+    await q.query(
+      `UPDATE bank_credits SET memo_token = $2, status = $3, outcome = $4, txn_id = $5 WHERE id = $1`,
+      [creditId, named?.memo ?? null, result.status, result.outcome, result.txnId],
+    )
+    return { creditId, bankRef: credit.bankRef, ...result, duplicate: false }
+  })
+}
+
+/** The sink the bank partner's transport calls (notifications, statement polling). */
+export function creditSink(deps: PayinDeps): CreditSink {
+  return async (credit) => {
+    await ingestBankCredit(deps, credit)
+  }
+}
+
+async function recordedOutcome(q: Queryable, bankRef: string): Promise<Omit<IngestOutcome, 'duplicate'>> {
+  const { rows } = await q.query<{
+    id: string
+    status: CreditStatus
+    outcome: CreditOutcome
+    txn_id: string | null
+  }>('SELECT id, status, outcome, txn_id FROM bank_credits WHERE bank_ref = $1', [bankRef])
+  const row = rows[0]
+  assert(row, 'a bank reference that conflicted is recorded')
+  return { creditId: row.id, bankRef, status: row.status, outcome: row.outcome, txnId: row.txn_id }
+}
+
+/** The receive whose memo the description names (locked), with that memo; the first one that is ours. */
+async function receiveNamed(
+  q: Queryable,
+  description: string,
+): Promise<{ memo: string; txn: Txn } | undefined> {
+  for (const memo of memoCandidates(description)) {
+    const { rows } = await q.query<{ txn_id: string }>(
+      'SELECT txn_id FROM vnd_receive_memos WHERE memo = $1',
+      [memo],
+    )
+    const txn = rows[0] && (await getTxn(q, rows[0].txn_id, { lock: true }))
+    if (txn) return { memo, txn }
+  }
+  return undefined
+}
+
+/**
+ * Dong arriving in a wallet: the bank (or suspense) pays, the wallet and the fee account receive.
+ * A receive into a BTC or USDT wallet would post the exchange through sys:fx here (xccy-receive).
+ */
+function vndInPostings(from: Source, walletId: string, arrived: bigint, fee: bigint): Posting[] {
+  return [
+    { accountId: systemAccountId(from, 'VND'), ccy: 'VND', amount: -arrived },
+    { accountId: walletId, ccy: 'VND', amount: arrived - fee },
+    { accountId: systemAccountId('fees', 'VND'), ccy: 'VND', amount: fee },
+  ]
+}
+
+/**
+ * Complete a VND receive (locked, srccreated) with what arrived. The quoted fee stands when the
+ * amount asked for arrived; a short or over payment is charged the receive fee on what arrived,
+ * never more than it, as on-chain receives are.
+ */
+async function completeVndReceive(
+  deps: PayinDeps,
+  q: Queryable,
+  txn: Txn,
+  credit: { bankRef: string; arrived: bigint; from: Source },
+  at: number,
+): Promise<Txn> {
+  const { bankRef, arrived, from } = credit
+  const outcome = amountOutcome(txn.srcAmountMinor, arrived)
+  const fee = outcome === 'exact' ? txn.srcFeeMinor : receiveFee(deps.config.fees.vnd_receive!, arrived)
+  if (fee !== txn.srcFeeMinor) await setSrcFee(q, txn.id, fee)
+  await postWalletEntry(deps.accounts, q, txn, { kind: 'vnd_receive', now: at }, (walletId) =>
+    vndInPostings(from, walletId, arrived, fee),
+  )
+  return deps.repository.transition(
+    q,
+    txn,
+    'completed',
+    {
+      msg: outcome === 'exact' ? '' : outcome,
+      srcSettledMinor: arrived,
+      destSettledMinor: arrived - fee,
+      // From now on the bank's reference of the transfer, as a payout's is (reconciliation).
+      railRef: bankRef,
+    },
+    { now: at },
+  )
+}
+
+/** A completed `deposit` (method vnd-instant) of dong that arrived for an account with no receive waiting. */
+async function creditDeposit(
+  deps: PayinDeps,
+  q: Queryable,
+  d: {
+    accountId: string
+    bankRef: string
+    arrived: bigint
+    from: Source
+    srcDetails: Record<string, unknown>
+    at: number
+  },
+): Promise<Txn> {
+  const wallet = await deps.accounts.walletFor(q, d.accountId, 'VND')
+  if (!wallet) throw fieldError('unsupported_currency_pair', 'accountId', 'the account has no VND wallet')
+  const fee = receiveFee(deps.config.fees.vnd_receive!, d.arrived)
+  const row = await deps.repository.insertTxn(
+    q,
+    newDeposit({
+      accountId: d.accountId,
+      key: `vnd:${d.bankRef}`,
+      method: 'vnd-instant',
+      ccy: 'VND',
+      amountSats: d.arrived,
+      feeSats: fee,
+      srcDetails: d.srcDetails,
+      at: d.at,
+      nextCheckAtMs: null,
+    }),
+    { event: true },
+  )
+  assert(row, 'a deposit transaction has no extRefId to collide on')
+  await setRailRef(q, row.id, d.bankRef)
+  await postEntry(q, {
+    txnId: row.id,
+    kind: 'deposit',
+    now: d.at,
+    postings: vndInPostings(d.from, wallet.id, d.arrived, fee),
+  })
+  return deps.repository.transition(
+    q,
+    { ...row, railRef: d.bankRef },
+    'completed',
+    { srcSettledMinor: d.arrived, destSettledMinor: d.arrived - fee },
+    { now: d.at },
+  )
+}
+
+export interface AssignInput {
+  creditId: string
+  accountId: string
+  /** A VND receive of that account the transfer was meant for; without it, a deposit. */
+  txnId?: string
+  operatorId: string
+  reason: string
+}
+
+/**
+ * An operator's assignment of a credit in suspense to an account, exactly once (the credit row is
+ * locked, and only an `unassigned` one moves): to the named receive when it still waits (it
+ * completes), else as a deposit; the money leaves sys:suspense:VND. The route records the audit row
+ * in the same database transaction.
+ */
+export async function assignCredit(
+  deps: PayinDeps,
+  input: AssignInput,
+): Promise<{ creditId: string; accountId: string; txnId: string; amount: bigint; bankRef: string }> {
+  const at = nowBy(deps)
+  return deps.db.tx(async (q) => {
+    const { rows } = await q.query<{
+      id: string
+      bank_ref: string
+      amount_minor: bigint
+      status: CreditStatus
+    }>('SELECT id, bank_ref, amount_minor, status FROM bank_credits WHERE id = $1 FOR UPDATE', [
+      input.creditId,
+    ])
+    const credit = rows[0]
+    if (!credit) throw new ApiError('not_found', `No bank credit ${input.creditId}`)
+    if (credit.status !== 'unassigned')
+      throw new ApiError('invalid_state', `Bank credit ${credit.id} is ${credit.status}, not unassigned`)
+    const arrived = BigInt(credit.amount_minor)
+    const receive = input.txnId
+      ? await getTxn(q, input.txnId, { accountId: input.accountId, lock: true })
+      : undefined
+    if (input.txnId && receive?.kind !== 'vnd_receive')
+      throw fieldError('invalid_request', 'txnId', 'is not a VND receive of this account')
+    let txn: Txn
+    if (receive?.state === 'srccreated') {
+      txn = await completeVndReceive(
+        deps,
+        q,
+        receive,
+        { bankRef: credit.bank_ref, arrived, from: 'suspense' },
+        at,
+      )
+    } else {
+      if (!(await deps.accounts.get(input.accountId)))
+        throw fieldError('not_found', 'accountId', 'is not an account of this service')
+      txn = await creditDeposit(deps, q, {
+        accountId: input.accountId,
+        bankRef: credit.bank_ref,
+        arrived,
+        from: 'suspense',
+        srcDetails: {
+          bankRef: credit.bank_ref,
+          assignedCredit: credit.id,
+          ...(receive ? { forTxnId: receive.id } : {}),
+        },
+        at,
+      })
+    }
+    await q.query(
+      `UPDATE bank_credits SET status = 'assigned', txn_id = $2, assigned_by = $3, assigned_reason = $4, assigned_at = $5
+        WHERE id = $1 AND status = 'unassigned'`,
+      [credit.id, txn.id, input.operatorId, input.reason, at],
+    )
+    return {
+      creditId: credit.id,
+      accountId: input.accountId,
+      txnId: txn.id,
+      amount: arrived,
+      bankRef: credit.bank_ref,
+    }
+  })
+}
+
+export interface CreditRow {
+  creditId: string
+  bankRef: string
+  amountMinor: bigint
+  /** The transfer's description as the bank gave it (the payer's name and account are never listed). */
+  memo: string
+  bookedAt: number
+  status: CreditStatus
+  outcome: CreditOutcome
+  txnId: string | null
+  createdAt: number
+}
+
+/** Credits in one status, oldest booked first, and how many there are. */
+export async function listCredits(
+  q: Queryable,
+  status: CreditStatus,
+  limit: number,
+): Promise<{ total: number; rows: CreditRow[] }> {
+  const [{ rows }, { rows: count }] = await Promise.all([
+    q.query(
+      `SELECT id, bank_ref, amount_minor, memo, booked_at, status, outcome, txn_id, created_at FROM bank_credits
+        WHERE status = $1 ORDER BY booked_at, id LIMIT $2`,
+      [status, limit],
+    ),
+    q.query<{ n: bigint }>('SELECT count(*)::int8 AS n FROM bank_credits WHERE status = $1', [status]),
+  ])
+  return {
+    total: Number(count[0]!.n),
+    rows: rows.map((r: any) => ({
+      creditId: r.id,
+      bankRef: r.bank_ref,
+      amountMinor: BigInt(r.amount_minor),
+      memo: r.memo,
+      bookedAt: Number(r.booked_at),
+      status: r.status,
+      outcome: r.outcome,
+      txnId: r.txn_id,
+      createdAt: Number(r.created_at),
+    })),
+  }
+}

@@ -1,0 +1,101 @@
+import type { Queryable } from '../db/db.js'
+import { nowBy } from '../shared/clock.js'
+import { InvariantError } from '../shared/assert.js'
+import { ApiError } from '../shared/errors.js'
+import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
+import type { Txn } from '../transactions/txn.js'
+import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote } from '../bitcoin/common.js'
+import type { PayinDeps } from './deps.js'
+import { newMemo } from './match.js'
+import { encodeVietQr } from './vietqr.js'
+
+/** Tries at a fresh memo before giving up (a collision among 3.4e10 memos is already rare). */
+const MEMO_TRIES = 5
+
+/** The keys of a VND receive's source details, null until confirm (the hosted page reads them). */
+const UNCONFIRMED_DETAILS = {
+  bankBin: null,
+  bankName: null,
+  bankAcctNum: null,
+  accountName: null,
+  amount: null,
+  memo: null,
+  vietQr: null,
+  invoicePageUrl: null,
+}
+
+/**
+ * VND receive (`vnd-instant:VND > svcpay:VND`): confirm hands out our collecting account, the exact
+ * amount, a unique transfer memo and their VietQR code (srccreated). The bank's credit for it
+ * arrives through `ingestBankCredit` (credits.ts), which completes the receive; unpaid at its expiry
+ * it expires, and a later transfer with its memo becomes a deposit.
+ */
+export function vndReceiveFlow(deps: PayinDeps): Flow {
+  return {
+    kind: 'vnd_receive',
+    quote: (ctx) => quoteVndReceive(deps, ctx),
+    confirm: (q, txn, ctx) => confirmVndReceive(deps, q, txn, ctx),
+    advance: (txn) => expireIfDue(deps, txn),
+  }
+}
+
+/**
+ * The amounts work as every receive's: the fee (`FEE_VND_RECEIVE`) is in dong, on the side that
+ * was given. A receive into a BTC or USDT wallet would add the exchange here (xccy-receive).
+ */
+async function quoteVndReceive(deps: PayinDeps, { input }: QuoteContext) {
+  if (!deps.vndReceive.enabled)
+    throw new ApiError('method_not_available', 'Receiving VND is not enabled on this server (VND_RECEIVE)')
+  return receiveQuote(input, deps.config.fees.vnd_receive!, UNCONFIRMED_DETAILS)
+}
+
+/** A memo never handed out before, recorded for this receive (the memos table's key decides). */
+async function reserveMemo(q: Queryable, txn: Txn, now: number): Promise<string> {
+  for (let i = 0; i < MEMO_TRIES; i++) {
+    const memo = newMemo()
+    const { rowCount } = await q.query(
+      `INSERT INTO vnd_receive_memos (memo, txn_id, account_id, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (memo) DO NOTHING`,
+      [memo, txn.id, txn.accountId, now],
+    )
+    if (rowCount === 1) return memo
+  }
+  throw new InvariantError(`no free transfer memo after ${MEMO_TRIES} tries`)
+}
+
+async function confirmVndReceive(deps: PayinDeps, q: Queryable, txn: Txn, ctx: ConfirmContext): Promise<Txn> {
+  const account = deps.vndReceive
+  const memo = await reserveMemo(q, txn, ctx.now)
+  const pageId = newPageId()
+  const expiresAt = ctx.now + account.ttlS * 1000
+  return ctx.transition('srccreated', {
+    srcDetails: {
+      bankBin: account.bankBin,
+      bankName: account.bankName,
+      bankAcctNum: account.accountNumber,
+      accountName: account.accountName,
+      amount: txn.srcAmountMinor.toString(),
+      memo,
+      vietQr: encodeVietQr({
+        bankBin: account.bankBin,
+        accountNumber: account.accountNumber,
+        amount: txn.srcAmountMinor,
+        memo,
+      }),
+      invoicePageUrl: invoicePageUrl(deps.config, pageId),
+    },
+    railRef: memo,
+    pageId,
+    expiresAtMs: expiresAt,
+    nextCheckAtMs: expiresAt,
+  })
+}
+
+/** The worker's step: an unpaid receive expires at its expiry (a later transfer is a deposit). */
+async function expireIfDue(deps: PayinDeps, txn: Txn): Promise<void> {
+  if (txn.state !== 'srccreated') return
+  if (nowBy(deps) < txn.expiresAtMs) return checkAgainAt(deps.db, txn, txn.expiresAtMs)
+  await deps.transactions().apply(txn.id, async (_q, t, move) => {
+    if (t.state === 'srccreated') await move('expired', { msg: 'receive_expired' })
+  })
+}
