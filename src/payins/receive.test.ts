@@ -91,6 +91,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       memo: null,
       vietQr: null,
       invoicePageUrl: null,
+      expiredAt: null,
     })
     const src = await create('src', '506000')
     expect(src.sourceReq.amtRequested).toBe(506_000)
@@ -114,6 +115,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
         'bankAcctNum',
         'bankBin',
         'bankName',
+        'expiredAt',
         'invoicePageUrl',
         'memo',
         'vietQr',
@@ -130,6 +132,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(d.invoicePageUrl).toMatch(/^http:\/\/localhost:8080\/pay\/[A-Za-z0-9_-]{22}$/)
     expect(t.sourceReq.expiresAt).toBeGreaterThanOrEqual(before + 600_000)
     expect(t.sourceReq.expiresAt).toBeLessThanOrEqual(Date.now() + 600_000)
+    expect(d.expiredAt).toBe(new Date(t.sourceReq.expiresAt).toISOString())
     const qr = new QRPay(d.vietQr)
     expect(qr.isValid).toBe(true)
     expect(qr.consumer.bankBin).toBe('970436')

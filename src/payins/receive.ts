@@ -24,6 +24,7 @@ const UNCONFIRMED_DETAILS = {
   memo: null,
   vietQr: null,
   invoicePageUrl: null,
+  expiredAt: null,
 }
 
 /**
@@ -95,6 +96,8 @@ async function confirmVndReceive(deps: PayinDeps, q: Queryable, txn: Txn, ctx: C
         memo,
       }),
       invoicePageUrl: invoicePageUrl(deps.config, pageId),
+      // The receive's expiry as ISO 8601 text, as an on-chain receive gives it.
+      expiredAt: new Date(expiresAt).toISOString(),
     },
     railRef: memo,
     pageId,
