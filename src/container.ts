@@ -182,6 +182,7 @@ export async function createContainer(
     config,
     vndReceive: vndReceiveConfig(config),
     accounts,
+    rates,
     repository,
     transactions: () => transactions,
   }

@@ -1,13 +1,14 @@
 import type { Queryable } from '../db/db.js'
 import { storable } from '../admin/audit.js'
-import { postEntry, systemAccountId, type Posting } from '../ledger/ledger.js'
+import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { nowBy } from '../shared/clock.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
 import { getTxn, setRailRef, setSrcFee } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
-import { postWalletEntry } from '../transactions/wallet-entry.js'
+import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/receive-fx.js'
+import { parseRate } from '../shared/amount.js'
 import { newDeposit, receiveFee } from '../bitcoin/common.js'
 import type { BankCredit, CreditSink } from './bank-credit.js'
 import type { PayinDeps } from './deps.js'
@@ -19,7 +20,7 @@ import { amountOutcome, memoCandidates } from './match.js'
  * - its memo names a receive still waiting (srccreated): the receive completes with what arrived,
  *   less the receive fee (`msg` `underpaid` or `overpaid` when that is not what was asked);
  * - its memo names a receive that expired or completed already: a `deposit` of its own, completed
- *   at once, to the same account's VND wallet (`srcDetails.forTxnId` names the receive);
+ *   at once, to the wallet the receive credits, at its quoted rate (`srcDetails.forTxnId` names it);
  * - no memo of ours: the money goes to `sys:suspense:VND` and the credit waits, `unassigned`, for
  *   an operator to assign it (`assignCredit`).
  * Money that arrives is never dropped and never credited twice.
@@ -106,6 +107,7 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       const late = named.txn.state === 'expired'
       const deposit = await creditDeposit(deps, q, {
         accountId: named.txn.accountId,
+        into: named.txn,
         bankRef: credit.bankRef,
         arrived: credit.amountMinor,
         from: 'bank',
@@ -163,21 +165,10 @@ async function receiveNamed(
 }
 
 /**
- * Dong arriving in a wallet: the bank (or suspense) pays, the wallet and the fee account receive.
- * A receive into a BTC or USDT wallet would post the exchange through sys:fx here (xccy-receive).
- */
-function vndInPostings(from: Source, walletId: string, arrived: bigint, fee: bigint): Posting[] {
-  return [
-    { accountId: systemAccountId(from, 'VND'), ccy: 'VND', amount: -arrived },
-    { accountId: walletId, ccy: 'VND', amount: arrived - fee },
-    { accountId: systemAccountId('fees', 'VND'), ccy: 'VND', amount: fee },
-  ]
-}
-
-/**
  * Complete a VND receive (locked, srccreated) with what arrived. The quoted fee stands when the
  * amount asked for arrived; a short or over payment is charged the receive fee on what arrived,
- * never more than it, as on-chain receives are.
+ * never more than it, as on-chain receives are. The rest goes to the receive's wallet, converted at
+ * its quoted rate when that is a BTC or USDT one.
  */
 async function completeVndReceive(
   deps: PayinDeps,
@@ -190,9 +181,13 @@ async function completeVndReceive(
   const outcome = amountOutcome(txn.srcAmountMinor, arrived)
   const fee = outcome === 'exact' ? txn.srcFeeMinor : receiveFee(deps.config.fees.vnd_receive!, arrived)
   if (fee !== txn.srcFeeMinor) await setSrcFee(q, txn.id, fee)
-  await postWalletEntry(deps.accounts, q, txn, { kind: 'vnd_receive', now: at }, (walletId) =>
-    vndInPostings(from, walletId, arrived, fee),
-  )
+  const credited = await postReceiveEntry(deps.accounts, q, txn, {
+    railAccount: systemAccountId(from, 'VND'),
+    receivedMinor: arrived,
+    feeMinor: fee,
+    kind: 'vnd_receive',
+    now: at,
+  })
   return deps.repository.transition(
     q,
     txn,
@@ -200,7 +195,7 @@ async function completeVndReceive(
     {
       msg: outcome === 'exact' ? '' : outcome,
       srcSettledMinor: arrived,
-      destSettledMinor: arrived - fee,
+      destSettledMinor: credited,
       // From now on the bank's reference of the transfer, as a payout's is (reconciliation).
       railRef: bankRef,
     },
@@ -208,12 +203,19 @@ async function completeVndReceive(
   )
 }
 
-/** A completed `deposit` (method vnd-instant) of dong that arrived for an account with no receive waiting. */
+/**
+ * A completed `deposit` (method vnd-instant) of dong that arrived for an account with no receive
+ * waiting. One that belongs to a receive (`into`: late, a second transfer, or assigned to it) goes
+ * to that receive's wallet at its quoted rate, as a second payment of a Lightning invoice does
+ * (src/lightning/second-payment.ts): the payer paid on the terms the receive set. Without a receive
+ * it is dong into the VND wallet.
+ */
 async function creditDeposit(
   deps: PayinDeps,
   q: Queryable,
   d: {
     accountId: string
+    into?: Pick<Txn, 'destCcy' | 'fxRate'>
     bankRef: string
     arrived: bigint
     from: Source
@@ -221,9 +223,21 @@ async function creditDeposit(
     at: number
   },
 ): Promise<Txn> {
-  const wallet = await deps.accounts.walletFor(q, d.accountId, 'VND')
-  if (!wallet) throw fieldError('unsupported_currency_pair', 'accountId', 'the account has no VND wallet')
+  const destCcy = d.into?.destCcy ?? 'VND'
+  const fxRate = d.into?.fxRate ?? '1'
+  const wallet = await deps.accounts.walletFor(q, d.accountId, destCcy)
+  if (!wallet)
+    throw fieldError('unsupported_currency_pair', 'accountId', `the account has no ${destCcy} wallet`)
   const fee = receiveFee(deps.config.fees.vnd_receive!, d.arrived)
+  const { postings, creditedMinor } = receiveIntoWalletPostings({
+    railAccount: systemAccountId(d.from, 'VND'),
+    walletId: wallet.id,
+    srcCcy: 'VND',
+    destCcy,
+    receivedMinor: d.arrived,
+    feeMinor: fee,
+    fxRate: parseRate(fxRate),
+  })
   const row = await deps.repository.insertTxn(
     q,
     newDeposit({
@@ -236,22 +250,18 @@ async function creditDeposit(
       srcDetails: d.srcDetails,
       at: d.at,
       nextCheckAtMs: null,
+      credit: { ccy: destCcy, fxRate, amountMinor: creditedMinor },
     }),
     { event: true },
   )
   assert(row, 'a deposit transaction has no extRefId to collide on')
   await setRailRef(q, row.id, d.bankRef)
-  await postEntry(q, {
-    txnId: row.id,
-    kind: 'deposit',
-    now: d.at,
-    postings: vndInPostings(d.from, wallet.id, d.arrived, fee),
-  })
+  await postEntry(q, { txnId: row.id, kind: 'deposit', now: d.at, postings })
   return deps.repository.transition(
     q,
     { ...row, railRef: d.bankRef },
     'completed',
-    { srcSettledMinor: d.arrived, destSettledMinor: d.arrived - fee },
+    { srcSettledMinor: d.arrived, destSettledMinor: creditedMinor },
     { now: d.at },
   )
 }
@@ -268,7 +278,8 @@ export interface AssignInput {
 /**
  * An operator's assignment of a credit in suspense to an account, exactly once (the credit row is
  * locked, and only an `unassigned` one moves): to the named receive when it still waits (it
- * completes), else as a deposit; the money leaves sys:suspense:VND. The route records the audit row
+ * completes), else as a deposit (into the named receive's wallet at its quoted rate, or without one
+ * into the VND wallet); the money leaves sys:suspense:VND. The route records the audit row
  * in the same database transaction.
  */
 export async function assignCredit(
@@ -309,6 +320,7 @@ export async function assignCredit(
         throw fieldError('not_found', 'accountId', 'is not an account of this service')
       txn = await creditDeposit(deps, q, {
         accountId: input.accountId,
+        ...(receive ? { into: receive } : {}),
         bankRef: credit.bank_ref,
         arrived,
         from: 'suspense',

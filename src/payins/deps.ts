@@ -1,6 +1,7 @@
 import type { Db } from '../db/db.js'
 import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
 import type { TxnRepository } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
 import type { VndReceiveConfig } from './config.js'
@@ -11,6 +12,8 @@ export interface PayinDeps {
   config: Config
   vndReceive: VndReceiveConfig
   accounts: AccountsService
+  /** Rates, for a receive credited to a BTC or USDT wallet. */
+  rates: RatesService
   /** The writes of transactions, built with the service's webhook variant and clock. */
   repository: TxnRepository
   /** The transactions service; it is built from the flows, so it is bound after them. */

@@ -6,6 +6,10 @@ import { pointCliAt, runCli } from '../../test/helpers/cli.js'
 import { ATTENTION_SECTIONS } from '../console/attention.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { runDueTransactions } from '../transactions/worker.js'
+import { allInRate } from '../rates/fx.js'
+import { formatMinor, formatRate, parseRate } from '../shared/amount.js'
+import { precisionOf } from '../shared/currency.js'
+import { getTxn } from '../transactions/repository.js'
 import { creditSink, ingestBankCredit } from './credits.js'
 
 // FEE_VND_RECEIVE 1000 dong + 1%: every amount below is checked against it by hand.
@@ -87,6 +91,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       memo: null,
       vietQr: null,
       invoicePageUrl: null,
+      expiredAt: null,
     })
     const src = await create('src', '506000')
     expect(src.sourceReq.amtRequested).toBe(506_000)
@@ -110,6 +115,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
         'bankAcctNum',
         'bankBin',
         'bankName',
+        'expiredAt',
         'invoicePageUrl',
         'memo',
         'vietQr',
@@ -126,6 +132,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     expect(d.invoicePageUrl).toMatch(/^http:\/\/localhost:8080\/pay\/[A-Za-z0-9_-]{22}$/)
     expect(t.sourceReq.expiresAt).toBeGreaterThanOrEqual(before + 600_000)
     expect(t.sourceReq.expiresAt).toBeLessThanOrEqual(Date.now() + 600_000)
+    expect(d.expiredAt).toBe(new Date(t.sourceReq.expiresAt).toISOString())
     const qr = new QRPay(d.vietQr)
     expect(qr.isValid).toBe(true)
     expect(qr.consumer.bankBin).toBe('970436')
@@ -402,20 +409,130 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     await h.expectBooksBalanced()
   })
 
-  it.skip('receives dong into a BTC or USDT wallet through a swap (enabled when xccy-receive merges)', async () => {
-    for (const ccy of ['BTC', 'USDT']) {
-      const q = await h.api('POST', '/api/v2/transaction', a.token, {
-        sourceReq: { ccy: 'VND', method: 'vnd-instant', amtRequested: 1_000_000, reqDetails: {} },
+  describe('into a BTC or USDT wallet through the exchange', () => {
+    /** The account's `ccy` wallet in minor units, as the books hold it. */
+    const walletBalance = async (acct: TestAccount, ccy: string) =>
+      balance((await h.c.accounts.walletFor(h.c.db, acct.accountId, ccy))!.id)
+    /** `arrived` dong less `fee`, at the transaction's quoted rate, rounded down (docs/payouts.md). */
+    const converted = async (txnId: string, ccy: string, arrived: bigint, fee: bigint) => {
+      const txn = await getTxn(h.c.db, txnId)
+      const r = parseRate(txn!.fxRate)
+      // VND has no minor digits: dong x rate, in `ccy` minor units.
+      return ((arrived - fee) * r.num * 10n ** BigInt(precisionOf(ccy))) / 10n ** BigInt(r.scale)
+    }
+    const num = (minor: bigint, ccy: string) => Number(formatMinor(minor, ccy))
+    const receiveInto = async (acct: TestAccount, ccy: string, dong: number) => {
+      const q = await h.api('POST', '/api/v2/transaction', acct.token, {
+        sourceReq: { ccy: 'VND', method: 'vnd-instant', amtRequested: dong, reqDetails: {} },
         destReq: { ccy, method: 'svcpay', reqDetails: {} },
       })
-      expect(q.status).toBe(200)
-      const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
-      const r = await ingest(c.body.sourceReq.reqDetails.memo, 1_000_000n)
-      expect(r).toMatchObject({ status: 'matched', outcome: 'exact' })
-      const done = await get(q.body.txnId)
-      expect(done.txnState).toBe('completed')
-      expect(done.destReq.amtSettled).toBe(done.destReq.amtRequested)
-      await h.expectBooksBalanced()
+      expect(q.status, JSON.stringify(q.body)).toBe(200)
+      const snapshot = await h.c.rates.current()
+      const rate = allInRate(
+        h.c.rates.perBtc(snapshot, 'VND'),
+        h.c.rates.perBtc(snapshot, ccy),
+        h.c.config.fxSpreadBps,
+      )
+      expect(q.body.fxRate).toBe(Number(formatRate(rate)))
+      expect(BigInt(q.body.sourceReq.svcpayFees)).toBe(feeOn(BigInt(dong)))
+      const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, acct.token)
+      expect(c.status, JSON.stringify(c.body)).toBe(200)
+      expect(c.body.destReq.amtRequested).toBe(
+        num(await converted(q.body.txnId, ccy, BigInt(dong), feeOn(BigInt(dong))), ccy),
+      )
+      return c.body
     }
+    const getAs = async (acct: TestAccount, txnId: string) =>
+      (await h.api('GET', `/api/v2/transaction/${txnId}`, acct.token)).body
+
+    it.each(['BTC', 'USDT'])('credits an exact transfer to the %s wallet at the quoted rate', async (ccy) => {
+      const b = await h.createAccount({ name: `Into ${ccy}` })
+      const t = await receiveInto(b, ccy, 1_000_000)
+      const r = await ingest(t.sourceReq.reqDetails.memo, 1_000_000n)
+      expect(r).toMatchObject({ status: 'matched', outcome: 'exact', txnId: t.txnId })
+      const done = await getAs(b, t.txnId)
+      expect(done).toMatchObject({ txnState: 'completed', msg: '', fxRate: t.fxRate })
+      const expected = await converted(t.txnId, ccy, 1_000_000n, feeOn(1_000_000n))
+      expect(expected).toBeGreaterThan(0n)
+      expect(done.destReq).toMatchObject({ ccy, amtSettled: num(expected, ccy) })
+      expect(done.destReq.amtSettled).toBe(done.destReq.amtRequested)
+      expect(await walletBalance(b, ccy)).toBe(expected)
+      expect(await walletBalance(b, 'VND')).toBe(0n)
+      await h.expectBooksBalanced()
+    })
+
+    it('credits a short payment to USDT, the fee on what arrived', async () => {
+      const b = await h.createAccount({ name: 'Short USDT' })
+      const t = await receiveInto(b, 'USDT', 1_000_000)
+      const r = await ingest(t.sourceReq.reqDetails.memo, 400_000n)
+      expect(r).toMatchObject({ status: 'matched', outcome: 'underpaid', txnId: t.txnId })
+      const done = await getAs(b, t.txnId)
+      expect(done).toMatchObject({ txnState: 'completed', msg: 'underpaid' })
+      expect(BigInt(done.sourceReq.svcpayFees)).toBe(feeOn(400_000n))
+      const expected = await converted(t.txnId, 'USDT', 400_000n, feeOn(400_000n))
+      expect(done.destReq.amtSettled).toBe(num(expected, 'USDT'))
+      expect(await walletBalance(b, 'USDT')).toBe(expected)
+      await h.expectBooksBalanced()
+    })
+
+    it('credits a late payment, and a suspense credit assigned to it, to USDT at the quoted rate', async () => {
+      const b = await h.createAccount({ name: 'Late USDT' })
+      const t = await receiveInto(b, 'USDT', 1_000_000)
+      const saved = h.c.payins.now
+      h.c.payins.now = () => t.sourceReq.expiresAt + 1
+      try {
+        await runDueTransactions({
+          db: h.c.db,
+          transactions: h.c.transactions,
+          log: console,
+          now: () => t.sourceReq.expiresAt + 1,
+        })
+      } finally {
+        h.c.payins.now = saved
+      }
+      expect((await getAs(b, t.txnId)).txnState).toBe('expired')
+      const late = await ingest(t.sourceReq.reqDetails.memo.toLowerCase(), 1_000_000n)
+      expect(late).toMatchObject({ status: 'deposit', outcome: 'late' })
+      const deposit = await getAs(b, late.txnId!)
+      const lateCredit = await converted(t.txnId, 'USDT', 1_000_000n, feeOn(1_000_000n))
+      expect(deposit).toMatchObject({ txnState: 'completed', fxRate: t.fxRate })
+      expect(deposit.sourceReq).toMatchObject({ ccy: 'VND', amtSettled: 1_000_000 })
+      expect(deposit.destReq).toMatchObject({ ccy: 'USDT', amtSettled: num(lateCredit, 'USDT') })
+      expect(await walletBalance(b, 'USDT')).toBe(lateCredit)
+
+      // A transfer without its memo, assigned by an operator to the (expired) receive: the same terms.
+      const stray = await transfer('no memo', 250_000)
+      const assign = await h.api('POST', `/admin/bank-credits/${stray.creditId}/assign`, h.adminToken, {
+        accountId: b.accountId,
+        txnId: t.txnId,
+        reason: 'payer wrote in',
+      })
+      expect(assign.status, JSON.stringify(assign.body)).toBe(200)
+      const assigned = await getAs(b, assign.body.txnId)
+      const assignedCredit = await converted(t.txnId, 'USDT', 250_000n, feeOn(250_000n))
+      expect(assigned.destReq).toMatchObject({ ccy: 'USDT', amtSettled: num(assignedCredit, 'USDT') })
+      expect(await walletBalance(b, 'USDT')).toBe(lateCredit + assignedCredit)
+      expect(await walletBalance(b, 'VND')).toBe(0n)
+      await h.expectBooksBalanced()
+    })
+
+    it('completes a waiting USDT receive from a suspense credit assigned to it', async () => {
+      const b = await h.createAccount({ name: 'Assigned USDT' })
+      const t = await receiveInto(b, 'USDT', 300_000)
+      const stray = await transfer('forgot the memo', 300_000)
+      const assign = await h.api('POST', `/admin/bank-credits/${stray.creditId}/assign`, h.adminToken, {
+        accountId: b.accountId,
+        txnId: t.txnId,
+        reason: 'payer forgot the memo',
+      })
+      expect(assign.status, JSON.stringify(assign.body)).toBe(200)
+      expect(assign.body.txnId).toBe(t.txnId)
+      const done = await getAs(b, t.txnId)
+      const expected = await converted(t.txnId, 'USDT', 300_000n, feeOn(300_000n))
+      expect(done).toMatchObject({ txnState: 'completed', msg: '' })
+      expect(done.destReq.amtSettled).toBe(num(expected, 'USDT'))
+      expect(await walletBalance(b, 'USDT')).toBe(expected)
+      await h.expectBooksBalanced()
+    })
   })
 })

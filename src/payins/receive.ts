@@ -4,6 +4,8 @@ import { InvariantError } from '../shared/assert.js'
 import { ApiError } from '../shared/errors.js'
 import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js'
 import type { Txn } from '../transactions/txn.js'
+import { receiveFxQuote } from '../transactions/receive-fx.js'
+import { allInRate } from '../rates/fx.js'
 import { checkAgainAt, invoicePageUrl, newPageId, receiveQuote } from '../bitcoin/common.js'
 import type { PayinDeps } from './deps.js'
 import { newMemo } from './match.js'
@@ -22,10 +24,11 @@ const UNCONFIRMED_DETAILS = {
   memo: null,
   vietQr: null,
   invoicePageUrl: null,
+  expiredAt: null,
 }
 
 /**
- * VND receive (`vnd-instant:VND > svcpay:VND`): confirm hands out our collecting account, the exact
+ * VND receive (`vnd-instant:VND > svcpay:VND`, or `svcpay:BTC|USDT` through the exchange): confirm hands out our collecting account, the exact
  * amount, a unique transfer memo and their VietQR code (srccreated). The bank's credit for it
  * arrives through `ingestBankCredit` (credits.ts), which completes the receive; unpaid at its expiry
  * it expires, and a later transfer with its memo becomes a deposit.
@@ -41,12 +44,22 @@ export function vndReceiveFlow(deps: PayinDeps): Flow {
 
 /**
  * The amounts work as every receive's: the fee (`FEE_VND_RECEIVE`) is in dong, on the side that
- * was given. A receive into a BTC or USDT wallet would add the exchange here (xccy-receive).
+ * was given. Into a BTC or USDT wallet the dong is converted at the rate quoted now, as a Lightning
+ * receive into another wallet is (src/transactions/receive-fx.ts); every credit for the receive,
+ * a late one too, uses that rate.
  */
-async function quoteVndReceive(deps: PayinDeps, { input }: QuoteContext) {
+async function quoteVndReceive(deps: PayinDeps, { input, rates }: QuoteContext) {
   if (!deps.vndReceive.enabled)
     throw new ApiError('method_not_available', 'Receiving VND is not enabled on this server (VND_RECEIVE)')
-  return receiveQuote(input, deps.config.fees.vnd_receive!, UNCONFIRMED_DETAILS)
+  const feeRule = deps.config.fees.vnd_receive!
+  const dest = input.destReq.ccy
+  if (dest === 'VND') return receiveQuote(input, feeRule, UNCONFIRMED_DETAILS)
+  const fx = allInRate(
+    deps.rates.perBtc(rates, 'VND'),
+    deps.rates.perBtc(rates, dest),
+    deps.config.fxSpreadBps,
+  )
+  return receiveFxQuote({ input, fx, feeRule, srcDetails: UNCONFIRMED_DETAILS })
 }
 
 /** A memo never handed out before, recorded for this receive (the memos table's key decides). */
@@ -83,6 +96,8 @@ async function confirmVndReceive(deps: PayinDeps, q: Queryable, txn: Txn, ctx: C
         memo,
       }),
       invoicePageUrl: invoicePageUrl(deps.config, pageId),
+      // The receive's expiry as ISO 8601 text, as an on-chain receive gives it.
+      expiredAt: new Date(expiresAt).toISOString(),
     },
     railRef: memo,
     pageId,

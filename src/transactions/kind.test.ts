@@ -35,6 +35,9 @@ describe('kindFor', () => {
     ['svcpay:BTC', 'lightning:BTC', 'ln_send'],
     ['svcpay:BTC', 'on-chain:BTC', 'onchain_send'],
     ['svcpay:USDT', 'tron:USDT', 'tron_payout'],
+    ['vnd-instant:VND', 'svcpay:VND', 'vnd_receive'],
+    ['vnd-instant:VND', 'svcpay:BTC', 'vnd_receive'],
+    ['vnd-instant:VND', 'svcpay:USDT', 'vnd_receive'],
     ['svcpay:VND', 'vnd-instant:VND', 'vnd_payout'],
     ['svcpay:BTC', 'vnd-instant:VND', 'vnd_payout'],
     ['svcpay:USDT', 'vnd-instant:VND', 'vnd_payout'],
@@ -53,6 +56,8 @@ describe('kindFor', () => {
     ['svcpay:USDT', 'tron:BTC', 'unsupported_currency_pair', undefined],
     ['lightning:USD', 'svcpay:USD', 'unsupported_currency_pair', undefined],
     ['lightning:USDT', 'svcpay:BTC', 'unsupported_currency_pair', undefined],
+    ['vnd-instant:VND', 'svcpay:USD', 'unsupported_currency_pair', undefined],
+    ['vnd-instant:BTC', 'svcpay:BTC', 'unsupported_currency_pair', undefined],
     ['paypal:USD', 'svcpay:USD', 'unsupported_method', 'sourceReq.method'],
     ['svcpay:USD', 'wire:USD', 'unsupported_method', 'destReq.method'],
     ['lightning:BTC', 'on-chain:BTC', 'unsupported_method', 'destReq.method'],
@@ -62,6 +67,13 @@ describe('kindFor', () => {
 
   it('refuses a Lightning receive into a currency this service keeps no wallets in', () => {
     expect(refusal('lightning:BTC', 'svcpay:CAD', ['BTC', 'USD'])).toEqual({
+      code: 'unsupported_currency_pair',
+      field: 'destReq.ccy',
+    })
+  })
+
+  it('refuses a VND receive into a wallet currency the service does not keep', () => {
+    expect(refusal('vnd-instant:VND', 'svcpay:USDT', ['BTC', 'VND'])).toEqual({
       code: 'unsupported_currency_pair',
       field: 'destReq.ccy',
     })

@@ -33,10 +33,17 @@ export function kindFor(input: CreateInput, walletCurrencies: string[]): TxnKind
       return 'onchain_send'
     case 'svcpay:USDT>tron:USDT':
       return 'tron_payout'
-    case 'vnd-instant:VND>svcpay:VND':
-      if (!walletCurrencies.includes('VND'))
-        throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'has no wallets on this service')
-      return 'vnd_receive'
+  }
+  if (
+    s.method === 'vnd-instant' &&
+    s.ccy === 'VND' &&
+    d.method === 'svcpay' &&
+    ['VND', 'BTC', 'USDT'].includes(d.ccy)
+  ) {
+    // Into the VND wallet, or into the BTC or USDT one with the dong converted at the quoted rate.
+    if (!walletCurrencies.includes(d.ccy))
+      throw fieldError('unsupported_currency_pair', 'destReq.ccy', 'has no wallets on this service')
+    return 'vnd_receive'
   }
   if (s.method === 'lightning' && s.ccy === 'BTC' && d.method === 'svcpay') {
     // Into another wallet of the account: the bitcoin paid in is converted at the quoted rate.
