@@ -20,7 +20,6 @@ import { createContainer } from '../container.js'
 import { createPostgresDb } from '../db/db.js'
 import { createLogger } from '../logger.js'
 import { scanQrSvg } from '../../test/helpers/qr-scan.js'
-import { TXN_CHANNEL } from '../events/channels.js'
 import { runDueAddresses } from '../onchain/deposits.js'
 import { encodeVietQr } from '../payins/vietqr.js'
 import { runDueTransactions } from '../transactions/worker.js'
@@ -571,68 +570,67 @@ describe.skipIf(ENGINE !== 'postgres')('the page stream across instances (Postgr
 })
 
 /**
- * The page of a VND receive over HTTP. Until the VND receive flow is on this branch, a confirmed
- * Lightning receive is reshaped in the database into what that flow records at confirm (kind
- * vnd_receive, source VND, src_details with the bank transfer and its VietQR payload); the real
- * flow is played end to end in vnd-page.browser.test.ts. Its own service, as the reshaped row has
- * no books behind it.
+ * The page of a VND receive over HTTP, through the real flow: the receive is created and confirmed
+ * through the API, the customer's transfer is played by the sandbox bank. Its own service, with a
+ * receive fee so that the đồng to transfer (the source amount) differs from what the wallet gets.
  */
 describe('the hosted page of a VND receive over HTTP', () => {
   let h: Harness
   let base: string
   beforeAll(async () => {
-    h = await createHarness({ STREAM_HEARTBEAT_MS: '200' })
+    h = await createHarness({ STREAM_HEARTBEAT_MS: '200', FEE_VND_RECEIVE: '1000+100' })
     base = await listen(h.app)
   })
   afterAll(async () => h?.close())
 
   it('shows the transfer with its VietQR code, no fiat value, and follows its state to paid', async () => {
     const shop = await h.createAccount({ name: 'Cà phê Sài Gòn' })
-    const q = await h.api('POST', '/api/v2/transaction', shop.token, lnReceive('0.0001'))
+    const q = await h.api('POST', '/api/v2/transaction', shop.token, {
+      sourceReq: { ccy: 'VND', method: 'vnd-instant', reqDetails: {} },
+      destReq: { ccy: 'VND', method: 'svcpay', amtRequested: 500_000, reqDetails: {} },
+    })
+    expect(q.status, JSON.stringify(q.body)).toBe(200)
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, shop.token)
-    expect(c.status).toBe(200)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    const d = c.body.sourceReq.reqDetails
     const pageId = pageIdOf(c.body)
-    const details = {
-      bankBin: '970436',
-      bankName: 'Vietcombank',
-      bankAcctNum: '0011001932418',
-      accountName: 'CONG TY TNHH SVCPAY',
-      amount: '500000',
-      memo: 'SVCPAY 7F3KQ2',
-      vietQr: encodeVietQr({
-        bankBin: '970436',
-        accountNumber: '0011001932418',
-        amount: 500_000n,
-        memo: 'SVCPAY 7F3KQ2',
-      }),
-      invoicePageUrl: c.body.sourceReq.reqDetails.invoicePageUrl,
-    }
-    await h.c.db.query(
-      `UPDATE transactions SET kind = 'vnd_receive', src_ccy = 'VND', src_method = 'vietqr', src_amount = 500000,
-              src_details = $2 WHERE id = $1`,
-      [q.body.txnId, JSON.stringify(details)],
-    )
+    // 500,000 to the wallet plus 1,000 + 1% in fees: the payer transfers the source amount.
+    expect(c.body.sourceReq.amtRequested).toBe(506_000)
+    expect(d.amount).toBe('506000')
 
     const res = await get(base, `/pay/${pageId}`, { 'accept-language': 'vi' })
     expect(res.status).toBe(200)
     expect(res.headers['content-security-policy']).toContain("default-src 'none'")
     const html = res.body
     expect(html).toContain('data-kind="vietqr"')
-    expect(textOf(html, 'amount-vnd')).toBe('500.000 ₫')
+    expect(textOf(html, 'amount-vnd')).toBe('506.000 ₫')
     expect(html).not.toContain('data-testid="amount-fiat"')
     expect(html).not.toContain('data-testid="amount-btc"')
-    expect(textOf(html, 'bank-name')).toBe('Vietcombank')
-    expect(html).toContain('value="SVCPAY 7F3KQ2"')
+    expect(textOf(html, 'bank-name')).toBe(d.bankName)
+    expect(textOf(html, 'account-name')).toBe(d.accountName)
+    expect(html).toContain(`value="${d.bankAcctNum}"`)
+    expect(html).toContain(`value="${d.memo}"`)
     const svg = /data-testid="qr">(<svg [\s\S]*?<\/svg>)<\/div>/.exec(html)![1]!
-    expect(scanQrSvg(svg)).toBe(details.vietQr)
+    expect(scanQrSvg(svg)).toBe(d.vietQr)
+    expect(d.vietQr).toBe(
+      encodeVietQr({ bankBin: d.bankBin, accountNumber: d.bankAcctNum, amount: 506_000n, memo: d.memo }),
+    )
     for (const secret of [q.body.txnId, shop.accountId, 'invoicePageUrl']) expect(html).not.toContain(secret)
+    const english = await get(base, `/pay/${pageId}`, { 'accept-language': 'en-US,en;q=0.9' })
+    expect(textOf(english.body, 'amount-vnd')).toBe('506,000 VND')
 
     const stream = await openSse(base, `/pay/${pageId}/events`)
     expect(await stream.waitFor(1)).toEqual([{ state: 'awaiting_payment' }])
-    await h.c.db.query(`UPDATE transactions SET state = 'completed' WHERE id = $1`, [q.body.txnId])
-    await h.c.db.notify(TXN_CHANNEL, q.body.txnId)
+    const sent = await h.api('POST', '/admin/sandbox/vnd/transfer', h.adminToken, {
+      memo: d.memo,
+      amount: d.amount,
+    })
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200)
     await stream.ended
     expect(stream.statuses).toEqual([{ state: 'awaiting_payment' }, { state: 'paid' }])
-    expect(textOf((await get(base, `/pay/${pageId}`)).body, 'status-text')).toBe('Paid. Thank you!')
+    const paid = await get(base, `/pay/${pageId}`)
+    expect(textOf(paid.body, 'status-text')).toBe('Paid. Thank you!')
+    expect(paid.body).not.toContain('data-testid="qr"')
+    await h.expectBooksBalanced()
   })
 })
