@@ -3,7 +3,7 @@ import { markup, raw } from './escape.js'
 import { isValidNonce } from './headers.js'
 import { LANGS, STRINGS, fill, type Lang } from './i18n.js'
 import { qrSvg } from './qr.js'
-import { document } from './render.js'
+import { document, pageHead } from './render.js'
 import { PAGE_CSS } from './styles.js'
 
 /** What the hosted page of a Lightning Address shows: nothing about the account behind it. */
@@ -30,14 +30,7 @@ export async function renderLnAddressPage(
   assert(/^LNURL1[02-9AC-HJ-NP-Z]+$/.test(view.lnurl), 'lnurl must be an upper-case LNURL')
   const s = STRINGS[lang]
   const title = fill(s.lnAddressTitle, { address: view.address })
-  const head = markup`<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<meta name="color-scheme" content="light dark">
-<title>${title}</title>
-<link rel="icon" href="data:,">
-<style nonce="${nonce}">${raw(PAGE_CSS)}</style>`
+  const head = pageHead(title, markup`<style nonce="${nonce}">${raw(PAGE_CSS)}</style>`)
   const body = markup`<body data-kind="ln-address">
 <main class="card" aria-labelledby="page-title">
 <div class="summary">

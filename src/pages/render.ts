@@ -123,15 +123,11 @@ export async function renderInvoicePage(
   const merchantName = view.merchantName.slice(0, MERCHANT_NAME_MAX_CHARS)
   const confirmations = state === 'seen' && view.kind !== 'vietqr' ? view.confirmations : undefined
 
-  const head = markup`<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<meta name="color-scheme" content="light dark">
-<title>${fill(s.pageTitle, { merchant: merchantName })}</title>
-<link rel="icon" href="data:,">
-<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>
-${opts.scriptUrl ? markup`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`
+  const head = pageHead(
+    fill(s.pageTitle, { merchant: merchantName }),
+    markup`<style nonce="${opts.nonce}">${raw(PAGE_CSS)}</style>
+${opts.scriptUrl ? markup`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" defer></script>` : ''}`,
+  )
 
   const summary = markup`<div class="summary">
 <header>
@@ -250,14 +246,7 @@ export function renderMessagePage(kind: MessagePageKind, lang: Lang, opts: Messa
     : opts.stylesheetUrl
       ? markup`<link rel="stylesheet" href="${opts.stylesheetUrl}">`
       : ''
-  const head = markup`<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<meta name="color-scheme" content="light dark">
-<title>${title}</title>
-<link rel="icon" href="data:,">
-${style}`
+  const head = pageHead(title, style)
   const body = markup`<body data-message="${kind}">
 <main class="card message" aria-labelledby="page-title">
 <h1 id="page-title" data-testid="message-title">${title}</h1>
@@ -265,6 +254,18 @@ ${style}`
 </main>
 </body>`
   return document(lang, head, body)
+}
+
+/** The head every hosted page shares: its metadata and title, then what the page adds (style, script). */
+export function pageHead(title: string, rest: SafeHtml | ''): SafeHtml {
+  return markup`<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="color-scheme" content="light dark">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+${rest}`
 }
 
 /** A whole page: the doctype, `<html lang>`, head and body. */

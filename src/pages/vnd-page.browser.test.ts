@@ -73,6 +73,7 @@ describe.skipIf(!CHROMIUM)(`the VND receive page in Chromium against the running
         'bankAcctNum',
         'bankBin',
         'bankName',
+        'expiredAt',
         'invoicePageUrl',
         'memo',
         'vietQr',

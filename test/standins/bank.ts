@@ -325,39 +325,37 @@ export class BankStandin {
 
   /** "Incoming credits": booked at or after `since`, oldest first, a page after `cursor` (an id). */
   private listCredits(path: string): [number, unknown] {
-    const query = new URLSearchParams(path.split('?')[1] ?? '')
-    const since = Number(query.get('since') ?? '0')
-    const limit = Number(query.get('limit') ?? String(LIST_LIMIT_DEFAULT))
-    if (!Number.isSafeInteger(since) || since < 0) return [400, { error: 'invalid_since' }]
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
-      return [400, { error: 'invalid_limit' }]
     const bookedAt = (c: { bookedAt?: unknown }) => (typeof c.bookedAt === 'number' ? c.bookedAt : 0)
     // A stable sort: credits booked at the same instant keep the order they were booked in.
-    const all = this.credits.filter((c) => bookedAt(c) >= since).sort((a, b) => bookedAt(a) - bookedAt(b))
-    const cursor = query.get('cursor')
-    const start = cursor === null ? 0 : all.findIndex((c) => c.id === cursor) + 1
-    if (cursor !== null && start === 0) return [400, { error: 'invalid_cursor' }]
-    const page = all.slice(start, start + limit)
-    const more = start + limit < all.length
-    return [200, { data: page, nextCursor: more ? String(page.at(-1)!.id) : null }]
+    return listPage(path, (since) =>
+      this.credits.filter((c) => bookedAt(c) >= since).sort((a, b) => bookedAt(a) - bookedAt(b)),
+    )
   }
 
   /** "List payouts": a page after `cursor` (the last id of the previous page), oldest first. */
   private list(path: string): [number, unknown] {
-    const query = new URLSearchParams(path.split('?')[1] ?? '')
-    const since = Number(query.get('since') ?? '0')
-    const limit = Number(query.get('limit') ?? String(LIST_LIMIT_DEFAULT))
-    if (!Number.isSafeInteger(since) || since < 0) return [400, { error: 'invalid_since' }]
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
-      return [400, { error: 'invalid_limit' }]
-    const all = [...this.byId.values()].filter((p) => p.createdAt >= since)
-    const cursor = query.get('cursor')
-    const start = cursor === null ? 0 : all.findIndex((p) => p.id === cursor) + 1
-    if (cursor !== null && start === 0) return [400, { error: 'invalid_cursor' }]
-    const page = all.slice(start, start + limit)
-    const more = start + limit < all.length
-    return [200, { data: page.map(view), nextCursor: more ? page.at(-1)!.id : null }]
+    return listPage(path, (since) => [...this.byId.values()].filter((p) => p.createdAt >= since).map(view))
   }
+}
+
+/**
+ * One page of a partner listing (docs/payouts.md, "List payouts" and "List credits"): the items at
+ * or after `since`, `limit` of them after the one whose id is `cursor`; a bad query is a 400.
+ */
+function listPage(path: string, itemsSince: (since: number) => { id?: unknown }[]): [number, unknown] {
+  const query = new URLSearchParams(path.split('?')[1] ?? '')
+  const since = Number(query.get('since') ?? '0')
+  const limit = Number(query.get('limit') ?? String(LIST_LIMIT_DEFAULT))
+  if (!Number.isSafeInteger(since) || since < 0) return [400, { error: 'invalid_since' }]
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX)
+    return [400, { error: 'invalid_limit' }]
+  const all = itemsSince(since)
+  const cursor = query.get('cursor')
+  const start = cursor === null ? 0 : all.findIndex((item) => item.id === cursor) + 1
+  if (cursor !== null && start === 0) return [400, { error: 'invalid_cursor' }]
+  const page = all.slice(start, start + limit)
+  const more = start + limit < all.length
+  return [200, { data: page, nextCursor: more ? String(page.at(-1)!.id) : null }]
 }
 
 const LIST_LIMIT_DEFAULT = 50

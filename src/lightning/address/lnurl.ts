@@ -9,7 +9,7 @@ import type { TransactionsService } from '../../transactions/service.js'
 import { MSAT_PER_SAT } from '../invoices.js'
 import { addressByUsername, type LightningAddress } from './service.js'
 import { isUsernameShape } from './names.js'
-import type { LnurlError } from '../lnurl-pay.js'
+import type { LnurlError, PayRequest as AnyPayRequest } from '../lnurl-pay.js'
 
 /**
  * LNURL-pay for the Lightning Addresses of this service (LUD-06, LUD-12, LUD-16). The HTTP routes
@@ -17,16 +17,8 @@ import type { LnurlError } from '../lnurl-pay.js'
  * calls them directly, without HTTP.
  */
 
-/** LUD-06's first answer, with LUD-12's `commentAllowed`. Amounts are millisatoshis. */
-export interface PayRequest {
-  tag: 'payRequest'
-  callback: string
-  minSendable: number
-  maxSendable: number
-  /** A JSON text of `[mime, content]` pairs; the invoice's description hash is its SHA-256. */
-  metadata: string
-  commentAllowed: number
-}
+/** LUD-06's first answer as we give it: always with LUD-12's `commentAllowed`. */
+export type PayRequest = Required<AnyPayRequest>
 
 /** The LNURL error shape (LUD-06), shared with the paying side. */
 export type { LnurlError }
