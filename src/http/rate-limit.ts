@@ -82,11 +82,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitConfig> = Object.freeze({
 
 /** Which counter a decision reports on. */
 export type RateLimitScope =
-  | 'account'
-  | 'api-key-endpoint'
-  | 'client-address'
-  | 'lightning-address'
-  | 'account-name'
+  'account' | 'api-key-endpoint' | 'client-address' | 'lightning-address' | 'account-name'
 
 /**
  * The outcome of one request against every window that applies. The numbers describe the tightest
