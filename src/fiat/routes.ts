@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
 import type { BankAccountInquiryRail } from '../rails/rail.js'
 import { lookUpAccountName } from './account-name.js'
-import { bearerAuth } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { applyTighterRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
+import { ApiError } from '../shared/errors.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { listInstitutions } from './institutions.js'
 import { sourceOfFundsCodes } from './source-of-funds.js'
@@ -81,12 +83,24 @@ export function fiatRoutes(
         tags: ['Fiat payouts'],
         summary: 'The holder’s name of a bank account',
         description:
-          'Asks the bank whose account this is (NAPAS account inquiry) and answers the name as the bank gives it: upper case without diacritics, masked with * where the bank masks it. 404 `not_found` when the bank has no such account; 503 `service_unavailable` when the bank cannot answer now. The name is personal data and is not stored.',
+          'Asks the bank whose account this is (NAPAS account inquiry) and answers the name as the bank gives it: upper case without diacritics, masked with * where the bank masks it. 404 `not_found` when the bank has no such account; 503 `service_unavailable` when the bank cannot answer now. The name is personal data and is not stored. Besides the account windows, each account has an hourly window of inquiries that reach the bank (RATE_LIMIT_ACCOUNT_NAME_PER_HOUR, 30 by default); when it is spent the answer is 429 `rate_limit_exceeded` with Retry-After, and the bank is not asked.',
         security: BEARER,
         querystring: AccountNameQuerySchema,
         response: { 200: Type.Object({ data: AccountNameSchema }), ...errors(400, 401, 404, 429, 503) },
       },
     },
-    async (request) => ({ data: await lookUpAccountName(deps.bankAccounts, request.query) }),
+    async (request, reply) => ({
+      data: await lookUpAccountName(deps.bankAccounts, request.query, () => countInquiry(request, reply)),
+    }),
   )
+}
+
+/**
+ * Counts an inquiry about to reach the bank against the account's hourly window for them (each
+ * costs a bank fee and names someone), or throws the 429 when that window is spent.
+ */
+async function countInquiry(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const decision = await request.server.rateLimiter.consumeAccountName(principalOf(request).accountId)
+  applyTighterRateLimitHeaders(reply, decision)
+  if (!decision.allowed) throw new ApiError('rate_limit_exceeded', rateLimitErrorBody(decision).message)
 }

@@ -70,6 +70,7 @@ function config(overrides: Partial<RateLimitConfig> = {}): RateLimitConfig {
     endpoints: DEFAULT_RATE_LIMITS.endpoints.map((e) => ({ ...e })),
     unauthenticatedPerMinute: DEFAULT_RATE_LIMITS.unauthenticatedPerMinute,
     lightningAddress: { ...DEFAULT_RATE_LIMITS.lightningAddress },
+    accountNamePerHour: DEFAULT_RATE_LIMITS.accountNamePerHour,
     ...overrides,
   }
 }
@@ -467,6 +468,34 @@ describe('headers and the 429 body', () => {
   })
 })
 
+describe.each([
+  ['Redis', true],
+  ['memory', false],
+])('account-name inquiry window in %s', (_name, withRedis) => {
+  it('admits the hour’s number per account, then refuses for the rest of the hour', async () => {
+    const nowMs = 1_800_000_000_000
+    const l = limiter({
+      redis: withRedis ? await connected(redisClient()) : undefined,
+      config: config({ accountNamePerHour: 2 }),
+      now: () => nowMs,
+    })
+    // The account's other windows are counters of their own.
+    await times(3, () => l.consume(request({ accountId: 'acct_a' })))
+    const ds = await times(3, () => l.consumeAccountName('acct_a'))
+    expect(ds.map((d) => [d.allowed, d.remaining, d.limit, d.windowSec, d.scope])).toEqual([
+      [true, 1, 2, 3600, 'account-name'],
+      [true, 0, 2, 3600, 'account-name'],
+      [false, 0, 2, 3600, 'account-name'],
+    ])
+    expect(ds[2]!.retryAfterSec).toBeGreaterThan(3590)
+    expect(rateLimitErrorBody(ds[2]!).message).toMatch(
+      /^Rate limit exceeded: 2 requests per hour for bank account-name inquiries of this account; retry after 3\d{3} seconds$/,
+    )
+    // Another account has a window of its own.
+    expect((await l.consumeAccountName('acct_b')).remaining).toBe(1)
+  })
+})
+
 describe('configuration', () => {
   it('defaults to the numbers of the specification', () => {
     expect(rateLimitConfigFromEnv({})).toEqual({
@@ -479,6 +508,7 @@ describe('configuration', () => {
       ],
       unauthenticatedPerMinute: 30,
       lightningAddress: { perMinute: 60, minSats: 1n, maxSats: 10_000_000n },
+      accountNamePerHour: 30,
     })
   })
 
@@ -496,6 +526,7 @@ describe('configuration', () => {
       RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '12',
       RATE_LIMIT_LN_ADDRESS_MIN_SATS: '10',
       RATE_LIMIT_LN_ADDRESS_MAX_SATS: '2000000',
+      RATE_LIMIT_ACCOUNT_NAME_PER_HOUR: '7',
     })
     expect(c).toEqual({
       enabled: false,
@@ -507,6 +538,7 @@ describe('configuration', () => {
       ],
       unauthenticatedPerMinute: 32,
       lightningAddress: { perMinute: 12, minSats: 10n, maxSats: 2_000_000n },
+      accountNamePerHour: 7,
     })
     // The defaults are not changed by reading.
     expect(DEFAULT_RATE_LIMITS.tiers.standard.perMinute).toBe(60)
@@ -541,6 +573,13 @@ describe('configuration', () => {
     )
   })
 
+  it.each(['0', '-3', '2.5', 'many', '1000001'])('rejects %j account-name inquiries per hour', (bad) => {
+    expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_ACCOUNT_NAME_PER_HOUR: bad })).toThrow(
+      /^RATE_LIMIT_ACCOUNT_NAME_PER_HOUR: expected a whole number from 1 to 1000000/,
+    )
+    expect(rateLimitConfigFromEnv({ RATE_LIMIT_ACCOUNT_NAME_PER_HOUR: '' }).accountNamePerHour).toBe(30)
+  })
+
   it('rejects an unclear switch', () => {
     expect(() => rateLimitConfigFromEnv({ RATE_LIMITS_ENABLED: 'yes' })).toThrow(/^RATE_LIMITS_ENABLED:/)
   })
@@ -549,6 +588,9 @@ describe('configuration', () => {
     const zero = config()
     zero.tiers.standard = { perMinute: 60, perSecond: 0 }
     expect(() => createRateLimiter({ config: zero, log: recordingLog() })).toThrow(/standard per second/)
+    expect(() =>
+      createRateLimiter({ config: config({ accountNamePerHour: 0 }), log: recordingLog() }),
+    ).toThrow(/account-name inquiries per hour/)
     const twice = config({
       endpoints: [
         { method: 'GET', route: '/api/v2/transaction', perMinute: 3 },

@@ -11,7 +11,8 @@ import { ConfigError } from '../config/config.js'
 /**
  * Rate limits (spec "Limits", contract section 8): per-account tiers with a minute window and a
  * one-second burst window, per-API-key limits on a few endpoints, and a per-address limit for
- * requests that fail authentication. Counters live in Redis when a client is given, so every
+ * requests that fail authentication; and windows of their own for the Lightning Addresses and for
+ * each account's bank account-name inquiries. Counters live in Redis when a client is given, so every
  * instance shares them; otherwise, and while Redis is unreachable, each instance counts in memory.
  *
  * Counting rule: a request is counted in every window that applies only when all of them admit it.
@@ -45,6 +46,11 @@ export interface RateLimitConfig {
   unauthenticatedPerMinute: number
   /** Each Lightning Address (LNURL-pay, docs/lightning-address.md): its requests and amounts. */
   lightningAddress: LightningAddressLimits
+  /**
+   * Bank account-name inquiries (`GET /api/v2/fiat/account-name`) per account and hour: each one
+   * costs a bank fee and names a stranger, so they have a window of their own.
+   */
+  accountNamePerHour: number
 }
 
 /** What one Lightning Address accepts: LNURL requests per minute, and the amounts of a payment. */
@@ -71,10 +77,12 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitConfig> = Object.freeze({
   ]) as EndpointLimit[],
   unauthenticatedPerMinute: 30,
   lightningAddress: Object.freeze({ perMinute: 60, minSats: 1n, maxSats: 10_000_000n }),
+  accountNamePerHour: 30,
 })
 
 /** Which counter a decision reports on. */
-export type RateLimitScope = 'account' | 'api-key-endpoint' | 'client-address' | 'lightning-address'
+export type RateLimitScope =
+  'account' | 'api-key-endpoint' | 'client-address' | 'lightning-address' | 'account-name'
 
 /**
  * The outcome of one request against every window that applies. The numbers describe the tightest
@@ -91,7 +99,7 @@ export interface Decision {
   resetSec: number
   /** Whole seconds to wait, at least 1; only when refused. */
   retryAfterSec?: number
-  /** Length of the reported window in seconds (1 or 60). */
+  /** Length of the reported window in seconds (1, 60 or 3600). */
   windowSec: number
   scope: RateLimitScope
 }
@@ -112,6 +120,8 @@ export interface RateLimiter {
   consumeAnonymous(ip: string): Promise<Decision>
   /** Counts one LNURL-pay request (well-known or callback) against the Lightning Address it names. */
   consumeAddress(username: string): Promise<Decision>
+  /** Counts one bank account-name inquiry against the account's hourly window for them. */
+  consumeAccountName(accountId: string): Promise<Decision>
   /**
    * Reads the client address window without counting: `allowed` is false once the address has no
    * failures left in it. Used to report the headers on answers nothing counted, and to refuse
@@ -148,6 +158,7 @@ export interface RateLimiterDeps {
 const DEFAULT_KEY_PREFIX = 'svcpay:rl'
 const MINUTE_SEC = 60
 const SECOND_SEC = 1
+const HOUR_SEC = 3600
 // A hand-back this close to a window's end could land in the next window and grant it an extra
 // point; the window is about to reset anyway, so the hand-back is skipped.
 const REFUND_MIN_MS = 50
@@ -234,6 +245,7 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     MINUTE_SEC,
     'lightning-address',
   )
+  const accountName = window(`${prefix}:acctname:h`, config.accountNamePerHour, HOUR_SEC, 'account-name')
 
   async function decide(counted: Array<[Window, string]>): Promise<Decision> {
     const requestSeq = tracker?.begin() ?? 0
@@ -279,6 +291,11 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     async consumeAddress(username) {
       if (!config.enabled) return openDecision(lnAddress, now())
       return decide([[lnAddress, username]])
+    },
+
+    async consumeAccountName(accountId) {
+      if (!config.enabled) return openDecision(accountName, now())
+      return decide([[accountName, accountId]])
     },
 
     async peekAnonymous(ip) {
@@ -424,6 +441,7 @@ function checkConfig(config: RateLimitConfig): void {
   check('unauthenticated per minute', config.unauthenticatedPerMinute)
   const a = config.lightningAddress
   check('Lightning Address per minute', a.perMinute)
+  check('account-name inquiries per hour', config.accountNamePerHour)
   if (a.minSats < 1n || a.maxSats < a.minSats)
     throw new ConfigError(
       `rate limits: Lightning Address amounts need 1 <= minimum (${a.minSats}) <= maximum (${a.maxSats}) sats`,
@@ -448,11 +466,23 @@ export function applyRateLimitHeaders(reply: FastifyReply, decision: Decision): 
   if (!decision.allowed) reply.header('Retry-After', String(retryAfterOf(decision)))
 }
 
+/**
+ * Like {@link applyRateLimitHeaders} for a window counted after the guard's: its headers replace
+ * those already set when it is the tighter (fewer left; on a tie it resets later), or refused.
+ */
+export function applyTighterRateLimitHeaders(reply: FastifyReply, decision: Decision): void {
+  const set = reply.getHeader('x-ratelimit-remaining')
+  if (!decision.allowed || set === undefined || decision.remaining <= Number(set)) {
+    applyRateLimitHeaders(reply, decision)
+  }
+}
+
 const SCOPE_TEXT: Record<RateLimitScope, string> = {
   account: 'for this account',
   'api-key-endpoint': 'for this endpoint and API key',
   'client-address': 'for unauthenticated requests from this address',
   'lightning-address': 'for this Lightning Address',
+  'account-name': 'for bank account-name inquiries of this account',
 }
 
 /** The 429 body of the specification: `{ error: 'rate_limit_exceeded', message }`. */
@@ -462,7 +492,9 @@ export function rateLimitErrorBody(decision: Decision): { error: 'rate_limit_exc
       ? 'second'
       : decision.windowSec === 60
         ? 'minute'
-        : `${decision.windowSec} seconds`
+        : decision.windowSec === 3600
+          ? 'hour'
+          : `${decision.windowSec} seconds`
   const wait = retryAfterOf(decision)
   return {
     error: 'rate_limit_exceeded',
@@ -509,6 +541,7 @@ export function rateLimitConfigFromEnv(env: Record<string, string | undefined>):
       minSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MIN_SATS', d.lightningAddress.minSats),
       maxSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MAX_SATS', d.lightningAddress.maxSats),
     },
+    accountNamePerHour: envLimit(env, 'RATE_LIMIT_ACCOUNT_NAME_PER_HOUR', d.accountNamePerHour),
   }
 }
 
