@@ -110,8 +110,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   lightningAddressRoutes(app, c)
   lnurlRoutes(app, createLnurlDeps(c))
   lnAddressPageRoutes(app, c)
-  if (c.verifyBankNotification) bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
-  if (c.bankCredits?.verify) bankCreditRoutes(app, { verify: c.bankCredits.verify, sink: c.bankCredits.sink })
+  bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
+  bankCreditRoutes(app, { verify: c.bankCredits?.verify, sink: c.bankCredits?.sink })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

@@ -39,6 +39,8 @@ const EXPECTED = [
   'POST /sandbox/lightning/invoice',
   'POST /sandbox/onchain/send',
   'POST /sandbox/onchain/mine',
+  'POST /partners/bank/notifications',
+  'POST /partners/bank/credits',
   'GET /healthz',
   'GET /readyz',
   'GET /metrics',
@@ -104,6 +106,18 @@ describe('the OpenAPI document', () => {
         .map((o) => o.key)
         .sort(),
     ).toEqual([...EXPECTED].sort())
+  })
+
+  it('documents the two notifications of the bank partner, which answer 404 where the bank rail is not set up', async () => {
+    for (const path of ['/partners/bank/notifications', '/partners/bank/credits']) {
+      const op = doc.paths[path].post
+      expect(op.tags, path).toEqual(['Bank partner'])
+      expect(op.security, path).toEqual([])
+      expect(op.description, path).toContain('X-Partner-Signature')
+      const res = await h.app.inject({ method: 'POST', url: path, payload: { type: 'credit' } })
+      expect(res.statusCode, path).toBe(404)
+      expect(JSON.parse(res.body).error, path).toBe('not_found')
+    }
   })
 
   it('names the shared schemas', () => {

@@ -42,6 +42,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /sandbox/lightning/invoice': 'sandboxCreateInvoice',
   'POST /sandbox/onchain/send': 'sandboxSendOnchain',
   'POST /sandbox/onchain/mine': 'sandboxMine',
+  'POST /partners/bank/notifications': 'bankPartnerNotification',
+  'POST /partners/bank/credits': 'bankPartnerCredit',
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
   'GET /metrics': 'getMetrics',
@@ -50,13 +52,16 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
 /**
  * Operations that take no bearer token, declared with an empty security requirement (`security:
  * []`, "none needed") so that generators send none: the token exchange (its request is signed with
- * the API secret instead, in the body) and the operational endpoints.
+ * the API secret instead, in the body), the bank partner's signed notifications and the operational
+ * endpoints.
  */
 export const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/v2/authentication/token-signature',
   'GET /healthz',
   'GET /readyz',
   'GET /metrics',
+  'POST /partners/bank/notifications',
+  'POST /partners/bank/credits',
 ])
 
 /** The specification writes the wallet list with a trailing slash; the document keeps it, on purpose. */

@@ -113,6 +113,11 @@ const TAGS = [
       'Reference data for VND bank payouts: banks, source-of-funds codes, and the holder’s name of a bank account.',
   },
   {
+    name: 'Bank partner',
+    description:
+      'Called by the bank partner, not by API clients: what happened to a payout, and money that arrived in our account. No token: the body is signed (`X-Partner-Signature`, lowercase hex HMAC-SHA256 of the exact bytes under BANK_PAYOUT_WEBHOOK_SECRET). Without VND=bank-http and that secret they answer 404. See docs/payouts.md.',
+  },
+  {
     name: 'Sandbox',
     description: 'Only with `RAILS=sandbox`: an outside payer, outside invoices, blocks and test money.',
   },

@@ -9,33 +9,44 @@ import type { BankHttpRail } from './vnd/bank-http.js'
 import { NOTIFICATION_BYTES_MAX } from './vnd/bank-http-request.js'
 import type { CreditSink } from '../payins/bank-credit.js'
 
+/** The partner routes are always declared (and documented); without the bank rail's secret they answer 404. */
+const notEnabled = () =>
+  new ApiError(
+    'not_found',
+    'Bank partner notifications are not enabled here: they need VND=bank-http and BANK_PAYOUT_WEBHOOK_SECRET',
+  )
+
+/** What the partner gets back for a notification taken. */
+const RECEIVED = Type.Object({ received: Type.Literal(true) }, { examples: [{ received: true }] })
+
 /** A partner notification is one payout or one credit; anything near this size is not one. */
 const NOTIFICATION_BODY_MAX = NOTIFICATION_BYTES_MAX
 
 /**
  * Where the bank payout partner tells us a payout changed (docs/payouts.md, "Notifications"). The
  * body must carry the partner's signature over its exact bytes; a good one makes that payout due
- * at once, and the worker reads the payout from the partner as it would after a poll. Registered
- * only when `BANK_PAYOUT_WEBHOOK_SECRET` is set.
+ * at once, and the worker reads the payout from the partner as it would after a poll. Answers 404
+ * unless `BANK_PAYOUT_WEBHOOK_SECRET` is set.
  */
 export function bankNotificationRoutes(
   app: FastifyInstance,
-  deps: { db: Db; verify: NonNullable<PayoutRails['verifyBankNotification']> },
+  deps: { db: Db; verify: PayoutRails['verifyBankNotification'] },
 ): void {
   app.post(
     '/partners/bank/notifications',
     {
       bodyLimit: NOTIFICATION_BODY_MAX,
       schema: {
-        tags: ['Fiat payouts'],
+        tags: ['Bank partner'],
         summary: 'Bank payout partner notification',
         description:
           'Called by the bank payout partner, not by API clients. The body is the partner Payout; header X-Partner-Signature is the lowercase hex HMAC-SHA256 of the exact body bytes under BANK_PAYOUT_WEBHOOK_SECRET.',
         headers: Type.Object({ 'x-partner-signature': Type.Optional(Type.String()) }),
-        response: { 200: Type.Object({ received: Type.Literal(true) }), ...errors(400, 401, 413) },
+        response: { 200: RECEIVED, ...errors(400, 401, 404, 413) },
       },
     },
     async (request) => {
+      if (!deps.verify) throw notEnabled()
       const signature = request.headers['x-partner-signature']
       // Over the bytes as received, not the text decoded from them (invalid UTF-8 would change).
       const notice = deps.verify(
@@ -55,29 +66,28 @@ export function bankNotificationRoutes(
  * Where the bank partner reports an incoming transfer to our account (docs/payouts.md, "Incoming
  * credits"). Signed as the payout notifications are. The answer is 200 only once the sink has
  * recorded the credit, so that a partner retries a notification we could not take; a replay names
- * the same credit id, which the sink takes once. Registered with `BANK_PAYOUT_WEBHOOK_SECRET` and a
- * sink for credits.
+ * the same credit id, which the sink takes once. Answers 404 unless `VND=bank-http` and
+ * `BANK_PAYOUT_WEBHOOK_SECRET` are set.
  */
 export function bankCreditRoutes(
   app: FastifyInstance,
-  deps: { verify: BankHttpRail['verifyCredit']; sink: CreditSink },
+  deps: { verify: BankHttpRail['verifyCredit'] | undefined; sink: CreditSink | undefined },
 ): void {
   app.post(
     '/partners/bank/credits',
     {
       bodyLimit: NOTIFICATION_BODY_MAX,
       schema: {
-        hide: true,
-        tags: ['Fiat payouts'],
+        tags: ['Bank partner'],
         summary: 'Bank partner credit notification',
         description:
           'Called by the bank partner, not by API clients: one incoming transfer, `{ "type": "credit", "id", "amount", "currency": "VND", "description", "bookedAt", "payer"? }`. Header X-Partner-Signature is the lowercase hex HMAC-SHA256 of the exact body bytes under BANK_PAYOUT_WEBHOOK_SECRET.',
-        operationId: 'bankPartnerCredit',
         headers: Type.Object({ 'x-partner-signature': Type.Optional(Type.String()) }),
-        response: { 200: Type.Object({ received: Type.Literal(true) }), ...errors(400, 401, 413, 503) },
+        response: { 200: RECEIVED, ...errors(400, 401, 404, 413, 503) },
       },
     },
     async (request) => {
+      if (!deps.verify || !deps.sink) throw notEnabled()
       const signature = request.headers['x-partner-signature']
       const notice = deps.verify(
         request.rawBodyBytes ?? Buffer.alloc(0),
