@@ -149,7 +149,7 @@ export async function nodeCall<T>(what: string, call: () => Promise<T>): Promise
  * A deposit: money that arrived for an account without a quote of its own (an on-chain payment
  * to a watched address, a second payment of a Lightning invoice, a late or second bank transfer
  * with a VND receive's memo), credited to its wallet in `ccy` (BTC unless said) less the receive
- * fee, or, with `credit`, to its wallet in another currency (the second payment of a receive into
+ * fee, or, with `credit`, to its wallet in another currency (a later payment for a receive into
  * that wallet, at the receive's quoted rate). `key` names the payment; its hash is the
  * transaction's request hash.
  */
@@ -158,8 +158,9 @@ export function newDeposit(d: {
   key: string
   method: 'on-chain' | 'lightning' | 'vnd-instant'
   ccy?: 'BTC' | 'VND'
-  amountSats: bigint
-  feeSats: bigint
+  /** What arrived and the receive fee on it, in the source currency's minor units. */
+  amountMinor: bigint
+  feeMinor: bigint
   srcDetails: Record<string, unknown>
   at: number
   nextCheckAtMs: number | null
@@ -177,15 +178,15 @@ export function newDeposit(d: {
     deductFeesFromDest: false,
     srcCcy: d.ccy ?? 'BTC',
     srcMethod: d.method,
-    srcAmountMinor: d.amountSats,
-    srcFeeMinor: d.feeSats,
+    srcAmountMinor: d.amountMinor,
+    srcFeeMinor: d.feeMinor,
     srcNetworkFeeMinor: 0n,
     srcDetails: d.srcDetails,
     srcCreatedAtMs: at,
     srcUpdatedAtMs: at,
     destCcy: d.credit?.ccy ?? d.ccy ?? 'BTC',
     destMethod: 'svcpay',
-    destAmountMinor: d.credit?.amountMinor ?? d.amountSats - d.feeSats,
+    destAmountMinor: d.credit?.amountMinor ?? d.amountMinor - d.feeMinor,
     destDetails: {},
     destCreatedAtMs: at,
     destUpdatedAtMs: at,

@@ -301,8 +301,8 @@ async function createDepositTxn(
       accountId: addr.account_id,
       key: `deposit:${output.txid}:${output.vout}`,
       method: 'on-chain',
-      amountSats: output.amountSats,
-      feeSats: fee,
+      amountMinor: output.amountSats,
+      feeMinor: fee,
       srcDetails: {
         address: addr.address,
         txid: output.txid,
