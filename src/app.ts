@@ -30,7 +30,6 @@ import { invoicePageRoutes } from './pages/routes.js'
 // Lightning Addresses (issue 21): the account's address, and its public LNURL-pay endpoints.
 import { lightningAddressRoutes } from './lightning/address/routes.js'
 import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
-import { createLnurlDeps } from './lightning/address/lnurl.js'
 import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
@@ -108,7 +107,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
   invoicePageRoutes(app, c)
   lightningAddressRoutes(app, c)
-  lnurlRoutes(app, createLnurlDeps(c))
+  lnurlRoutes(app, c.lightningAddresses)
   lnAddressPageRoutes(app, c)
   bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
   bankCreditRoutes(app, { verify: c.bankCredits?.verify, sink: c.bankCredits?.sink })

@@ -82,6 +82,8 @@ export interface Container {
   bitcoin: BitcoinDeps
   /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
   payins: PayinDeps
+  /** The LNURL-pay of this service's Lightning Addresses: its HTTP routes and in-process sends share it. */
+  lightningAddresses: LnurlDeps
   rateLimiter: RateLimiter
   /** Shared Redis connection when REDIS_URL is set. */
   redis: Redis | undefined
@@ -195,11 +197,11 @@ export async function createContainer(
   // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
   // the flows, which reach the transactions service lazily like the payouts above.
   // A send to an address of this service asks the address's LNURL-pay directly, without HTTP.
-  let addressDeps: LnurlDeps | undefined
-  const ownAddresses = () => (addressDeps ??= createLnurlDeps({ db, config, transactions }))
+  const lightningAddresses = createLnurlDeps({ db, config, transactions: () => transactions })
   const localAddresses: LocalLnurl = {
-    payRequestFor: (username) => payRequestFor(ownAddresses(), username),
-    invoiceFor: (username, amountMsat, comment) => invoiceFor(ownAddresses(), username, amountMsat, comment),
+    payRequestFor: (username) => payRequestFor(lightningAddresses, username),
+    invoiceFor: (username, amountMsat, comment) =>
+      invoiceFor(lightningAddresses, username, amountMsat, comment),
   }
   const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
     accountXpub: config.env.ONCHAIN_XPUB || undefined,
@@ -272,6 +274,7 @@ export async function createContainer(
     approvals,
     bitcoin,
     payins,
+    lightningAddresses,
     rateLimiter,
     redis,
     notifier,

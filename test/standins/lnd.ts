@@ -298,7 +298,8 @@ export async function startLndStandIn(opts: { network?: Network } = {}): Promise
       creation_date: String(inv.createdSec),
       settle_date: String(inv.settleSec),
       payment_request: inv.paymentRequest,
-      description_hash: inv.descriptionHash || null,
+      // Unset bytes marshal as '' (the REST proxy's protojson runs with EmitUnpopulated, lnd.go).
+      description_hash: inv.descriptionHash,
       expiry: String(inv.expirySec),
       fallback_addr: '',
       cltv_expiry: '80',

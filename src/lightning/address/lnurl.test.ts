@@ -4,7 +4,7 @@ import bolt11 from 'bolt11'
 import { createHarness, type Harness, type TestAccount } from '../../../test/helpers/harness.js'
 import { decodeLnurl } from './lnurl-encoding.js'
 import { parseRate } from '../../shared/amount.js'
-import { invoiceFor, payRequestFor, createLnurlDeps } from './lnurl.js'
+import { invoiceFor, payRequestFor } from './lnurl.js'
 
 /** The `bolt11` package's description of regtest (it knows the prefix but wants it spelled out). */
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
@@ -177,7 +177,7 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
   })
 
   it('serves the send side directly: payRequestFor and invoiceFor, with the same answers as HTTP', async () => {
-    const deps = createLnurlDeps(h.c)
+    const deps = h.c.lightningAddresses
     expect(await payRequestFor(deps, 'alice')).toEqual((await get('/.well-known/lnurlp/alice')).body)
     expect(await invoiceFor(deps, 'nobody', 1000n)).toEqual({ status: 'ERROR', reason: expect.any(String) })
     const issued = await invoiceFor(deps, 'alice', 5000n)

@@ -48,13 +48,13 @@ export const COMMENT_ALLOWED = 140
 export function createLnurlDeps(c: {
   db: Queryable
   config: Pick<Config, 'publicBaseUrl' | 'receiveMaxSats' | 'env'>
-  transactions: TransactionsService
+  transactions: () => TransactionsService
 }): LnurlDeps {
   const { minSats, maxSats } = rateLimitConfigFromEnv(c.config.env).lightningAddress
   return {
     db: c.db,
     config: c.config,
-    transactions: () => c.transactions,
+    transactions: c.transactions,
     limits: { minSats, maxSats, commentChars: COMMENT_ALLOWED },
   }
 }
