@@ -60,7 +60,17 @@ const cells = (html: string, testId: string) => {
 describe('the reconciliation report', () => {
   it('shows the incoming and outgoing figures beside the ledger, the rail and their delta', () => {
     const [head, lightning, onchain, tron] = cells(String(reportHtml(report, 'en')), 'reconciliation-rails')
-    expect(head).toEqual(['Rail', 'Adapter', 'Currency', 'Ledger', 'Outgoing', 'Reported by the rail', 'Incoming', 'Delta', 'Status'])
+    expect(head).toEqual([
+      'Rail',
+      'Adapter',
+      'Currency',
+      'Ledger',
+      'Outgoing',
+      'Reported by the rail',
+      'Incoming',
+      'Delta',
+      'Status',
+    ])
     expect(lightning!.slice(3, 8)).toEqual(['1.5', '0.25', '1.2', '0.05', '\u22120.1'])
     // A rail that reports nothing on its way in counts none (the delta is computed with zero).
     expect(onchain!.slice(3, 8)).toEqual(['2', '0', '2', '0', '0'])

@@ -165,7 +165,9 @@ describe('transaction list: pagination.total', () => {
     ] as const) {
       const r = await h.api('GET', `/api/v2/transaction?time=other&${name}=${value}`, a.token)
       expect(r.status, `${name}=${value}`).toBe(400)
-      expect(r.body.details, `${name}=${value}`).toEqual([{ field: `query.${name}`, issue: 'must be an ISO 8601 time' }])
+      expect(r.body.details, `${name}=${value}`).toEqual([
+        { field: `query.${name}`, issue: 'must be an ISO 8601 time' },
+      ])
     }
     const leap = await h.api('GET', '/api/v2/transaction?time=other&startTime=2024-02-29T00:00:00Z', a.token)
     expect(leap.status).toBe(200)

@@ -178,7 +178,13 @@ describe(`admin exports (${ENGINE})`, () => {
 
   it('refuses impossible calendar dates instead of rolling them into the next month', async () => {
     const get = (url: string) => client.request('GET', url, { session: finance })
-    for (const from of ['2021-02-30', '2021-02-29', '2021-04-31', '2021-02-30T10:00:00Z', '2021-01-01T25:00:00Z']) {
+    for (const from of [
+      '2021-02-30',
+      '2021-02-29',
+      '2021-04-31',
+      '2021-02-30T10:00:00Z',
+      '2021-01-01T25:00:00Z',
+    ]) {
       const res = await get(`/admin/exports/transactions.csv?from=${from}&to=2021-06-01`)
       expect(res.status, from).toBe(400)
       expect(res.body, from).toMatchObject({ error: 'invalid_request', details: [{ field: 'from' }] })
@@ -206,9 +212,13 @@ describe(`admin exports (${ENGINE})`, () => {
     expect(res.raw).toBe('')
     expect(await count()).toBe(before)
     // A HEAD with a bad range is refused as its GET is.
-    const bad = await client.request('HEAD', '/admin/exports/transactions.csv?from=2021-02-30&to=2021-03-05', {
-      session: finance,
-    })
+    const bad = await client.request(
+      'HEAD',
+      '/admin/exports/transactions.csv?from=2021-02-30&to=2021-03-05',
+      {
+        session: finance,
+      },
+    )
     expect(bad.status).toBe(400)
     expect(await count()).toBe(before)
   })
