@@ -165,6 +165,9 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/console/sign-in': { need: 'public', audit: 'self' },
   'POST /admin/console/sign-out': { need: 'signed-in' },
   'POST /admin/console/sign-out-everywhere': { need: 'signed-in' },
+  // A form's result page, once (Post/Redirect/Get), and the page a sign-out leads to (flash.ts).
+  'GET /admin/console/done/:flashId': { need: 'signed-in' },
+  'GET /admin/console/signed-out': { need: 'public' },
   'GET /admin/console': { need: 'transactions.read' },
   'GET /admin/console/accounts': { need: 'accounts.read' },
   'GET /admin/console/accounts/:accountId': { need: 'accounts.read' },

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
 import { installConsoleErrors } from './errors.js'
 import { installFormBody } from './form-body.js'
+import { installFlashes } from './result-pages.js'
 import { signInRoutes } from './sign-in.js'
 import { overviewPage } from './overview.js'
 import { accountPages } from './accounts.js'
@@ -25,6 +26,7 @@ export async function consoleRoutes(app: FastifyInstance, c: Container): Promise
   await app.register(async (scope) => {
     installFormBody(scope)
     installConsoleErrors(scope)
+    installFlashes(scope, c.db)
     signInRoutes(scope, { operators: c.operators, sessionMaxMs: c.operatorsConfig.sessionMaxMs })
     overviewPage(scope, c)
     accountPages(scope, c)
