@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readCookie } from '../admin/guard.js'
-import { paramsOf } from '../http/request-fields.js'
+import { fieldOf, paramsOf } from '../http/request-fields.js'
 import { cookieAttributes } from '../operators/routes.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../operators/password.js'
 import { sameSecret, type OperatorsService } from '../operators/service.js'
@@ -126,7 +126,7 @@ interface Enrolment {
 }
 
 const langQuery = (request: FastifyRequest) => {
-  const { lang } = (request.query ?? {}) as { lang?: unknown }
+  const lang = fieldOf(request.query, 'lang')
   return lang === 'en' || lang === 'vi' ? `?lang=${lang}` : ''
 }
 
@@ -273,13 +273,11 @@ ${
       throw err
     }
     const cleared = `${FORM_COOKIE}=; ${cookieAttributes(request, 0).replace('Path=/', `Path=${BASE}`)}`
-    void reply
-      .code(303)
-      .headers({
-        location: `${BASE}/done${langQuery(request)}`,
-        'cache-control': 'no-store',
-        'set-cookie': cleared,
-      })
+    void reply.code(303).headers({
+      location: `${BASE}/done${langQuery(request)}`,
+      'cache-control': 'no-store',
+      'set-cookie': cleared,
+    })
     return ''
   })
 
