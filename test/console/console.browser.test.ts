@@ -172,7 +172,6 @@ describe.skipIf(!HAVE_CHROMIUM)(`the console's pages in Chromium (${ENGINE})`, (
       expect(Math.abs(box.y + box.height / 2 - (label.y + label.height / 2)), state).toBeLessThanOrEqual(4)
       expect(box.width, state).toBeLessThanOrEqual(24)
     }
-    await page.locator('fieldset').first().screenshot({ path: '/tmp/console-states.png' })
     expect(await page.getByTestId('transactions').textContent()).toContain(txnId)
     await page.check('#st-failed')
     await page.getByRole('button', { name: 'Search' }).click()
