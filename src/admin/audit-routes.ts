@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
+import { isRealIsoTime } from '../shared/calendar.js'
 import { ApiError } from '../shared/errors.js'
 import { csvStream } from '../shared/csv.js'
 import {
@@ -94,7 +95,7 @@ function toFilter(query: Record<string, string | undefined>): AuditFilter {
 /** A time of a query string (ISO 8601 or epoch milliseconds) as epoch milliseconds, or a 400. */
 export function toMs(value: string, field: string): number {
   const ms = /^[0-9]{1,15}$/.test(value) ? Number(value) : Date.parse(value)
-  if (!Number.isFinite(ms) || !/^[0-9]{1,15}$|^\d{4}-\d{2}-\d{2}/.test(value))
+  if (!Number.isFinite(ms) || !(/^[0-9]{1,15}$/.test(value) || isRealIsoTime(value)))
     throw new ApiError('invalid_request', `${field} must be an ISO 8601 time or epoch milliseconds`, [
       { field, issue: 'invalid' },
     ])

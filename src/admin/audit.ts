@@ -1,5 +1,6 @@
 import type { Db, Queryable } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
+import { DecimalText } from '../shared/amount.js'
 
 export { csvField } from '../shared/csv.js'
 
@@ -50,6 +51,8 @@ export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'bigint') return value.toString()
   if (typeof value === 'string') return storable(value)
   if (typeof value !== 'object') return value
+  // An amount as the API answers it: its exact decimal text, as the response printed it.
+  if (value instanceof DecimalText) return value.text
   if (depth >= JSON_DEPTH_MAX) return '[deep]'
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1))
   const out: Record<string, unknown> = {}

@@ -165,6 +165,15 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/console/sign-in': { need: 'public', audit: 'self' },
   'POST /admin/console/sign-out': { need: 'signed-in' },
   'POST /admin/console/sign-out-everywhere': { need: 'signed-in' },
+  // A form's result page, once (Post/Redirect/Get), and the page a sign-out leads to (flash.ts).
+  'GET /admin/console/done/:flashId': { need: 'signed-in' },
+  'GET /admin/console/signed-out': { need: 'public' },
+  // An operator's own set-up (src/console/setup.ts): the set-up secret is the credential.
+  'GET /admin/console/setup': { need: 'public' },
+  'POST /admin/console/setup': { need: 'public', audit: 'self' },
+  'GET /admin/console/setup/enrol/:flashId': { need: 'public' },
+  'POST /admin/console/setup/finish': { need: 'public', audit: 'self' },
+  'GET /admin/console/setup/done': { need: 'public' },
   'GET /admin/console': { need: 'transactions.read' },
   'GET /admin/console/accounts': { need: 'accounts.read' },
   'GET /admin/console/accounts/:accountId': { need: 'accounts.read' },

@@ -170,7 +170,7 @@ export function createApprovalsService(deps: {
         if (actor.operatorId === a.reviewed_by || actor.operatorId === a.created_by)
           throw new ApiError(
             'forbidden',
-            'The operator who made or reviewed a transaction cannot approve it: another operator must',
+            'The operator who made or reviewed a transaction cannot approve it: another operator must approve it',
           )
         const decided = await recordDecision(q, txn.id, 'approved', by(actor), note, at)
         assert(decided, 'a waiting approval under its row lock can be decided')

@@ -8,6 +8,8 @@ import { NOTE_LENGTH_MAX, type ApprovalView } from '../approvals/service.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import type { AttentionSection } from './attention.js'
+import type { Lang } from '../pages/i18n.js'
+import { ConsoleRefusal } from './errors.js'
 import { csrfField } from './csrf.js'
 import { decimal, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -51,6 +53,11 @@ const TEXT: Localized<{
   rejectedNotice: string
   back: string
   reasonNeeded: string
+  youReviewed: string
+  notYours: string
+  reviewed: string
+  notReviewed: string
+  until: string
 }> = {
   en: {
     waiting: 'Waiting',
@@ -81,6 +88,12 @@ const TEXT: Localized<{
     rejectedNotice: '{txn} is rejected; its funds are released.',
     back: 'Back to the approvals',
     reasonNeeded: 'reason: say why the transaction is rejected',
+    youReviewed: 'You reviewed it; another operator must approve it.',
+    notYours:
+      'You cannot approve this transaction because you made or reviewed it. Another operator with the right to decide must approve it.',
+    reviewed: 'reviewed',
+    notReviewed: 'not reviewed',
+    until: 'until {at}',
   },
   vi: {
     waiting: 'Đang chờ',
@@ -111,6 +124,12 @@ const TEXT: Localized<{
     rejectedNotice: '{txn} đã bị từ chối; số tiền bị giữ đã được hoàn lại.',
     back: 'Quay lại danh sách phê duyệt',
     reasonNeeded: 'lý do: hãy nói vì sao giao dịch bị từ chối',
+    youReviewed: 'Bạn đã kiểm tra giao dịch này; một người vận hành khác phải phê duyệt.',
+    notYours:
+      'Bạn không thể phê duyệt giao dịch này vì chính bạn đã tạo hoặc kiểm tra nó. Một người vận hành khác có quyền quyết định phải phê duyệt.',
+    reviewed: 'đã kiểm tra',
+    notReviewed: 'chưa kiểm tra',
+    until: 'hạn đến {at}',
   },
 }
 
@@ -131,10 +150,13 @@ function decideForms(a: ApprovalView, ctx: ConsoleContext, t: Text): SafeHtml | 
   const id = a.txnId
   const noteInput = (verb: string) =>
     markup`<input name="note" id="${verb}-note-${id}" maxlength="${NOTE_LENGTH_MAX}" aria-label="${t.note.replace('{txn}', id)}">`
+  // Four eyes: whoever reviewed it is not offered the approval (the service refuses it anyway).
   const first =
     a.review === null
       ? markup`<form class="inline" method="post" action="${at}/review">${csrf}${noteInput('review')}<button type="submit">${t.markReviewed}</button></form>`
-      : markup`<form class="inline" method="post" action="${at}/approve">${csrf}${noteInput('approve')}<button type="submit">${t.approve}</button></form>`
+      : a.review.operatorId === ctx.operator.operatorId
+        ? markup`<p class="hint" data-testid="reviewed-by-you">${t.youReviewed}</p>`
+        : markup`<form class="inline" method="post" action="${at}/approve">${csrf}${noteInput('approve')}<button type="submit">${t.approve}</button></form>`
   return markup`${first}
 <form class="inline" method="post" action="${at}/reject">${csrf}<input name="reason" id="reject-reason-${id}" required maxlength="${NOTE_LENGTH_MAX}" aria-label="${t.reason.replace('{txn}', id)}"><button type="submit" class="secondary">${t.reject}</button></form>`
 }
@@ -194,7 +216,14 @@ ${APPROVAL_STATUSES.map((s) => markup`<option value="${s}"${s === status ? marku
   })
   consoleAction(app, `${BASE}/:txnId/approve`, 'approvals', async (ctx, body) => {
     const txnId = txnOf(ctx)
-    const view = await c.approvals.approve(txnId, ctx.operator, field(body, 'note', NOTE_LENGTH_MAX) ?? null)
+    const view = await c.approvals
+      .approve(txnId, ctx.operator, field(body, 'note', NOTE_LENGTH_MAX) ?? null)
+      .catch((err: unknown) => {
+        // The four-eyes refusal is not a matter of role: the page says what it is, in full.
+        if (err instanceof ApiError && err.code === 'forbidden')
+          throw new ConsoleRefusal(err, { en: TEXT.en.notYours, vi: TEXT.vi.notYours }, BASE)
+        throw err
+      })
     return done(
       ctx,
       txnId,
@@ -218,6 +247,16 @@ ${APPROVAL_STATUSES.map((s) => markup`<option value="${s}"${s === status ? marku
   })
 }
 
+/** Why a send is listed as awaiting approval, in the page's language. */
+function whyWaiting(a: ApprovalView, lang: Lang): string {
+  const t = TEXT[lang]
+  const over = a.reasons
+    .map((r) => `${decimal(r.amount, lang)} ${r.ccy} > ${decimal(r.threshold, lang)} ${r.ccy}`)
+    .join(', ')
+  const review = a.review ? t.reviewed : t.notReviewed
+  return `${over}; ${review}, ${t.until.replace('{at}', when(a.expiresAt))}`
+}
+
 /** The overview's "needs attention" section of sends waiting for a second operator. */
 export const awaitingApproval: AttentionSection = {
   key: 'approvals',
@@ -235,7 +274,10 @@ export const awaitingApproval: AttentionSection = {
         accountId: a.accountId,
         state: a.txnState,
         since: a.requestedAt,
-        why: `${a.reasons.map((r) => `${r.amount} ${r.ccy} > ${r.threshold}`).join(', ')}; ${a.review ? 'reviewed' : 'not reviewed'}, until ${when(a.expiresAt)}`,
+        why: {
+          en: whyWaiting(a, 'en'),
+          vi: whyWaiting(a, 'vi'),
+        },
       })),
     }
   },

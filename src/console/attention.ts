@@ -21,8 +21,8 @@ export interface AttentionRow {
   state: string
   /** Since when it has been so, epoch ms. */
   since: number
-  /** A short code or text: why it is listed. */
-  why: string
+  /** A short code or text: why it is listed; words in both languages when it has any. */
+  why: string | Localized<string>
 }
 
 export interface AttentionSection {

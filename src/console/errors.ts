@@ -3,7 +3,8 @@ import { toApiError } from '../http/errors.js'
 import { markup } from '../pages/escape.js'
 import { CONSOLE_BASE } from './nav.js'
 import { contextOf, sendPage } from './page.js'
-import type { ShellStrings } from './strings.js'
+import type { Localized, ShellStrings } from './strings.js'
+import { ApiError } from '../shared/errors.js'
 
 /**
  * Errors of console routes. A browser (it asks for text/html) gets a page: the sign-in form when it
@@ -18,6 +19,14 @@ export function installConsoleErrors(app: FastifyInstance): void {
     if (apiError.status === 401 && request.method === 'GET')
       return reply.redirect(`${CONSOLE_BASE}/sign-in?next=${encodeURIComponent(request.url)}`, 303)
     const { lang, t } = contextOf(request, reply)
+    if (err instanceof ConsoleRefusal)
+      return sendPage(reply, {
+        lang,
+        operator: request.operator,
+        status: apiError.status,
+        title: t.errorTitle,
+        body: markup`<p class="notice bad" role="alert">${err.text[lang]}</p><p><a href="${err.back ?? CONSOLE_BASE}">${t.back}</a></p>`,
+      })
     const signIn =
       apiError.status === 401 ? markup` <a href="${CONSOLE_BASE}/sign-in">${t.signInAgain}</a>` : ''
     return sendPage(reply, {
@@ -29,6 +38,21 @@ export function installConsoleErrors(app: FastifyInstance): void {
 <p class="muted">${apiError.message}</p>`,
     })
   })
+}
+
+/**
+ * A refusal a page explains itself, in each language, where the shell's sentence for its status
+ * would mislead (a four-eyes refusal is not about the role). A script still gets the contract's
+ * JSON error of the refusal it wraps.
+ */
+export class ConsoleRefusal extends ApiError {
+  constructor(
+    cause: ApiError,
+    readonly text: Localized<string>,
+    readonly back?: string,
+  ) {
+    super(cause.code, cause.message, cause.details)
+  }
 }
 
 function wantsHtml(request: FastifyRequest): boolean {

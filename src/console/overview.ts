@@ -172,7 +172,7 @@ async function attentionSection(c: Container, now: number, lang: Lang): Promise<
         (
           r,
         ) => markup`<tr><td>${r.txnId ? markup`<a class="mono" href="${CONSOLE_BASE}/transactions/${r.txnId}">${r.txnId}</a>` : r.ref ? markup`<a class="mono" href="${r.ref.href}">${r.ref.id}</a>` : ''}</td>
-<td>${r.accountId ? markup`<a class="mono" href="${CONSOLE_BASE}/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td><td>${r.state}</td><td>${when(r.since)}</td><td>${r.why}</td></tr>`,
+<td>${r.accountId ? markup`<a class="mono" href="${CONSOLE_BASE}/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td><td>${r.state}</td><td>${when(r.since)}</td><td>${typeof r.why === 'string' ? r.why : r.why[lang]}</td></tr>`,
       )
       return markup`<h3>${heading}</h3><table data-testid="attention-${section.key}"><caption class="visually-hidden">${heading}</caption>
 <thead><tr><th scope="col">${t.txn}</th><th scope="col">${t.account}</th><th scope="col">${t.state}</th><th scope="col">${t.since}</th><th scope="col">${t.why}</th></tr></thead>

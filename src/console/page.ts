@@ -11,6 +11,7 @@ import { consoleSecurityHeaders } from './headers.js'
 import { renderDocument } from './layout.js'
 import type { Section } from './nav.js'
 import { consoleLanguage, SHELL_STRINGS, type ShellStrings } from './strings.js'
+import { operatorCredential, resultPath, signedOutPath } from './flash.js'
 
 /**
  * How a console page is declared. The admin guard has already admitted the request by the time a
@@ -53,6 +54,8 @@ export interface Rendered {
   status?: number
   /** The action ended this session: the page is drawn without the navigation. */
   signedOut?: boolean
+  /** The navigation entry to mark, where it is not the route's own (a form's result page). */
+  section?: Section
 }
 
 export function contextOf(request: FastifyRequest, reply: FastifyReply): Omit<ConsoleContext, 'operator'> {
@@ -92,14 +95,22 @@ export function consolePage(
   app.get(path, { schema: { hide: true } }, async (request, reply) => {
     const ctx = { ...contextOf(request, reply), operator: actorOf(request) }
     const page = await render(ctx)
-    return sendPage(reply, { ...page, lang: ctx.lang, operator: ctx.operator, section })
+    return sendPage(reply, {
+      ...page,
+      lang: ctx.lang,
+      operator: ctx.operator,
+      section: page.section ?? section,
+    })
   })
 }
 
 /**
  * A state-changing form post (urlencoded, with the CSRF field) or script call (JSON, with the
  * header). The guard runs it in one database transaction ending with its audit row; `audit` is what
- * that row records, since the answer itself is a page. The answer is a page, sent after the commit.
+ * that row records. It answers Post/Redirect/Get (src/console/flash.ts): the page the action
+ * renders is kept once, in the same transaction, and the answer, sent after the commit, is a
+ * 303 See Other to the GET that shows it; a sign-out's leads to the signed-out page. A refusal
+ * (an error) is answered with its page at once, and changes nothing.
  */
 export function consoleAction(
   app: FastifyInstance,
@@ -112,8 +123,20 @@ export function consoleAction(
     const ctx = { ...contextOf(request, reply), operator: actorOf(request) }
     const done = await act(ctx, formFields(request.body))
     auditNote(request, { after: null, ...done.audit })
-    const operator = done.signedOut ? undefined : ctx.operator
-    return sendPage(reply, { ...done, lang: ctx.lang, operator, section })
+    const lang = typeof ctx.query.lang === 'string' ? ctx.query.lang : undefined
+    const location = done.signedOut
+      ? signedOutPath(done.audit.action === 'operator.sessions_revoked', lang)
+      : resultPath(
+          await app.consoleFlashes.put(operatorCredential(request) ?? '', {
+            title: done.title,
+            body: String(done.body),
+            ...(section ? { section } : {}),
+          }),
+          lang,
+        )
+    // Not reply.redirect(): that sends at once, before the guard commits the change and its row.
+    void reply.code(303).headers({ location, 'cache-control': 'no-store' })
+    return ''
   })
 }
 

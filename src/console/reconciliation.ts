@@ -14,8 +14,8 @@ import type { Localized } from './strings.js'
  * Reconciliation (permission `ledger.read`). The page shows the last run as stored (the schedule's
  * last result and each rail's brake readings) without starting one; "Run now" posts, runs the
  * reconciliation of src/reconcile/service.ts (it asks every rail, updates the gauges and the brake's
- * readings) and answers with its report: per rail the ledger's figure, the rail's, the delta and a
- * status; liabilities against assets per currency; and the orphans item matching found. The run
+ * readings) and answers with its report: per rail the ledger's figure and its outgoing part, the
+ * rail's figure and its incoming part, the delta computed from those four, and a status; liabilities against assets per currency; and the orphans item matching found. The run
  * is audited (`reconciliation.run`) once it has finished, as it waits on the rails.
  */
 const TEXT: Localized<{
@@ -33,6 +33,9 @@ const TEXT: Localized<{
   ccy: string
   ledger: string
   reported: string
+  outgoing: string
+  incoming: string
+  deltaHint: string
   delta: string
   status: string
   currencies: string
@@ -66,6 +69,10 @@ const TEXT: Localized<{
     ccy: 'Currency',
     ledger: 'Ledger',
     reported: 'Reported by the rail',
+    outgoing: 'Outgoing',
+    incoming: 'Incoming',
+    deltaHint:
+      'Delta = (reported − incoming) − (ledger − outgoing). Outgoing: sends held but not yet posted, which the rail may have paid already. Incoming: what the rail holds that has arrived but is not final.',
     delta: 'Delta',
     status: 'Status',
     currencies: 'Liabilities and assets per currency',
@@ -99,6 +106,10 @@ const TEXT: Localized<{
     ccy: 'Loại tiền',
     ledger: 'Sổ cái',
     reported: 'Kênh báo cáo',
+    outgoing: 'Đang chuyển đi',
+    incoming: 'Đang về',
+    deltaHint:
+      'Chênh lệch = (kênh báo cáo − đang về) − (sổ cái − đang chuyển đi). Đang chuyển đi: các khoản chuyển đang giữ nhưng chưa ghi sổ, mà kênh có thể đã trả. Đang về: phần kênh đang giữ đã đến nhưng chưa chắc chắn.',
     delta: 'Chênh lệch',
     status: 'Trạng thái',
     currencies: 'Nợ phải trả và tài sản theo loại tiền',
@@ -151,6 +162,13 @@ export function reconciliationPages(app: FastifyInstance, c: Container): void {
   })
 }
 
+/**
+ * What the rail holds on its way in, as the delta counted it: a rail that was read but reports no
+ * incoming figure counts none; an unread rail's is unknown.
+ */
+const incomingOf = (r: ReconciliationReport['rails'][number]) =>
+  r.incoming ?? (r.reported === null ? null : '0')
+
 /** The report of one run, as tables. */
 export function reportHtml(report: ReconciliationReport, lang: Lang): SafeHtml {
   const t = TEXT[lang]
@@ -158,13 +176,15 @@ export function reportHtml(report: ReconciliationReport, lang: Lang): SafeHtml {
   const summary = report.incomplete ? t.incomplete : report.ok ? t.allOk : t.notOk
   const tone = report.ok && !report.incomplete ? 'good' : report.ok ? 'warn' : 'bad'
   return markup`<p class="notice ${tone}" role="status" data-testid="reconciliation-summary">${t.checkedAt} ${when(report.checkedAt)}. ${summary}</p>
-<table data-testid="reconciliation-rails"><caption>${t.rails}</caption>
-<thead><tr><th scope="col">${t.rail}</th><th scope="col">${t.adapter}</th><th scope="col">${t.ccy}</th><th scope="col" class="num">${t.ledger}</th><th scope="col" class="num">${t.reported}</th><th scope="col" class="num">${t.delta}</th><th scope="col">${t.status}</th></tr></thead>
+<p class="hint" id="delta-hint">${t.deltaHint}</p>
+<table data-testid="reconciliation-rails" aria-describedby="delta-hint"><caption>${t.rails}</caption>
+<thead><tr><th scope="col">${t.rail}</th><th scope="col">${t.adapter}</th><th scope="col">${t.ccy}</th><th scope="col" class="num">${t.ledger}</th><th scope="col" class="num">${t.outgoing}</th><th scope="col" class="num">${t.reported}</th><th scope="col" class="num">${t.incoming}</th><th scope="col" class="num">${t.delta}</th><th scope="col">${t.status}</th></tr></thead>
 <tbody>${report.rails.map(
     (
       r,
     ) => markup`<tr><td>${r.rail}</td><td>${r.adapter}</td><td>${r.ccy}</td><td class="num">${amount(r.ledger)}</td>
-<td class="num">${amount(r.reported)}</td><td class="num">${amount(r.delta)}</td>
+<td class="num">${amount(r.outgoing)}</td><td class="num">${amount(r.reported)}</td>
+<td class="num">${amount(incomingOf(r))}</td><td class="num">${amount(r.delta)}</td>
 <td><strong>${r.status}</strong>${r.note ? markup` <span class="muted">${r.note}</span>` : ''}</td></tr>`,
   )}</tbody></table>
 <table data-testid="reconciliation-currencies"><caption>${t.currencies}</caption>

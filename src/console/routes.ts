@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
 import { installConsoleErrors } from './errors.js'
 import { installFormBody } from './form-body.js'
+import { installFlashes } from './result-pages.js'
 import { signInRoutes } from './sign-in.js'
+import { setupPages } from './setup.js'
 import { overviewPage } from './overview.js'
 import { accountPages } from './accounts.js'
 import { accountActions } from './account-actions.js'
@@ -25,7 +27,9 @@ export async function consoleRoutes(app: FastifyInstance, c: Container): Promise
   await app.register(async (scope) => {
     installFormBody(scope)
     installConsoleErrors(scope)
+    installFlashes(scope, c.db)
     signInRoutes(scope, { operators: c.operators, sessionMaxMs: c.operatorsConfig.sessionMaxMs })
+    setupPages(scope, { operators: c.operators })
     overviewPage(scope, c)
     accountPages(scope, c)
     accountActions(scope, c)

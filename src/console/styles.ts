@@ -54,8 +54,10 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 form.inline { display: inline; margin: 0; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-end; margin-bottom: 1rem; }
 label { display: block; font-weight: 600; margin-bottom: 0.2rem; }
-label.check { display: inline; font-weight: 400; margin: 0 0.75rem 0 0.2rem; }
 fieldset { border: 1px solid var(--line); border-radius: 4px; padding: 0.4rem 0.75rem; margin: 0; }
+fieldset.checks { display: flex; flex-wrap: wrap; gap: 0.35rem 1rem; }
+.check { display: inline-flex; align-items: center; gap: 0.35rem; }
+.check label { display: inline; font-weight: 400; margin: 0; }
 legend { font-weight: 600; padding: 0 0.25rem; }
 ol.timeline { margin: 0; padding-left: 1.25rem; }
 ol.timeline li { margin-bottom: 0.25rem; }
@@ -63,6 +65,9 @@ ol.timeline li { margin-bottom: 0.25rem; }
 .hint { color: var(--muted); font-size: 0.9rem; margin: 0.2rem 0 0; }
 input, select { font: inherit; color: var(--text); background: var(--field); border: 1px solid var(--muted);
   border-radius: 4px; padding: 0.4rem 0.5rem; min-width: 12rem; }
+/* A checkbox is a box, not a text field: no field width that would push it away from its label. */
+input[type="checkbox"], input[type="radio"] { min-width: 0; width: 1.1rem; height: 1.1rem; margin: 0; padding: 0;
+  accent-color: var(--accent); }
 button { font: inherit; cursor: pointer; border-radius: 4px; padding: 0.4rem 0.8rem;
   background: var(--accent); color: var(--accent-text); border: 1px solid var(--accent); }
 button.secondary { background: transparent; color: var(--accent); }

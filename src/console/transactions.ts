@@ -171,9 +171,9 @@ export function transactionListPage(app: FastifyInstance, c: Container): void {
 <div><label for="startTime">${t.from}</label><input id="startTime" name="startTime" value="${form.startTime}" maxlength="40"></div>
 <div><label for="endTime">${t.to}</label><input id="endTime" name="endTime" value="${form.endTime}" maxlength="40"></div>
 ${select('srcMethods', t.srcMethod, form.srcMethods)}${select('destMethods', t.destMethod, form.destMethods)}
-<fieldset><legend>${t.states}</legend>${TXN_STATES.map(
+<fieldset class="checks"><legend>${t.states}</legend>${TXN_STATES.map(
         (s) =>
-          markup`<input type="checkbox" id="st-${s}" name="txnStatuses" value="${s}"${states.includes(s) ? markup` checked` : ''}> <label class="check" for="st-${s}">${s}</label> `,
+          markup`<span class="check"><input type="checkbox" id="st-${s}" name="txnStatuses" value="${s}"${states.includes(s) ? markup` checked` : ''}><label for="st-${s}">${s}</label></span>`,
       )}</fieldset>
 <div><button type="submit">${t.apply}</button></div></form>
 ${found}`,

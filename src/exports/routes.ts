@@ -18,7 +18,8 @@ import {
  * `GET /admin/exports/transactions.csv` and `/admin/exports/ledger-entries.csv` (permission
  * `exports.read`): CSV for accountants over `from` (inclusive) to `to` (exclusive), of one account
  * (`accountId`) or of the whole service. Each export is written to the audit trail before the first
- * row leaves, since it is data leaving the service; the rows then stream a batch at a time.
+ * row leaves, since it is data leaving the service; the rows then stream a batch at a time. A HEAD
+ * (Fastify answers it from the GET route) checks the range and sends the headers only, unaudited.
  */
 export const EXPORT_KINDS = {
   transactions: { columns: TRANSACTION_COLUMNS, rows: transactionRows },
@@ -77,6 +78,14 @@ async function sendExport(
   if (!actor) throw new Error('an export ran without the admin guard')
   const from = new Date(range.fromMs).toISOString()
   const to = new Date(range.toMs).toISOString()
+  const name = `svcpay-${kind}-${range.accountId ?? 'all'}-${from.slice(0, 10)}-${to.slice(0, 10)}.csv`
+  reply
+    .header('content-type', 'text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${name.replace(/[^A-Za-z0-9_.-]/g, '_')}"`)
+    .header('cache-control', 'no-store')
+    .header('x-content-type-options', 'nosniff')
+  // A HEAD is answered with the GET's headers and no rows: nothing leaves, so nothing is audited.
+  if (request.method === 'HEAD') return reply.send()
   await writeAudit(db, {
     operatorId: actor.operatorId,
     operatorEmail: actor.email,
@@ -87,12 +96,6 @@ async function sendExport(
     clientIp: request.ip,
     requestId: String(request.id),
   })
-  const name = `svcpay-${kind}-${range.accountId ?? 'all'}-${from.slice(0, 10)}-${to.slice(0, 10)}.csv`
-  reply
-    .header('content-type', 'text/csv; charset=utf-8')
-    .header('content-disposition', `attachment; filename="${name.replace(/[^A-Za-z0-9_.-]/g, '_')}"`)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
   const { columns, rows } = EXPORT_KINDS[kind]
   return reply.send(csvStream(columns, rows(db, range)))
 }

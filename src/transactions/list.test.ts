@@ -156,6 +156,23 @@ describe('transaction list: pagination.total', () => {
     await h.expectBooksBalanced()
   })
 
+  it('refuses a custom window on a day that does not exist instead of rolling it over', async () => {
+    for (const [name, value] of [
+      ['startTime', '2021-02-30T00:00:00Z'],
+      ['endTime', '2021-04-31'],
+      ['startTime', '2021-02-29T00:00:00Z'],
+      ['endTime', '2021-01-01T24:00:00Z'],
+    ] as const) {
+      const r = await h.api('GET', `/api/v2/transaction?time=other&${name}=${value}`, a.token)
+      expect(r.status, `${name}=${value}`).toBe(400)
+      expect(r.body.details, `${name}=${value}`).toEqual([
+        { field: `query.${name}`, issue: 'must be an ISO 8601 time' },
+      ])
+    }
+    const leap = await h.api('GET', '/api/v2/transaction?time=other&startTime=2024-02-29T00:00:00Z', a.token)
+    expect(leap.status).toBe(200)
+  })
+
   it('counts nothing of a transaction whose creation rolled back', async () => {
     const before = await both('time=other', 'true', [])
     await expect(

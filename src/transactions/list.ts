@@ -2,6 +2,7 @@ import type { Static } from 'typebox'
 import type { Db } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
 import { ApiError, fieldError } from '../shared/errors.js'
+import { isRealIsoTime } from '../shared/calendar.js'
 import { txnFromRow } from './txn.js'
 import { TXN_STATES } from './state-machine.js'
 import type { ListQuerySchema } from './schemas.js'
@@ -69,7 +70,7 @@ function isoTime(q: ListQuery, name: 'startTime' | 'endTime'): number | undefine
   const text = q[name]
   if (text === undefined || text === '') return undefined
   const t = Date.parse(text)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(t))
+  if (!isRealIsoTime(text) || Number.isNaN(t))
     throw fieldError('invalid_request', `query.${name}`, 'must be an ISO 8601 time')
   return t
 }

@@ -133,6 +133,22 @@ describe(`admin audit trail (${ENGINE})`, () => {
     ).toBe(200)
   })
 
+  it('records the amounts of a sandbox action as exact decimals, not as objects', async () => {
+    const owner = await h.createAccount({ name: 'Sandbox audited' })
+    const funded = await client.request('POST', '/admin/sandbox/fund', {
+      session,
+      body: { accountId: owner.accountId, ccy: 'BTC', amount: '0.2' },
+    })
+    expect(funded.status, funded.raw).toBe(200)
+    const [row] = await rows('action = $1 AND target = $2', [
+      'POST /admin/sandbox/fund',
+      `accountId=${owner.accountId}`,
+    ])
+    expect(row, 'the fund is audited').toBeDefined()
+    expect(JSON.stringify(row.after)).not.toContain('"text"')
+    expect(row.after.data).toMatchObject({ ccy: 'BTC', amount: '0.2', availableBalance: '0.2' })
+  })
+
   it('records operator management, sign-in and sign-out', async () => {
     const op = await client.createOperator('viewer')
     const s = await client.signIn(op)

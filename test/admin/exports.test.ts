@@ -176,6 +176,53 @@ describe(`admin exports (${ENGINE})`, () => {
     expect(byToken.status).toBe(200)
   })
 
+  it('refuses impossible calendar dates instead of rolling them into the next month', async () => {
+    const get = (url: string) => client.request('GET', url, { session: finance })
+    for (const from of [
+      '2021-02-30',
+      '2021-02-29',
+      '2021-04-31',
+      '2021-02-30T10:00:00Z',
+      '2021-01-01T25:00:00Z',
+    ]) {
+      const res = await get(`/admin/exports/transactions.csv?from=${from}&to=2021-06-01`)
+      expect(res.status, from).toBe(400)
+      expect(res.body, from).toMatchObject({ error: 'invalid_request', details: [{ field: 'from' }] })
+    }
+    const to = await get('/admin/exports/ledger-entries.csv?from=2021-02-01&to=2021-02-30')
+    expect(to.status).toBe(400)
+    expect(to.body.details).toEqual([{ field: 'to', issue: 'invalid' }])
+    // A real 29 February is a date; so is the last day of every month.
+    expect((await get('/admin/exports/transactions.csv?from=2024-02-29&to=2024-03-31')).status).toBe(200)
+    // The audit trail's filters read times the same way.
+    const audit = await client.request('GET', '/admin/audit?from=2021-02-30', { token: h.adminToken })
+    expect(audit.status).toBe(400)
+  })
+
+  it('answers a HEAD of an export with its headers only, and writes no audit row for it', async () => {
+    const count = async () =>
+      (await h.c.db.query(`SELECT count(*)::int AS n FROM admin_audit WHERE action LIKE 'export.%'`)).rows[0]
+        .n as number
+    const before = await count()
+    const res = await client.request('HEAD', `/admin/exports/transactions.csv?accountId=${B}&${range}`, {
+      session: finance,
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8')
+    expect(res.raw).toBe('')
+    expect(await count()).toBe(before)
+    // A HEAD with a bad range is refused as its GET is.
+    const bad = await client.request(
+      'HEAD',
+      '/admin/exports/transactions.csv?from=2021-02-30&to=2021-03-05',
+      {
+        session: finance,
+      },
+    )
+    expect(bad.status).toBe(400)
+    expect(await count()).toBe(before)
+  })
+
   it('svcpay export writes the CSV to a file over HTTP, and says why it cannot', async () => {
     const address = await h.app.listen({ port: 0, host: '127.0.0.1' })
     const saved = { SVCPAY_URL: process.env.SVCPAY_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN }
@@ -230,6 +277,20 @@ describe(`admin exports (${ENGINE})`, () => {
     expect(csvField('+1,2')).toBe(`"'+1,2"`)
     expect(csvField(csvNumber('-1.5'))).toBe('-1.5')
     expect(csvField(csvNumber('12'))).toBe('12')
+    // OWASP "CSV Injection": spreadsheets skip leading blanks, read full-width signs as the ASCII
+    // ones, and a leading pipe starts a DDE call; each of these is made inert too.
+    expect(csvField(' =1+1')).toBe("' =1+1")
+    expect(csvField('\u00a0=1+1')).toBe("'\u00a0=1+1")
+    expect(csvField('\u3000+1')).toBe("'\u3000+1")
+    expect(csvField('\uff1dSUM(A1)')).toBe("'\uff1dSUM(A1)")
+    expect(csvField('\uff0b1')).toBe("'\uff0b1")
+    expect(csvField('\uff0d1')).toBe("'\uff0d1")
+    expect(csvField('\uff20SUM(A1)')).toBe("'\uff20SUM(A1)")
+    expect(csvField("|cmd '/c calc'")).toBe("'|cmd '/c calc'")
+    expect(csvField('  |x')).toBe("'  |x")
+    expect(csvField('\nx')).toBe('"\'\nx"')
+    expect(csvField('a = b')).toBe('a = b')
+    expect(csvField(' plain')).toBe(' plain')
     expect(() => csvNumber('=1+1')).toThrow(RangeError)
     expect(() => csvNumber('-1e5')).toThrow(RangeError)
   })

@@ -13,7 +13,8 @@ import {
 
 /**
  * The approvals queue in Chromium (issue 19's "done when"): a payout over the threshold waits in
- * processing; one finance operator reviews it in the console, that operator's approval is refused,
+ * processing; one finance operator reviews it in the console and is not offered the approval (posted
+ * anyway, it is refused with a page saying why in full),
  * a second finance operator approves it and the worker sends it; a viewer sees the queue without
  * its forms; the audit trail shows each step; the page passes axe-core and works by keyboard.
  */
@@ -72,14 +73,42 @@ describe.skipIf(!HAVE_CHROMIUM)(`the approvals queue in Chromium (${ENGINE})`, (
     await page.waitForSelector('text=Another operator must approve it now')
     expect(await axeViolations(page)).toEqual([])
 
-    // The reviewer's own approval is refused.
+    // The reviewer is not offered the approval, and the page says why.
     await page.goto(`${rig.origin}/admin/console/approvals`)
-    const refused = await Promise.all([
-      page.waitForResponse((r) => r.url().endsWith(`/approvals/${txnId}/approve`)),
-      row(first, txnId).getByRole('button', { name: 'Approve' }).click(),
-    ])
-    expect(refused[0].status()).toBe(403)
+    expect(await row(first, txnId).getByRole('button', { name: 'Approve' }).count()).toBe(0)
+    expect(await row(first, txnId).getByTestId('reviewed-by-you').textContent()).toBe(
+      'You reviewed it; another operator must approve it.',
+    )
+    expect(await row(first, txnId).getByRole('button', { name: 'Reject' }).count()).toBe(1)
+    // Posted anyway, the approval is refused with a whole sentence about four eyes, not about the
+    // role, in either language.
+    const csrf = await row(first, txnId).locator('input[name=csrf_token]').first().inputValue()
+    for (const [lang, sentence] of [
+      [
+        'en',
+        'You cannot approve this transaction because you made or reviewed it. Another operator with the right to decide must approve it.',
+      ],
+      [
+        'vi',
+        'Bạn không thể phê duyệt giao dịch này vì chính bạn đã tạo hoặc kiểm tra nó. Một người vận hành khác có quyền quyết định phải phê duyệt.',
+      ],
+    ] as const) {
+      const refused = await first.context.request.post(
+        `${rig.origin}/admin/console/approvals/${txnId}/approve?lang=${lang}`,
+        { form: { csrf_token: csrf }, headers: { accept: 'text/html', origin: rig.origin }, maxRedirects: 0 },
+      )
+      expect(refused.status()).toBe(403)
+      const html = await refused.text()
+      expect(html).toContain(`<p class="notice bad" role="alert">${sentence}</p>`)
+      expect(html).not.toContain('Your role does not allow this')
+      expect(html).not.toContain('Vai trò của bạn không được phép')
+    }
     expect(await state(txnId)).toBe('processing')
+    // The overview's reason is in the page's language.
+    await page.goto(`${rig.origin}/admin/console?lang=vi`)
+    const waiting = await page.getByTestId('attention-approvals').textContent()
+    expect(waiting).toContain('2.500 USDT > 1.000 USDT; đã kiểm tra, hạn đến ')
+    expect(waiting).not.toMatch(/reviewed|until/)
 
     // A viewer sees the queue, without the forms.
     await viewer.page.goto(`${rig.origin}/admin/console/approvals`)

@@ -116,11 +116,35 @@ describe.skipIf(!HAVE_CHROMIUM)(`the console's pages in Chromium (${ENGINE})`, (
     expect(await page.locator('#tier').count()).toBe(0)
     await expectAccessible()
 
-    await page.getByRole('button', { name: 'Create a new API key' }).click()
+    const keyCount = async () =>
+      Number(
+        (await rig.h.c.db.query('SELECT count(*) AS n FROM api_keys WHERE account_id = $1', [shop.accountId]))
+          .rows[0].n,
+      )
+    const keysBefore = await keyCount()
+    // Post/Redirect/Get: the post answers 303 See Other to a result page, which the browser GETs.
+    const [posted] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/keys')),
+      page.getByRole('button', { name: 'Create a new API key' }).click(),
+    ])
+    expect(posted.status()).toBe(303)
     await page.waitForSelector('[data-testid=new-key]')
+    expect(page.url()).toMatch(new RegExp(`^${rig.origin}/admin/console/done/[A-Za-z0-9_-]{24}$`))
     const [newKey, newSecret] = await page.locator('[data-testid=new-key] dd').allTextContents()
     expect(newKey).toMatch(/^key_/)
     expect(newSecret!.length).toBeGreaterThan(20)
+    expect(await keyCount()).toBe(keysBefore + 1)
+    await expectAccessible()
+    // The secret is not kept readable: the stored result is sealed.
+    const { rows: kept } = await rig.h.c.db.query('SELECT sealed FROM console_flashes')
+    expect(JSON.stringify(kept)).not.toContain(newSecret!)
+    // A reload neither creates a second key nor shows the secret again.
+    const reloaded = await page.reload()
+    expect(reloaded!.request().method()).toBe('GET')
+    expect(reloaded!.status()).toBe(410)
+    expect(await page.locator('main').textContent()).not.toContain(newSecret!)
+    expect(await page.locator('main').textContent()).toContain('Nothing was done again')
+    expect(await keyCount()).toBe(keysBefore + 1)
     await expectAccessible()
     const created = await auditRows('key.create')
     expect(created.at(-1)).toMatchObject({ operator_email: expect.stringMatching(/^support-/) })
@@ -138,6 +162,16 @@ describe.skipIf(!HAVE_CHROMIUM)(`the console's pages in Chromium (${ENGINE})`, (
   it('lists transactions with the API filters and finds one by reference', async () => {
     await page.goto(`${rig.origin}/admin/console/transactions`)
     await expectAccessible()
+    // Each state's checkbox sits right beside its label, on the same line.
+    for (const state of ['quoted', 'completed', 'failed']) {
+      const box = (await page.locator(`#st-${state}`).boundingBox())!
+      const label = (await page.locator(`label[for="st-${state}"]`).boundingBox())!
+      const gap = label.x - (box.x + box.width)
+      expect(gap, state).toBeGreaterThanOrEqual(0)
+      expect(gap, state).toBeLessThanOrEqual(8)
+      expect(Math.abs(box.y + box.height / 2 - (label.y + label.height / 2)), state).toBeLessThanOrEqual(4)
+      expect(box.width, state).toBeLessThanOrEqual(24)
+    }
     expect(await page.getByTestId('transactions').textContent()).toContain(txnId)
     await page.check('#st-failed')
     await page.getByRole('button', { name: 'Search' }).click()

@@ -44,8 +44,9 @@ describe(`console forms and CSRF (${ENGINE})`, () => {
     const api = await post('/admin/sessions/revoke-all', s.cookie, { csrf_token: s.csrfToken })
     expect(api.statusCode).toBe(403)
     const ok = await post('/admin/console/sign-out', s.cookie, { csrf_token: s.csrfToken })
-    expect(ok.statusCode).toBe(200)
-    expect(ok.headers['content-type']).toMatch(/^text\/html/)
+    // Post/Redirect/Get: the sign-out leads to the signed-out page.
+    expect(ok.statusCode).toBe(303)
+    expect(ok.headers.location).toBe('/admin/console/signed-out')
     expect(String(ok.headers['set-cookie'])).toMatch(/svcpay_admin=;/)
     expect((await client.request('GET', '/admin/session', { session: s })).status).toBe(401)
     const { rows } = await h.c.db.query('SELECT action FROM admin_audit WHERE id > $1', [before])
