@@ -168,7 +168,10 @@ export class Chain {
       return { code: -27, message: 'Transaction outputs already in utxo set' }
     const policy = this.policy?.(tx)
     if (policy) return policy
-    if (this.confirmedConflict(tx) || tx.inputs.some((o) => !this.txs.has(o.txid)))
+    // PreChecks (src/validation.cpp): an input the UTXO set and the mempool do not have (spent in
+    // the chain, or a parent this node never saw or dropped) is TX_MISSING_INPUTS, "assume this might
+    // be an orphan tx for which we just haven't seen parents yet": the same refusal either way.
+    if (this.confirmedConflict(tx) || tx.inputs.some((o) => !this.available(o)))
       return { code: -25, message: 'bad-txns-inputs-missingorspent' }
     const conflicts = this.mempoolConflicts(tx)
     if (conflicts.some((c) => c.feeSats >= tx.feeSats)) return { code: -26, message: 'txn-mempool-conflict' }
@@ -180,11 +183,24 @@ export class Chain {
     return null
   }
 
-  /** Drop a transaction from the mempool (evicted or replaced); the record stays for those who saw it. */
+  /** Whether an outpoint exists for the mempool: an output of a confirmed or mempool transaction (CCoinsViewMemPool). */
+  available(o: Outpoint): boolean {
+    const parent = this.txs.get(o.txid)
+    if (!parent || parent.outputs[o.vout] === undefined) return false
+    return parent.height !== null || this.mempool.has(o.txid)
+  }
+
+  /**
+   * Drop a transaction from the mempool (evicted or replaced) with its mempool descendants, which
+   * cannot stay without it (src/txmempool.cpp, removeRecursive; TrimToSize evicts whole packages).
+   * The record stays for those who saw it (a wallet, an index that kept it).
+   */
   evict(txid: string): void {
     if (!this.mempool.delete(txid)) return
     for (const input of this.txs.get(txid)!.inputs)
       if (this.spentBy.get(key(input)) === txid) this.spentBy.delete(key(input))
+    for (const child of [...this.mempool])
+      if (this.txs.get(child)!.inputs.some((i) => i.txid === txid)) this.evict(child)
   }
 
   /** Forget a transaction entirely, as an index that never saw it (or a node restarted without it). */
