@@ -123,6 +123,26 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     return { node, signer }
   }
 
+  it('Esplora without a signer: an on-chain send is refused at quote (400 method_not_available); nothing quoted or held', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    h.c.bitcoin.rails.onchain = createEsploraRail({ url: node.url, network: 'regtest', timeoutMs: 500 })
+    const before = await balances(bob.accountId)
+    const { rows: counted } = await h.c.db.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM transactions',
+    )
+    const q = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(PAYEE, '0.001'))
+    expect(q.status).toBe(400)
+    expect(q.body.error).toBe('method_not_available')
+    expect(q.body.message).toMatch(/signer/)
+    const { rows: after } = await h.c.db.query<{ n: string }>('SELECT count(*)::text AS n FROM transactions')
+    expect(after[0]!.n).toBe(counted[0]!.n)
+    expect(await balances(bob.accountId)).toEqual(before)
+    // Receives still work on the same rail.
+    const r = await h.api('POST', '/api/v2/transaction', bob.token, receiveBody('0.001'))
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+  })
+
   it('Esplora: a broadcast the node refuses fails the send and releases the hold once (it sat in destsent, debited)', async () => {
     const { node } = await esplora()
     const before = await balances(bob.accountId)
