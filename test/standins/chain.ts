@@ -56,6 +56,12 @@ export class Chain {
   readonly mempool = new Set<string>()
   /** Outpoint -> the transaction (in the mempool or the best chain) that spends it. */
   readonly spentBy = new Map<string, string>()
+  /**
+   * Every transaction that was ever in a block, also after its block left the best chain: an index
+   * keeps them (electrs writes a block's transactions to its txstore and never deletes them,
+   * src/new_index/schema.rs add_blocks; only the confirming-block lookup skips orphaned blocks).
+   */
+  readonly everMined = new Map<string, ChainTx>()
   /** The next mempool acceptance is refused with this, whatever the transaction (a policy the test chooses). */
   refuseNext: Refusal | null = null
   /** A standing policy of the node's mempool (a non-standard output, a full mempool's minimum fee). */
@@ -222,10 +228,12 @@ export class Chain {
           for (const input of tx.inputs) this.spentBy.set(key(input), tx.txid)
           tx.height = height
           txids.push(tx.txid)
+          this.everMined.set(tx.txid, tx)
         }
         for (const txid of this.mempool) {
           this.txs.get(txid)!.height = height
           txids.push(txid)
+          this.everMined.set(txid, this.txs.get(txid)!)
         }
         this.mempool.clear()
       }
