@@ -17,7 +17,7 @@ import { createEsploraRail } from './esplora/esplora.js'
 import { createBitcoindRail } from './bitcoind/bitcoind.js'
 import type { OnchainRail } from '../rails/rail.js'
 import { runDueTransactions } from '../transactions/worker.js'
-import { runDueAddresses } from './deposits.js'
+import { REORG_WATCH_MS, runDueAddresses } from './deposits.js'
 import { FEE_WAIT_MAX_MS } from './send-broadcast.js'
 import { postEntry } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
@@ -662,6 +662,18 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
   it('Esplora: a completed send whose block leaves the chain is re-checked, listed for operators, cleared when mined again; conflicted, never refunded', async () => {
     const { node } = await esplora()
     await completedSendReorgedOut(node)
+    // The watch is bounded in time too: one not deep a week after it completed is left alone.
+    const id = await send(PAYEE, '0.001')
+    await work()
+    node.chain.mine(1)
+    await work()
+    await h.c.db.query('UPDATE transactions SET dest_updated_at = dest_updated_at - $2 WHERE id = $1', [
+      id,
+      REORG_WATCH_MS + 1,
+    ])
+    await recheck(id)
+    const t = await txn(id)
+    expect([t.state, t.next_check_at, t.dest_details.leftChain]).toEqual(['completed', null, undefined])
   })
 
   it('Bitcoin Core: a completed send whose block leaves the chain is re-checked, listed for operators, cleared when mined again; conflicted, never refunded', async () => {

@@ -244,7 +244,7 @@ export function registerStuckGauge(
 ): void {
   const gauge = new client.Gauge({
     name: 'svcpay_transactions_stuck',
-    help: 'Non-final transactions whose rail has not brought them to an outcome within its bound',
+    help: 'Non-final transactions whose rail has not brought them to an outcome within its bound, and completed on-chain sends out of the best chain',
     labelNames: ['rail'],
     registers: [metrics.registry],
     async collect() {

@@ -251,7 +251,7 @@ export class Chain {
 
   /**
    * A reorganisation: the last `depth` blocks leave the best chain. Their transactions go back to
-   * the mempool, except those in `drop` (double-spent on the new branch, or simply not
+   * the mempool (src/validation.cpp, MaybeUpdateMempoolForReorg; coinbases never do), except those in `drop` (double-spent on the new branch, or simply not
    * rebroadcast), which are forgotten. The new branch is not mined here: call `mine`.
    */
   reorg(depth: number, drop: string[] = []): void {
