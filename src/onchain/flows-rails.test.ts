@@ -17,7 +17,7 @@ import { createEsploraRail } from './esplora/esplora.js'
 import { createBitcoindRail } from './bitcoind/bitcoind.js'
 import type { OnchainRail } from '../rails/rail.js'
 import { runDueTransactions } from '../transactions/worker.js'
-import { runDueAddresses } from './deposits.js'
+import { REORG_WATCH_MS, runDueAddresses } from './deposits.js'
 import { FEE_WAIT_MAX_MS } from './send-broadcast.js'
 import { postEntry } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
@@ -122,6 +122,26 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     })
     return { node, signer }
   }
+
+  it('Esplora without a signer: an on-chain send is refused at quote (400 method_not_available); nothing quoted or held', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    h.c.bitcoin.rails.onchain = createEsploraRail({ url: node.url, network: 'regtest', timeoutMs: 500 })
+    const before = await balances(bob.accountId)
+    const { rows: counted } = await h.c.db.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM transactions',
+    )
+    const q = await h.api('POST', '/api/v2/transaction', bob.token, sendBody(PAYEE, '0.001'))
+    expect(q.status).toBe(400)
+    expect(q.body.error).toBe('method_not_available')
+    expect(q.body.message).toMatch(/signer/)
+    const { rows: after } = await h.c.db.query<{ n: string }>('SELECT count(*)::text AS n FROM transactions')
+    expect(after[0]!.n).toBe(counted[0]!.n)
+    expect(await balances(bob.accountId)).toEqual(before)
+    // Receives still work on the same rail.
+    const r = await h.api('POST', '/api/v2/transaction', bob.token, receiveBody('0.001'))
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+  })
 
   it('Esplora: a broadcast the node refuses fails the send and releases the hold once (it sat in destsent, debited)', async () => {
     const { node } = await esplora()
@@ -530,6 +550,135 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     )
     expect(rows[0]!.reconfirmed_at).not.toBeNull()
     await invariantsHold()
+  })
+
+  /** Make one transaction's re-check due now and run the worker (the window's own schedule aside). */
+  const recheck = async (id: string) => {
+    await h.c.db.query(
+      'UPDATE transactions SET next_check_at = 0 WHERE id = $1 AND next_check_at IS NOT NULL',
+      [id],
+    )
+    await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+  }
+  const stuckRows = async (id: string) => {
+    const listed = await h.api('GET', '/admin/transactions/stuck?limit=100', h.adminToken)
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200)
+    return listed.body.data.filter((s: { txnId: string }) => s.txnId === id)
+  }
+  const leftLogs = (id: string) =>
+    logs.filter(
+      (l) =>
+        l.msg.includes('completed on-chain send left the best chain') &&
+        (l.obj as { txnId?: string }).txnId === id,
+    )
+
+  /**
+   * A completed send over `node`: its block leaves the chain (back in the mempool), it is marked and
+   * listed, once, and cleared when mined again; then it is double-spent in the chain, marked
+   * conflicted and listed for operators, never refunded; the watch ends once that is final-deep.
+   * A send that simply gets deep ends its watch too. The customer's debit stands throughout.
+   */
+  async function completedSendReorgedOut(node: { chain: Chain }) {
+    const before = await balances(bob.accountId)
+    const total = totalOf(100_000n, 11n)
+    // A send that only gets deeper: watched until 6 confirmations, then left alone.
+    const calm = await send(PAYEE, '0.001')
+    await work()
+    node.chain.mine(1)
+    await work()
+    expect((await txn(calm)).state).toBe('completed')
+    expect((await txn(calm)).next_check_at).not.toBeNull()
+    node.chain.mine(5)
+    await recheck(calm)
+    expect((await txn(calm)).next_check_at).toBeNull()
+    expect((await txn(calm)).dest_details.leftChainAt).toBeUndefined()
+
+    const id = await send(PAYEE, '0.001')
+    await work()
+    const txid = (await txn(id)).dest_details.txid as string
+    node.chain.mine(1)
+    await work()
+    expect((await txn(id)).state).toBe('completed')
+    await expectDebited(before, 2n * total)
+    expect(await stuckRows(id)).toEqual([])
+
+    // Its block leaves the best chain: the transaction is back in the mempool, unconfirmed.
+    node.chain.reorg(1)
+    expect(node.chain.mempool.has(txid)).toBe(true)
+    await recheck(id)
+    let t = await txn(id)
+    expect(t.state).toBe('completed')
+    expect(t.dest_details).toMatchObject({ txid, leftChain: 'unconfirmed' })
+    expect(typeof t.dest_details.leftChainAt).toBe('number')
+    expect(t.next_check_at).not.toBeNull()
+    expect(await stuckRows(id)).toEqual([
+      expect.objectContaining({ txnId: id, type: 'onchain_send', state: 'completed', reason: 'left_chain' }),
+    ])
+    expect(leftLogs(id)).toHaveLength(1)
+    await recheck(id)
+    expect(leftLogs(id)).toHaveLength(1)
+    await expectDebited(before, 2n * total)
+    await invariantsHold()
+
+    // Mined again: the mark clears, the listing with it; still watched until it is deep.
+    node.chain.mine(1)
+    await recheck(id)
+    t = await txn(id)
+    expect([t.state, t.dest_details.leftChainAt, t.dest_details.leftChain]).toEqual([
+      'completed',
+      undefined,
+      undefined,
+    ])
+    expect(t.next_check_at).not.toBeNull()
+    expect(await stuckRows(id)).toEqual([])
+
+    // Out again, and this time its coins are spent by another transaction in the new best chain.
+    node.chain.reorg(1)
+    const inputs = node.chain.txs.get(txid)!.inputs
+    node.chain.mine(1, [node.chain.makeTx({ inputs, outputs: [{ address: PAYEE, value: 1_000n }] })])
+    expect(node.chain.mempool.has(txid)).toBe(false)
+    await recheck(id)
+    t = await txn(id)
+    expect(t.state).toBe('completed')
+    expect(t.dest_details).toMatchObject({ txid, leftChain: 'conflicted' })
+    expect(await stuckRows(id)).toEqual([expect.objectContaining({ txnId: id, reason: 'left_chain' })])
+    expect(leftLogs(id).length).toBeGreaterThanOrEqual(2)
+    // No state change, no event, no refund: an operator resolves it.
+    expect(await events(id)).toEqual(['quoted', 'srccreated', 'destsent', 'completed'])
+    await expectDebited(before, 2n * total)
+    await invariantsHold()
+
+    // The conflict buried 6 deep is final: the watch ends, the listing stays.
+    node.chain.mine(5)
+    await recheck(id)
+    t = await txn(id)
+    expect(t.next_check_at).toBeNull()
+    expect(t.dest_details.leftChain).toBe('conflicted')
+    expect(await stuckRows(id)).toEqual([expect.objectContaining({ txnId: id, reason: 'left_chain' })])
+    await expectDebited(before, 2n * total)
+    await invariantsHold()
+  }
+
+  it('Esplora: a completed send whose block leaves the chain is re-checked, listed for operators, cleared when mined again; conflicted, never refunded', async () => {
+    const { node } = await esplora()
+    await completedSendReorgedOut(node)
+    // The watch is bounded in time too: one not deep a week after it completed is left alone.
+    const id = await send(PAYEE, '0.001')
+    await work()
+    node.chain.mine(1)
+    await work()
+    await h.c.db.query('UPDATE transactions SET dest_updated_at = dest_updated_at - $2 WHERE id = $1', [
+      id,
+      REORG_WATCH_MS + 1,
+    ])
+    await recheck(id)
+    const t = await txn(id)
+    expect([t.state, t.next_check_at, t.dest_details.leftChain]).toEqual(['completed', null, undefined])
+  })
+
+  it('Bitcoin Core: a completed send whose block leaves the chain is re-checked, listed for operators, cleared when mined again; conflicted, never refunded', async () => {
+    const node = await bitcoind()
+    await completedSendReorgedOut(node)
   })
 
   it('svcpay onchain bumpfee and onchain reorgs: the operator command line over the admin API', async () => {

@@ -15,3 +15,15 @@ const PASSING =
 export function isPassingRefusal(reason: string): boolean {
   return PASSING.test(reason)
 }
+
+/**
+ * An input the node's UTXO set and mempool lack: sendrawtransaction's -25
+ * "bad-txns-inputs-missingorspent", testmempoolaccept's "missing-inputs". Bitcoin Core gives it
+ * both for an input spent in the chain and for a parent it does not hold ("assume this might be
+ * an orphan tx", src/validation.cpp, PreChecks), such as the unconfirmed change of a parent its
+ * mempool evicted, which other nodes may still mine with the child. The refusal alone never says
+ * the transaction is dead: the wallet's view of conflicts, or the chain's, decides.
+ */
+export function isMissingInputs(reason: string): boolean {
+  return /missing-inputs|inputs-missingorspent/i.test(reason)
+}

@@ -9,6 +9,7 @@ import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { sendInput } from './send-broadcast.js'
 import { failSend, hasEntry, sendPostings } from './send-release.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
+import { SEND_REORG_POLL_MS } from './send-reorgs.js'
 
 /** Follow a broadcast send until it has its confirmations (completed), or cannot confirm. */
 export async function watchConfirmations(deps: BitcoinDeps, txn: Txn) {
@@ -55,7 +56,12 @@ export async function watchConfirmations(deps: BitcoinDeps, txn: Txn) {
         { kind: 'onchain_send', now: nowBy(deps), settleHolds: true },
         (walletId) => sendPostings(t, walletId),
       )
-    await move('completed', { srcSettledMinor: t.srcAmountMinor, destSettledMinor: t.destAmountMinor })
+    // Still looked at until it is deep: its block may leave the best chain (send-reorgs.ts).
+    await move('completed', {
+      srcSettledMinor: t.srcAmountMinor,
+      destSettledMinor: t.destAmountMinor,
+      nextCheckAtMs: nowBy(deps) + SEND_REORG_POLL_MS,
+    })
   })
 }
 

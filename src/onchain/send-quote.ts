@@ -8,6 +8,7 @@ import { requestedAmount, sameCurrencySendQuote } from '../transactions/money.js
 import { isMoneyError, type MoneyError } from '../transactions/errors.js'
 import { nodeCall, type BitcoinDeps } from '../bitcoin/common.js'
 import { onchainSendError, type OnchainSendError } from './errors.js'
+import { ApiError } from '../shared/errors.js'
 
 /** The smallest on-chain send: 0.00001 BTC. */
 export const ONCHAIN_SEND_MIN_SATS = 1_000n
@@ -39,6 +40,10 @@ export async function quoteOnchainSend(
   deps: Pick<BitcoinDeps, 'config' | 'rails'>,
   { input }: QuoteContext,
 ): Promise<Quote | MoneyError | OnchainSendError> {
+  // A rail that cannot send (Esplora without a signer) refuses here, before a quote or a hold
+  // exists, rather than after the customer confirmed (contract.md section 3: method_not_available).
+  const unavailable = deps.rails.onchain.sendUnavailable
+  if (unavailable !== undefined) throw new ApiError('method_not_available', unavailable)
   const destination = sendAddress(input.destReq.reqDetails?.address, deps.config.network)
   if ('kind' in destination) return destination
   const requested = requestedAmount(input)

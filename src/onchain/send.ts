@@ -5,12 +5,14 @@ import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { quoteOnchainSend } from './send-quote.js'
 import { broadcast } from './send-broadcast.js'
 import { watchConfirmations } from './send-confirmations.js'
+import { watchCompleted } from './send-reorgs.js'
 
 /**
  * On-chain send: quote checks the address and prices the network fee from the node's estimate;
  * confirm holds amount + fees (srccreated). The worker estimates the fee again and broadcasts at
  * the current rate, never above the quoted one (idempotent by transaction id), then moves it to
- * destsent with the txid, keeping the hold. Once confirmed the hold is posted (completed). A send
+ * destsent with the txid, keeping the hold. Once confirmed the hold is posted (completed); the
+ * completed send is still watched for its block leaving the chain (send-reorgs.ts). A send
  * the network refused, or one whose transaction can never confirm (refused on rebroadcast, or in
  * conflict with the chain), fails and its hold is released: nothing was posted, so nothing is
  * reversed. A fee bump (`bumpOnchainSend`, bump.ts) replaces the transaction; the send follows the
@@ -34,4 +36,5 @@ async function confirmOnchainSend(q: Queryable, ctx: ConfirmContext): Promise<Tx
 async function advanceOnchainSend(deps: BitcoinDeps, txn: Txn): Promise<void> {
   if (txn.state === 'srccreated') return broadcast(deps, txn)
   if (txn.state === 'destsent') return watchConfirmations(deps, txn)
+  if (txn.state === 'completed') return watchCompleted(deps, txn)
 }

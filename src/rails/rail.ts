@@ -139,6 +139,11 @@ export interface OnchainRail extends CheckableRail, ReservesRail, PaymentsRail {
    */
   readonly resendsSameTransaction?: boolean
   /**
+   * Why this rail cannot send at all (an Esplora rail without a signer), or absent when it can.
+   * The quote of an on-chain send is refused with it, before anything is quoted or held.
+   */
+  readonly sendUnavailable?: string
+  /**
    * Make the node watch an address we derived (import it); a no-op where not needed. `index` is the
    * address's BIP84 receive index, where the rail imports the account's ranged descriptor.
    */

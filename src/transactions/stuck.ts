@@ -11,6 +11,10 @@
  * - on a payer (an open Lightning invoice, an on-chain address handed out): the rail has nothing to
  *   say until the payer acts, so it is stuck only when it is still open a bound past its expiry, or
  *   when asking the rail about it has failed for longer than the bound.
+ *
+ * A completed on-chain send whose transaction left the best chain (src/onchain/send-reorgs.ts) is
+ * listed too, at once and for as long as it is marked: the customer was debited and the chain no
+ * longer shows the payment, so a person has to look.
  */
 import client from 'prom-client'
 import type { Queryable } from '../db/db.js'
@@ -65,9 +69,10 @@ export interface StuckTransaction {
   /**
    * `rail_failing` while the last call to the rail failed, `no_outcome` when it answers without one,
    * `overdue` for a payer wait past its expiry, `unscheduled` when no worker will ever look at it
-   * (no next look set: listed at once, whatever the bound).
+   * (no next look set: listed at once, whatever the bound), `left_chain` for a completed on-chain
+   * send whose transaction is no longer in the best chain (listed at once).
    */
-  reason: 'rail_failing' | 'no_outcome' | 'overdue' | 'unscheduled'
+  reason: 'rail_failing' | 'no_outcome' | 'overdue' | 'unscheduled' | 'left_chain'
   /** Failed calls to the rail in a row (0 when its last call was answered). */
   failures: number
   lastError: string | null
@@ -85,6 +90,7 @@ interface Row {
   rail: RailKind
   since: string
   payer_wait: boolean
+  left_chain: boolean
   failures: number | null
   last_error: string | null
   last_attempt_at: string | null
@@ -113,10 +119,15 @@ function stuckSql(settings: RailOpsConfig, now: number): Sql {
   // Written out, not bound: the partial index transactions_open_idx (migration 018) has this very
   // predicate, and the planner uses it only when it can see the values (our own constants).
   const open = sql.unsafeRaw(`t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`)
+  // Written out for the same reason: the predicate of transactions_left_chain_idx (migration 034).
+  const leftChain = sql.unsafeRaw(
+    `t.kind = 'onchain_send' AND t.state = 'completed' AND (t.dest_details->>'leftChainAt') IS NOT NULL`,
+  )
   return sql`
     candidates AS (
       SELECT t.id, t.account_id, t.kind, t.state, t.src_updated_at, t.expires_at, t.next_check_at,
              ${railCase} AS rail, (${payerWait}) AS payer_wait, false AS after_final,
+             false AS left_chain, NULL::bigint AS left_chain_at,
              a.failures, a.first_failed_at, a.last_error, a.last_attempt_at, a.last_answer_at
         FROM transactions t LEFT JOIN rail_attempts a ON a.txn_id = t.id
        -- A send in processing waits for operators, not for its rail: the approvals queue and its
@@ -127,13 +138,23 @@ function stuckSql(settings: RailOpsConfig, now: number): Sql {
       -- the partner says changed), while the rail keeps failing.
       SELECT t.id, t.account_id, t.kind, t.state, t.src_updated_at, t.expires_at, t.next_check_at,
              ${railCase} AS rail, false AS payer_wait, true AS after_final,
+             false AS left_chain, NULL::bigint AS left_chain_at,
              a.failures, a.first_failed_at, a.last_error, a.last_attempt_at, a.last_answer_at
         FROM rail_attempts a JOIN transactions t ON t.id = a.txn_id
-       WHERE a.failures > 0 AND t.next_check_at IS NOT NULL AND NOT (${open})
+       WHERE a.failures > 0 AND t.next_check_at IS NOT NULL AND NOT (${open}) AND NOT (${leftChain})
+      UNION ALL
+      -- A completed on-chain send whose transaction left the best chain: listed while it is marked.
+      SELECT t.id, t.account_id, t.kind, t.state, t.src_updated_at, t.expires_at, t.next_check_at,
+             ${railCase} AS rail, false AS payer_wait, false AS after_final,
+             true AS left_chain, (t.dest_details->>'leftChainAt')::bigint AS left_chain_at,
+             a.failures, a.first_failed_at, a.last_error, a.last_attempt_at, a.last_answer_at
+        FROM transactions t LEFT JOIN rail_attempts a ON a.txn_id = t.id
+       WHERE ${leftChain}
     ),
     bounded AS (
       SELECT c.*, ${boundCase} AS bound,
-             CASE WHEN c.after_final THEN c.first_failed_at
+             CASE WHEN c.left_chain THEN c.left_chain_at
+                  WHEN c.after_final THEN c.first_failed_at
                   WHEN c.payer_wait THEN
                     CASE WHEN COALESCE(c.failures, 0) > 0 THEN LEAST(c.first_failed_at, c.expires_at) ELSE c.expires_at END
                   ELSE c.src_updated_at END AS since
@@ -144,6 +165,7 @@ function stuckSql(settings: RailOpsConfig, now: number): Sql {
        WHERE b.since + b.bound <= ${at}::bigint
           OR (COALESCE(b.failures, 0) > 0 AND b.first_failed_at + b.bound <= ${at}::bigint)
           OR b.next_check_at IS NULL
+          OR b.left_chain
     )`
 }
 
@@ -159,7 +181,7 @@ export async function listStuck(
   const [rows, count] = await Promise.all([
     q.query<Row>(
       sql`WITH ${stuck}
-       SELECT id, account_id, kind, state, rail, payer_wait, failures, last_error,
+       SELECT id, account_id, kind, state, rail, payer_wait, left_chain, failures, last_error,
               since::text AS since, last_attempt_at::text AS last_attempt_at,
               last_answer_at::text AS last_answer_at, next_check_at::text AS next_check_at
          FROM stuck ORDER BY since, id LIMIT ${sql.int(page.limit)} OFFSET ${sql.int(offset)}`,
@@ -177,8 +199,9 @@ export async function listStuck(
         rail: row.rail,
         state: row.state,
         since: Number(row.since),
-        reason:
-          row.next_check_at === null
+        reason: row.left_chain
+          ? 'left_chain'
+          : row.next_check_at === null
             ? 'unscheduled'
             : failures > 0
               ? 'rail_failing'
@@ -221,7 +244,7 @@ export function registerStuckGauge(
 ): void {
   const gauge = new client.Gauge({
     name: 'svcpay_transactions_stuck',
-    help: 'Non-final transactions whose rail has not brought them to an outcome within its bound',
+    help: 'Non-final transactions whose rail has not brought them to an outcome within its bound, and completed on-chain sends out of the best chain',
     labelNames: ['rail'],
     registers: [metrics.registry],
     async collect() {

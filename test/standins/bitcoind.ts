@@ -198,11 +198,23 @@ export async function startBitcoindStandin(
     }
   }
 
-  /** GetTxDepthInMainChain: depth in the best chain; minus the depth of a confirmed conflict; else 0. */
-  function depth(tx: ChainTx): number {
+  /**
+   * GetTxDepthInMainChain: depth in the best chain; minus the depth of a confirmed conflict; else 0.
+   * A conflict reaches the descendants too: CWallet::MarkConflicted walks the wallet's spends of
+   * each conflicted transaction's outputs and marks those conflicted at the same block
+   * (src/wallet/wallet.cpp).
+   */
+  function depth(tx: ChainTx, hops = 0): number {
     if (tx.height !== null) return chain.confirmations(tx.txid)
     const conflict = chain.confirmedConflict(tx)
-    return conflict ? -chain.confirmations(conflict.txid) : 0
+    if (conflict) return -chain.confirmations(conflict.txid)
+    for (const input of tx.inputs) {
+      const parent = txOf(input.txid)
+      if (!parent || parent.height !== null || hops >= 25) continue
+      const parentDepth = depth(parent, hops + 1)
+      if (parentDepth < 0) return parentDepth
+    }
+    return 0
   }
 
   function walletConflicts(w: StandinWallet, tx: ChainTx): string[] {
@@ -421,8 +433,17 @@ export async function startBitcoindStandin(
         const tx = txOf(hexToTxid.get(raw) ?? '')
         if (!tx) throw new RpcError(-22, 'TX decode failed')
         const refusal = chain.check(tx)
+        // src/rpc/mempool.cpp, testmempoolaccept: TX_MISSING_INPUTS is reported as "missing-inputs"
+        // (sendrawtransaction's -25 "bad-txns-inputs-missingorspent"); a transaction whose outputs
+        // are already known is TX_CONFLICT "txn-already-known" (src/validation.cpp, PreChecks).
+        const reason =
+          refusal?.code === -25
+            ? 'missing-inputs'
+            : refusal?.code === -27
+              ? 'txn-already-known'
+              : refusal?.message
         return refusal
-          ? { txid: tx.txid, wtxid: tx.txid, allowed: false, 'reject-reason': refusal.message }
+          ? { txid: tx.txid, wtxid: tx.txid, allowed: false, 'reject-reason': reason }
           : {
               txid: tx.txid,
               wtxid: tx.txid,

@@ -56,6 +56,12 @@ export class Chain {
   readonly mempool = new Set<string>()
   /** Outpoint -> the transaction (in the mempool or the best chain) that spends it. */
   readonly spentBy = new Map<string, string>()
+  /**
+   * Every transaction that was ever in a block, also after its block left the best chain: an index
+   * keeps them (electrs writes a block's transactions to its txstore and never deletes them,
+   * src/new_index/schema.rs add_blocks; only the confirming-block lookup skips orphaned blocks).
+   */
+  readonly everMined = new Map<string, ChainTx>()
   /** The next mempool acceptance is refused with this, whatever the transaction (a policy the test chooses). */
   refuseNext: Refusal | null = null
   /** A standing policy of the node's mempool (a non-standard output, a full mempool's minimum fee). */
@@ -168,7 +174,10 @@ export class Chain {
       return { code: -27, message: 'Transaction outputs already in utxo set' }
     const policy = this.policy?.(tx)
     if (policy) return policy
-    if (this.confirmedConflict(tx) || tx.inputs.some((o) => !this.txs.has(o.txid)))
+    // PreChecks (src/validation.cpp): an input the UTXO set and the mempool do not have (spent in
+    // the chain, or a parent this node never saw or dropped) is TX_MISSING_INPUTS, "assume this might
+    // be an orphan tx for which we just haven't seen parents yet": the same refusal either way.
+    if (this.confirmedConflict(tx) || tx.inputs.some((o) => !this.available(o)))
       return { code: -25, message: 'bad-txns-inputs-missingorspent' }
     const conflicts = this.mempoolConflicts(tx)
     if (conflicts.some((c) => c.feeSats >= tx.feeSats)) return { code: -26, message: 'txn-mempool-conflict' }
@@ -180,11 +189,24 @@ export class Chain {
     return null
   }
 
-  /** Drop a transaction from the mempool (evicted or replaced); the record stays for those who saw it. */
+  /** Whether an outpoint exists for the mempool: an output of a confirmed or mempool transaction (CCoinsViewMemPool). */
+  available(o: Outpoint): boolean {
+    const parent = this.txs.get(o.txid)
+    if (!parent || parent.outputs[o.vout] === undefined) return false
+    return parent.height !== null || this.mempool.has(o.txid)
+  }
+
+  /**
+   * Drop a transaction from the mempool (evicted or replaced) with its mempool descendants, which
+   * cannot stay without it (src/txmempool.cpp, removeRecursive; TrimToSize evicts whole packages).
+   * The record stays for those who saw it (a wallet, an index that kept it).
+   */
   evict(txid: string): void {
     if (!this.mempool.delete(txid)) return
     for (const input of this.txs.get(txid)!.inputs)
       if (this.spentBy.get(key(input)) === txid) this.spentBy.delete(key(input))
+    for (const child of [...this.mempool])
+      if (this.txs.get(child)!.inputs.some((i) => i.txid === txid)) this.evict(child)
   }
 
   /** Forget a transaction entirely, as an index that never saw it (or a node restarted without it). */
@@ -206,10 +228,12 @@ export class Chain {
           for (const input of tx.inputs) this.spentBy.set(key(input), tx.txid)
           tx.height = height
           txids.push(tx.txid)
+          this.everMined.set(tx.txid, tx)
         }
         for (const txid of this.mempool) {
           this.txs.get(txid)!.height = height
           txids.push(txid)
+          this.everMined.set(txid, this.txs.get(txid)!)
         }
         this.mempool.clear()
       }
@@ -227,7 +251,7 @@ export class Chain {
 
   /**
    * A reorganisation: the last `depth` blocks leave the best chain. Their transactions go back to
-   * the mempool, except those in `drop` (double-spent on the new branch, or simply not
+   * the mempool (src/validation.cpp, MaybeUpdateMempoolForReorg; coinbases never do), except those in `drop` (double-spent on the new branch, or simply not
    * rebroadcast), which are forgotten. The new branch is not mined here: call `mine`.
    */
   reorg(depth: number, drop: string[] = []): void {

@@ -34,6 +34,12 @@ export interface EsploraStandin extends StandinServer {
   feeEstimates: Record<string, number>
   /** electrs cannot reach its bitcoind: broadcasts answer 400 "Connection error". */
   nodeDown: boolean
+  /**
+   * Blocks the node has that electrs has not indexed yet: their transactions are in neither its
+   * txstore nor its mempool (which follows bitcoind's, src/new_index/mempool.rs update), so
+   * GET /tx/:txid answers 404 while bitcoind already answers -27 for them.
+   */
+  indexLag: number
 }
 
 export async function startEsploraStandin(chain = new Chain()): Promise<EsploraStandin> {
@@ -192,7 +198,8 @@ export async function startEsploraStandin(chain = new Chain()): Promise<EsploraS
     if (method === 'POST' && parts.length === 1 && parts[0] === 'tx') return broadcast(body)
     if (method !== 'GET') return text(404, `Not found`)
     const [a, b, c, d, e] = parts
-    if (a === 'blocks' && b === 'tip' && c === 'height') return text(200, String(chain.tipHeight))
+    if (a === 'blocks' && b === 'tip' && c === 'height')
+      return text(200, String(chain.tipHeight - standin.indexLag))
     if (a === 'blocks' && b === 'tip' && c === 'hash') return text(200, chain.tip.hash)
     if (a === 'block-height' && b !== undefined && c === undefined) {
       const block = chain.blocks[Number(b)]
@@ -211,8 +218,28 @@ export async function startEsploraStandin(chain = new Chain()): Promise<EsploraS
       })
     }
     if (a === 'tx' && b !== undefined && c === undefined) {
-      const tx = chain.txs.get(b)
-      return tx ? json(txJson(tx)) : text(404, 'Transaction not found')
+      // query.rs lookup_txn: the chain's txstore, then the mempool's. The txstore holds every
+      // transaction of every indexed block, orphaned ones too (schema.rs); the mempool's drops an
+      // evicted or replaced transaction (mempool.rs remove). So a transaction evicted before any
+      // block is 404, one whose block left the chain is 200 {"confirmed":false} for ever.
+      const tx = chain.txs.get(b) ?? chain.everMined.get(b)
+      const indexed =
+        tx !== undefined &&
+        (chain.mempool.has(b) ||
+          (chain.everMined.has(b) && (tx.height === null || tx.height <= chain.tipHeight - standin.indexLag)))
+      return indexed ? json(txJson(tx)) : text(404, 'Transaction not found')
+    }
+    if (a === 'tx' && b !== undefined && c === 'outspend' && d !== undefined && e === undefined) {
+      // rest.rs GET /tx/:txid/outspend/:vout, query.rs lookup_spend: the spend in the best chain
+      // (schema.rs lookup_spend keeps only a spender with a confirming block) or the mempool.
+      const spender = chain.spentBy.get(`${b}:${d}`)
+      const spent =
+        spender !== undefined && (chain.mempool.has(spender) || chain.blockOf(spender) !== undefined)
+      return json(
+        spent
+          ? { spent: true, txid: spender, vin: 0, status: status(chain.txs.get(spender)) }
+          : { spent: false },
+      )
     }
     if (a === 'tx' && b !== undefined && c === 'status' && d === undefined)
       return json(status(chain.txs.get(b)))
@@ -244,6 +271,7 @@ export async function startEsploraStandin(chain = new Chain()): Promise<EsploraS
   standin.chain = chain
   standin.feeEstimates = state.feeEstimates
   standin.nodeDown = false
+  standin.indexLag = 0
   Object.defineProperty(state, 'feeEstimates', { get: () => standin.feeEstimates })
   Object.defineProperty(state, 'nodeDown', { get: () => standin.nodeDown })
   return standin

@@ -130,6 +130,12 @@ export class TronGridStandIn {
   solidLag: number
   /** While set, the solidified block stays at this number whatever the head does. */
   solidFrozen: number | undefined
+  /**
+   * Blocks the node answering reads is behind the one taking broadcasts: TronGrid balances requests
+   * over many full nodes, and one still syncing misses the newest blocks in /wallet/getnowblock,
+   * gettransactionbyid and gettransactioninfobyid (each reads its own node's stores).
+   */
+  readLag = 0
   /** Sun per unit of energy burned (`getEnergyFee`; 100 on mainnet since 2024). */
   energyFee = 100n
   /** Sun per byte of bandwidth burned (`getTransactionFee`). */
@@ -517,8 +523,9 @@ export class TronGridStandIn {
         return { json: this.nodeInfo() }
       case '/wallet/getblockbynum':
         return { json: this.blockJson(this.blocks[Number(body.num ?? 0)]) }
+      // A lagging node behind TronGrid's load balancer (`readLag`) answers reads as of an older head.
       case '/wallet/getnowblock':
-        return { json: this.blockJson(this.head) }
+        return { json: this.blockJson(this.blocks[Math.max(0, this.head.number - this.readLag)]) }
       case '/walletsolidity/getnowblock':
         return { json: this.blockJson(this.blocks[this.solidNumber]) }
       case '/wallet/getchainparameters':
@@ -540,9 +547,11 @@ export class TronGridStandIn {
       case '/wallet/broadcasttransaction':
         return { json: this.broadcast(body) }
       case '/wallet/gettransactionbyid':
-        return { json: this.txs.get(String(body.value))?.body ?? {} }
-      case '/wallet/gettransactioninfobyid':
-        return { json: this.infos.get(String(body.value)) ?? {} }
+      case '/wallet/gettransactioninfobyid': {
+        const onChain = this.txs.get(String(body.value))
+        if (!onChain || onChain.blockNumber > this.head.number - this.readLag) return { json: {} }
+        return { json: path.endsWith('infobyid') ? (this.infos.get(String(body.value)) ?? {}) : onChain.body }
+      }
       // The solidity paths (services/http/solidity/*) read the same stores, but only up to the
       // latest solidified block: a transaction in a newer block is unknown there.
       case '/walletsolidity/gettransactionbyid':
@@ -756,6 +765,19 @@ export class TronGridStandIn {
   broadcast(body: Json): Json {
     const txID = String(body.txID)
     const rawHex = String(body.raw_data_hex ?? '')
+    // The expiration is checked before anything else, also for a transaction already in a block:
+    // Wallet.broadcastTransaction calls trx.checkExpiration before dbManager.pushTransaction, and
+    // Manager.processTransaction runs validateTapos and validateCommon (the expiration against the
+    // head block's time) before validateDup. Only with node.rpc.trxCacheEnable (off by default,
+    // Args.java) would an id cache answer DUP first.
+    const expiration = Number((body.raw_data as Json | undefined)?.expiration ?? 0)
+    if (expiration <= this.head.timestamp)
+      return {
+        result: false,
+        code: 'TRANSACTION_EXPIRATION_ERROR',
+        message: hex('Transaction expired'),
+        txid: txID,
+      }
     if (this.pool.has(txID) || this.txs.has(txID))
       return { result: false, code: 'DUP_TRANSACTION_ERROR', message: hex('Dup transaction.'), txid: txID }
     const built = this.built.get(rawHex)
@@ -764,13 +786,6 @@ export class TronGridStandIn {
         result: false,
         code: 'SIGERROR',
         message: hex('Validate signature error: bad txid'),
-        txid: txID,
-      }
-    if (built.expiration <= this.head.timestamp)
-      return {
-        result: false,
-        code: 'TRANSACTION_EXPIRATION_ERROR',
-        message: hex('Transaction expired'),
         txid: txID,
       }
     const signature = hexToBytes(((body.signature as string[] | undefined) ?? [])[0] ?? '')

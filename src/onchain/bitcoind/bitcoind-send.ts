@@ -8,8 +8,8 @@ import { asArray, asObject, checkAddressText, checkTxid, TRANSPORT_CODES } from 
 import { RailFailure, type OnchainRail, type OnchainTxState } from '../../rails/rail.js'
 import { btcToSats, confTarget, satsPerVbOfFeerate, satsToBtcText } from './bitcoind-amount.js'
 import { PAGE_SIZE, type BitcoindDeps } from './bitcoind-deps.js'
-import { call, callExpecting } from './bitcoind-rpc.js'
-import { isPassingRefusal } from '../refusal.js'
+import { call, callExpecting, mapped } from './bitcoind-rpc.js'
+import { isMissingInputs, isPassingRefusal } from '../refusal.js'
 
 type SendInput = Parameters<OnchainRail['send']>[0]
 
@@ -138,12 +138,20 @@ async function accepted(deps: BitcoindDeps, first: string, fresh: boolean): Prom
     const [verdict] = asArray(await call(deps, null, 'testmempoolaccept', [[hex]]), 'testmempoolaccept')
     const result = asObject(verdict, 'testmempoolaccept result')
     if (result.allowed === true) {
-      // Refused earlier (a full mempool, say) but acceptable now: offer it again.
-      await call(deps, null, 'sendrawtransaction', [hex])
-      return txid
+      // Refused earlier (a full mempool, say) but acceptable now: offer it again. Between the two
+      // calls it may have confirmed (-27, "already in utxo set", src/node/transaction.cpp
+      // BroadcastTransaction) or lost a parent (-25): the wallet is asked again.
+      const sent = await callExpecting(deps, null, 'sendrawtransaction', [hex], [-25, -26, -27])
+      if (!sent.refused) return txid
+      if (sent.refused.code === -27 || !fresh) continue
+      throw mapped(sent.refused)
     }
     const reason = String(result['reject-reason'] ?? 'refused')
-    if (!fresh && isPassingRefusal(reason)) {
+    // Not fresh, it may have been relayed before our mempool dropped it. A refusal that passes (a
+    // fee, a mempool conflict) or inputs the node lacks while the wallet sees no conflict in the
+    // chain (its confirmations are 0, not negative: a parent evicted here, mined elsewhere) leaves
+    // it alive: the hold stays until the wallet's negative confirmations say otherwise.
+    if (!fresh && (isPassingRefusal(reason) || isMissingInputs(reason))) {
       throw new RailFailure(
         'not_relayed',
         `bitcoind: the mempool does not take send ${txid} now: ${reason}`,

@@ -419,6 +419,34 @@ describe('createBitcoindRail on the Bitcoin Core stand-in: sending', () => {
     expect(await onchain.getTransaction(second.txid)).toEqual({ confirmations: 0, conflictedDepth: 2 })
   })
 
+  it('a send whose parent left the mempool (-25 missing inputs) is kept while the wallet sees no conflict; a conflict in the chain ends it', async () => {
+    const { standin, onchain } = await node()
+    const parent = await onchain.send(send('txn_p'))
+    // The only coin left is the parent's unconfirmed change: the child spends it.
+    const child = await onchain.send(send('txn_c', PAYEE2))
+    const childTx = standin.chain.txs.get(child.txid)!
+    expect(childTx.inputs.some((i) => i.txid === parent.txid)).toBe(true)
+    // The parent is evicted (a full mempool's minimum fee rose): the child goes with it.
+    standin.chain.evict(parent.txid)
+    expect(standin.chain.mempool.has(child.txid)).toBe(false)
+    expect(await onchain.getTransaction(child.txid)).toEqual({ confirmations: 0, inMempool: false })
+    // Other nodes may still hold both and a miner include them: not final, not abandoned.
+    const failure = await failureOf(onchain.send(send('txn_c', PAYEE2)))
+    expect([failure.code, failure.retryable]).toEqual(['not_relayed', true])
+    expect(failure.message).toContain('missing-inputs')
+    const wtx = standin.wallets.get('svcpay-hot')!.txs.get(child.txid)!
+    expect(wtx.abandoned).toBe(false)
+    // The parent's coin is spent by another transaction in a block: the wallet marks the parent and
+    // its child conflicted (negative confirmations), and only now can the child never confirm.
+    const parentTx = standin.chain.txs.get(parent.txid)!
+    standin.chain.mine(1, [
+      standin.chain.makeTx({ inputs: parentTx.inputs, outputs: [{ address: PAYEE, value: 1_000n }] }),
+    ])
+    expect(await onchain.getTransaction(child.txid)).toEqual({ confirmations: 0, conflictedDepth: 1 })
+    const conflicted = await failureOf(onchain.send(send('txn_c', PAYEE2)))
+    expect([conflicted.code, conflicted.retryable]).toEqual(['conflicted', false])
+  })
+
   it('a wallet that does not know the transaction answers null', async () => {
     const { onchain } = await node()
     expect(await onchain.getTransaction(TXID_C)).toBeNull()

@@ -77,8 +77,63 @@ export async function getTransaction(deps: EsploraDeps, txid: string): Promise<O
   if (text === null) return null
   const tx = asObject(parseJsonText(text, 'esplora tx'), 'tx')
   const status = asObject(tx.status ?? {}, 'tx status')
-  if (status.confirmed !== true) return { confirmations: 0, inMempool: true }
-  return { confirmations: confirmationsOf(status, await tipHeight(deps.request)) }
+  if (status.confirmed === true)
+    return { confirmations: confirmationsOf(status, await tipHeight(deps.request)) }
+  // Unconfirmed is not "in the mempool": electrs keeps the transactions of orphaned blocks in its
+  // txstore for ever (src/new_index/schema.rs), so a send whose block left the chain still answers
+  // here, {"confirmed":false}, after every mempool dropped it.
+  const conflictedDepth = await confirmedConflictDepth(deps, txid, tx)
+  if (conflictedDepth !== null) return { confirmations: 0, conflictedDepth }
+  return { confirmations: 0, inMempool: await inMempool(deps, txid, tx) }
+}
+
+/** A bound on the inputs looked up for a conflict. */
+const CONFLICT_INPUTS_MAX = 50
+/** electrs' page of an address's mempool transactions (src/rest.rs, MAX_MEMPOOL_TXS). */
+const MEMPOOL_PAGE = 50
+
+/**
+ * The depth of a transaction in the best chain that spends one of `tx`'s inputs, or null when
+ * none does (GET /tx/:txid/outspend/:vout: the best chain's spend or the mempool's, query.rs
+ * lookup_spend). Such a conflict is the chain's word that `tx` can never confirm.
+ */
+export async function confirmedConflictDepth(
+  deps: EsploraDeps,
+  txid: string,
+  tx: Record<string, unknown>,
+): Promise<number | null> {
+  const inputs = asArray(tx.vin ?? [], 'vin').slice(0, CONFLICT_INPUTS_MAX)
+  for (const raw of inputs) {
+    const input = asObject(raw, 'vin entry')
+    const prev = String(input.txid)
+    checkTxid(prev)
+    const vout = Number(input.vout)
+    if (!Number.isSafeInteger(vout) || vout < 0) continue
+    const text = await deps.request(`/tx/${prev}/outspend/${vout}`)
+    if (text === null) continue
+    const spend = asObject(parseJsonText(text, 'esplora outspend'), 'outspend')
+    if (spend.spent !== true || spend.txid === txid) continue
+    const status = asObject(spend.status ?? {}, 'outspend status')
+    if (status.confirmed === true) return confirmationsOf(status, await tipHeight(deps.request))
+  }
+  return null
+}
+
+/**
+ * Whether Esplora's mempool holds `tx`, from the mempool history of the address of its first
+ * output (GET /address/:address/txs/mempool, newest first, at most MEMPOOL_PAGE). Not found in a
+ * full page means unknown, and reads as false: offering the same signed transaction again is
+ * harmless (a node that holds it answers its txid).
+ */
+async function inMempool(deps: EsploraDeps, txid: string, tx: Record<string, unknown>): Promise<boolean> {
+  const output = asArray(tx.vout ?? [], 'vout')
+    .map((o) => asObject(o, 'vout entry'))
+    .find((o) => typeof o.scriptpubkey_address === 'string')
+  if (!output) return false
+  const address = String(output.scriptpubkey_address)
+  checkAddressText(address)
+  const page = asArray(await getJson(deps.request, `/address/${address}/txs/mempool`), 'mempool txs')
+  return page.slice(0, MEMPOOL_PAGE).some((entry) => asObject(entry, 'tx').txid === txid)
 }
 
 /** `OnchainRail.estimateFeeRate`: whole sat/vB. */

@@ -5,11 +5,31 @@
 import { hex } from '@scure/base'
 import { Transaction } from '@scure/btc-signer'
 
-import { checkAddressText, TRANSPORT_CODES } from '../../rails/http-json.js'
+import { asObject, checkAddressText, parseJsonText, TRANSPORT_CODES } from '../../rails/http-json.js'
 import { RailFailure, type OnchainRail } from '../../rails/rail.js'
+import { isMissingInputs } from '../refusal.js'
 import type { EsploraDeps } from './esplora-deps.js'
+import { confirmedConflictDepth, getTransaction } from './esplora-outputs.js'
 
 const RPC_ERROR_PREFIX = 'sendrawtransaction RPC error: '
+/** RPC_VERIFY_ALREADY_IN_UTXO_SET (src/rpc/protocol.h). */
+const ALREADY_IN_UTXO_SET = -27
+
+/** The inputs of a transaction, from Esplora or else from its own bytes. */
+async function readTx(deps: EsploraDeps, txid: string, rawTxHex: string): Promise<Record<string, unknown>> {
+  const text = await deps.request(`/tx/${txid}`)
+  if (text !== null) return asObject(parseJsonText(text, 'esplora tx'), 'tx')
+  const parsed = Transaction.fromRaw(hex.decode(rawTxHex.toLowerCase()), {
+    allowUnknownInputs: true,
+    allowUnknownOutputs: true,
+    disableScriptCheck: true,
+  })
+  const vin = Array.from({ length: parsed.inputsLength }, (_, i) => {
+    const input = parsed.getInput(i)
+    return { txid: hex.encode(input.txid!), vout: input.index! }
+  })
+  return { txid, vin }
+}
 
 /** `OnchainRail.send`. */
 export async function send(
@@ -42,12 +62,25 @@ async function broadcast(deps: EsploraDeps, rawTxHex: string, txid: string): Pro
     if (!(err instanceof RailFailure) || err.retryable) throw err
     const refusal = parseBroadcastRefusal(err.message)
     if (!refusal) throw new RailFailure('node_unavailable', err.message, true)
-    if ((await deps.request(`/tx/${txid}`)) !== null) return
-    throw new RailFailure(
-      'rejected',
-      `esplora refused the transaction: ${refusal.message} (${refusal.code})`,
-      false,
-    )
+    const text = `esplora refused the transaction: ${refusal.message} (${refusal.code})`
+    // -27: its outputs are in the node's UTXO set, so it is confirmed there (src/node/transaction.cpp,
+    // BroadcastTransaction, "already in utxo set"), even while electrs has not indexed that block
+    // and answers 404 for it.
+    if (refusal.code === ALREADY_IN_UTXO_SET) return
+    // Missing inputs (-25) is also what a node says for a parent it merely lacks (validation.cpp
+    // PreChecks, "assume this might be an orphan tx"): final only when the chain shows one of the
+    // inputs spent by another transaction; otherwise it may still be mined and the send waits.
+    if (isMissingInputs(refusal.message)) {
+      const tx = await readTx(deps, txid, rawTxHex)
+      if ((await confirmedConflictDepth(deps, txid, tx)) === null)
+        throw new RailFailure('not_relayed', text, true)
+      throw new RailFailure('rejected', text, false)
+    }
+    // electrs keeps the transactions of orphaned blocks (src/new_index/schema.rs), so that it
+    // knows the transaction says nothing; confirmed or in the mempool, it was sent.
+    const state = await getTransaction(deps, txid)
+    if (state && (state.confirmations > 0 || state.inMempool === true)) return
+    throw new RailFailure('rejected', text, false)
   }
   if (answer === null) throw new RailFailure('node_error', 'esplora POST /tx: not found', false)
   if (answer.trim() !== txid) {

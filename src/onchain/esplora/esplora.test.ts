@@ -278,6 +278,38 @@ describe('createEsploraRail: sending', () => {
     expect(node.seen.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual(['/tx', '/tx', '/tx'])
   })
 
+  it('a rebroadcast the node answers -27 (already in utxo set) counts as sent while the index has not caught up (404)', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest', broadcast: { sign: signer.sign } })
+    const input = { address: ADDRESS_RT, amountSats: 150_000n, feeRateSatPerVb: 3n, requestId: 'txn_lag' }
+    const { txid } = await onchain.send(input)
+    node.chain.mine(1)
+    node.indexLag = 1
+    expect(await onchain.getTransaction(txid)).toBeNull()
+    expect(await onchain.send(input)).toEqual({ txid })
+    node.indexLag = 0
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 1 })
+  })
+
+  it('a send whose block left the chain is not reported in the mempool once the mempool lacks it (electrs keeps the transaction)', async () => {
+    const node = await startEsploraStandin()
+    stands.push(node)
+    const signer = testSigner(node.chain)
+    const onchain = createEsploraRail({ url: node.url, network: 'regtest', broadcast: { sign: signer.sign } })
+    const input = { address: ADDRESS_RT, amountSats: 150_000n, feeRateSatPerVb: 3n, requestId: 'txn_orphan' }
+    const { txid } = await onchain.send(input)
+    node.chain.mine(1)
+    // The block is orphaned and the new branch does not carry the send, nor does any mempool.
+    node.chain.reorg(1, [txid])
+    node.chain.mine(2)
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 0, inMempool: false })
+    // Offered again (the same signed transaction), it is back in the mempool.
+    expect(await onchain.send(input)).toEqual({ txid })
+    expect(await onchain.getTransaction(txid)).toEqual({ confirmations: 0, inMempool: true })
+  })
+
   it('reports a broadcast the node refuses and Esplora does not hold as a final rejection (never as sent)', async () => {
     const node = await startEsploraStandin()
     stands.push(node)

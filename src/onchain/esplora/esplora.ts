@@ -2,7 +2,8 @@
  * The on-chain rail watching through an Esplora REST API (Blockstream's electrs, mempool.space, or
  * one's own instance). Esplora indexes every address, so nothing needs importing, but it holds no
  * keys: sending needs a signer of the operator's (`broadcast.sign`), and this rail then only
- * broadcasts the signed transaction. Without one, `send` refuses with `not_supported`.
+ * broadcasts the signed transaction. Without one the rail says so (`sendUnavailable`): a send is
+ * refused at its quote, and `send` itself refuses with `not_supported`.
  *
  * Esplora amounts are integer satoshis; fee estimates are sat/vB floats keyed by target blocks.
  *
@@ -48,6 +49,12 @@ export function createEsploraRail(options: EsploraRailOptions): OnchainRail {
       : {}),
     // The signer returns the same signed transaction for the same request id (its contract).
     resendsSameTransaction: true,
+    ...(options.broadcast
+      ? {}
+      : {
+          sendUnavailable:
+            'On-chain sends are not available: the Esplora rail has no signer (ONCHAIN=esplora)',
+        }),
     async watchAddress(address) {
       // Esplora indexes every address; there is nothing to import.
       checkAddressText(address)

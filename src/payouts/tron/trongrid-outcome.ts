@@ -25,7 +25,26 @@ export const TRC20_TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c
  * A transaction the chain does not hold this long after its expiration never will: every node
  * refuses it once its head block is past the expiration. The margin covers nodes behind the head.
  */
-const EXPIRY_GRACE_MS = 60_000
+export const EXPIRY_GRACE_MS = 60_000
+
+/**
+ * Whether a transaction that expired at `expirationMs` is known never to be in a block: the head
+ * is a grace past its expiration, and neither the full node nor the solidity node holds it. The
+ * one test of "expired" for the poll path and for a refused re-broadcast alike: an answering node
+ * of TronGrid that lags can miss a block made just before the expiration.
+ */
+export async function expiredForGood(
+  deps: TronGridDeps,
+  txHash: string,
+  expirationMs: bigint,
+  /** The caller has just asked the full node (isOnChain) and it does not hold the transaction. */
+  fullNodeAsked = false,
+): Promise<boolean> {
+  const head = await headBlock(deps)
+  if (BigInt(head.timestampMs) <= expirationMs + BigInt(EXPIRY_GRACE_MS)) return false
+  if (!fullNodeAsked && (await isOnChain(deps, txHash))) return false
+  return !hasKeys(await deps.request('/walletsolidity/gettransactioninfobyid', { value: txHash }))
+}
 
 /** `TronRail.getTransfer`. */
 export async function getTransfer(
@@ -67,12 +86,11 @@ export async function getTransfer(
   const record = entry ? undefined : await storeCall(() => deps.config.store?.byHash(txHash))
   const expirationMs = entry?.expirationMs ?? record?.expirationMs
   if (expirationMs === undefined) return { status: 'pending' }
-  const head = await headBlock(deps)
-  if (BigInt(head.timestampMs) > expirationMs + BigInt(EXPIRY_GRACE_MS)) {
-    if (await isOnChain(deps, txHash)) return { status: 'pending' }
+  if (await expiredForGood(deps, txHash, expirationMs)) {
     if (entry) forget(sends, entry)
     return { status: 'failed', reason: 'transaction_expired' }
   }
+  const head = await headBlock(deps)
   if (BigInt(head.timestampMs) < expirationMs) {
     // Still valid: a node that restarted has forgotten its pending pool, so hand it the same
     // signed transaction again (same txID: included at most once; DUP_TRANSACTION_ERROR if held).

@@ -11,6 +11,7 @@ import { validateTronAddress } from './address.js'
 import type { TronGridDeps } from './trongrid-deps.js'
 import { decodeNodeMessage, type Json } from './trongrid-http.js'
 import { constantCall, isOnChain, resources, usdtBalance } from './trongrid-node.js'
+import { expiredForGood } from './trongrid-outcome.js'
 import { forget, remember, storeCall, type SignedTransfer, type TronSendRecord } from './trongrid-sends.js'
 import {
   checkUnsigned,
@@ -237,11 +238,21 @@ async function broadcast(deps: TronGridDeps, entry: SignedTransfer, resumed: boo
       entry.accepted = true
       return
     }
-    if (code === 'TRANSACTION_EXPIRATION_ERROR') {
+    // java-tron checks the expiration before anything else, also of a transaction a block already
+    // holds (Wallet.broadcastTransaction, Manager.processTransaction): the refusal alone says
+    // nothing, and the node answering our reads may lag behind a block made just before the
+    // expiration. Failed only as the poll path decides it (trongrid-outcome.ts, expiredForGood);
+    // until then the refusal stays retryable.
+    if (
+      code === 'TRANSACTION_EXPIRATION_ERROR' &&
+      (await expiredForGood(deps, entry.txHash, entry.expirationMs, true))
+    ) {
       // The network refuses it for good and no block holds it: nothing was or will be paid.
       forget(deps.sends, entry)
       throw new RailFailure('transaction_expired', `transaction ${entry.txHash} expired unconfirmed`, false)
     }
+    if (code === 'TRANSACTION_EXPIRATION_ERROR')
+      throw new RailFailure('tron_transaction_expiring', `${message}: not yet known unpaid`, true)
   }
   // A refusal of a transaction sent for the first time is final. After an earlier attempt that
   // ended without an answer, another node may hold it, so we keep trying until it expires.

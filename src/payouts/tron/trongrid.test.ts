@@ -308,7 +308,12 @@ describe('createTronGridRail: sending', () => {
     const store = new MemoryStore(node.log)
     node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 })
     await failure(rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }))
-    node.produceBlocks(21) // 63 s: past the 60 s expiration
+    node.produceBlocks(21) // 63 s: past the 60 s expiration, within the grace a lagging node needs
+    const early = await failure(
+      rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }),
+    )
+    expect([early.code, early.retryable]).toEqual(['tron_transaction_expiring', true])
+    node.produceBlocks(20) // 123 s: past the expiration and its 60 s grace
 
     const err = await failure(
       rail({ store }).sendUsdt({ to: TO_ADDRESS, amountMinor: 8n, requestId: 'req-5' }),
@@ -478,13 +483,15 @@ describe('createTronGridRail: sending', () => {
     node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 }, 2)
     await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-11' }))
     await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-12' }))
-    node.produceBlocks(21)
+    node.produceBlocks(41) // past the expiration and its 60 s grace
     const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-11' }))
     expect([err.code, err.retryable]).toEqual(['transaction_expired', false])
-    expect(node.paths().slice(-3)).toEqual([
+    expect(node.paths().slice(-5)).toEqual([
       '/wallet/broadcasttransaction',
       '/wallet/gettransactioninfobyid',
       '/wallet/gettransactionbyid',
+      '/wallet/getnowblock',
+      '/walletsolidity/gettransactioninfobyid',
     ])
     // req-12's transaction, by contrast, made it into a block (through another node) before expiring.
     node.handlers.set('/wallet/broadcasttransaction', (body) => {
@@ -500,6 +507,27 @@ describe('createTronGridRail: sending', () => {
     })
     const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-12' })
     expect(node.txs.has(txHash)).toBe(true)
+  })
+
+  it('an expiry refusal of a re-broadcast waits a grace past the expiration before failing: a lagging node may miss the block', async () => {
+    const store = new MemoryStore(node.log)
+    const tron = rail({ store })
+    node.fault('/wallet/broadcasttransaction', { kind: 'status', status: 503 })
+    await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-13' }))
+    // Through another node, the transfer made the last block before its expiration.
+    const signed = JSON.parse(store.rows.get('req-13')!.signed!) as Record<string, unknown>
+    node.produceBlocks(19)
+    node.pool.set(String(signed.txID), signed)
+    node.produceBlocks(1)
+    expect(node.txs.has(String(signed.txID))).toBe(true)
+    node.produceBlocks(1) // now past the expiration
+    // The node answering reads is two blocks behind and does not see that block yet.
+    node.readLag = 2
+    const err = await failure(tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-13' }))
+    expect([err.code, err.retryable]).toEqual(['tron_transaction_expiring', true])
+    node.readLag = 0
+    const { txHash } = await tron.sendUsdt({ to: TO_ADDRESS, amountMinor: 9n, requestId: 'req-13' })
+    expect(txHash).toBe(signed.txID)
   })
 
   it('refuses bad input before talking to the node', async () => {
