@@ -115,4 +115,23 @@ describe('Lightning Address: PUT, GET and DELETE /api/v2/account/{accountId}/lig
     await put(bob, { username: 'other', creditCcy: 'BTC' })
     expect((await call('/.well-known/lnurlp/other')).statusCode).toBe(200)
   })
+  it('a claim refused because another account holds the name keeps the current address (issue 29.1)', async () => {
+    const carol = await h.createAccount({ name: 'Carol' })
+    const dave = await h.createAccount({ name: 'Dave' })
+    expect((await put(carol, { username: 'shop2', creditCcy: 'BTC' })).status).toBe(200)
+    expect((await put(dave, { username: 'held-by-dave', creditCcy: 'BTC' })).status).toBe(200)
+    const refused = await put(carol, { username: 'held-by-dave', creditCcy: 'BTC' })
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ error: 'invalid_state', details: [{ field: 'username' }] })
+    // Nothing changed: Carol still holds shop2, it still resolves, and nobody else can take it.
+    const mine = await h.api('GET', path(carol), carol.token)
+    expect(mine.status).toBe(200)
+    expect(mine.body.data.username).toBe('shop2')
+    const wellKnown = JSON.parse(
+      (await h.app.inject({ method: 'GET', url: '/.well-known/lnurlp/shop2' })).body,
+    )
+    expect(wellKnown.tag).toBe('payRequest')
+    expect((await put(dave, { username: 'shop2', creditCcy: 'BTC' })).status).toBe(409)
+    expect((await h.api('GET', path(dave), dave.token)).body.data.username).toBe('held-by-dave')
+  })
 })
