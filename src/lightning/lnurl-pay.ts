@@ -1,5 +1,6 @@
 import { bech32 } from '@scure/base'
 
+import { commentChars, hasUnsafeCommentChar } from './comment-text.js'
 import { lnSendError, type LnSendError } from './errors.js'
 
 /**
@@ -75,6 +76,9 @@ export function parseLnAddress(value: unknown): PayDestination | LnSendError {
   const domain = text.slice(at + 1)
   if (at < 1 || !USERNAME_RE.test(username))
     return invalid('the name before @ must be 1 to 64 of a-z, 0-9, -, _, . and +')
+  // A URL resolves the dot segments `.` and `..` away: `/.well-known/lnurlp/..` is `/.well-known/`,
+  // another resource than the payee's.
+  if (username === '.' || username === '..') return invalid('the name before @ cannot be "." or ".."')
   if (!DOMAIN_RE.test(domain)) return invalid('the part after @ must be a domain name')
   const url = new URL(`https://${domain}/.well-known/lnurlp/${username}`)
   return {
@@ -120,14 +124,17 @@ export function parseLnurl(value: unknown): PayDestination | LnSendError {
   return { kind: 'lnurl', lnurl: text, url, field: LNURL_FIELD }
 }
 
-/** The optional LUD-12 comment: text without control characters, within our bound. */
+/**
+ * The optional LUD-12 comment: text within our bound, counted in characters (code points), without
+ * control or bidirectional-override characters (comment-text.ts).
+ */
 export function parseComment(value: unknown): string | undefined | LnSendError {
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || value.length > COMMENT_CHARS_MAX || /\p{Cc}/u.test(value))
+  if (typeof value !== 'string' || commentChars(value) > COMMENT_CHARS_MAX || hasUnsafeCommentChar(value))
     return lnSendError(
       'comment_not_accepted',
       COMMENT_FIELD,
-      `must be text of at most ${COMMENT_CHARS_MAX} characters, without control characters`,
+      `must be text of at most ${COMMENT_CHARS_MAX} characters, without control or bidirectional-override characters`,
     )
   return value
 }
@@ -193,7 +200,8 @@ export function checkAgainstPayRequest(
       `the payee accepts ${pay.minSendable} to ${pay.maxSendable} millisatoshis`,
     )
   }
-  if (comment !== undefined && comment.length > (pay.commentAllowed ?? 0)) {
+  // LUD-12's commentAllowed is in characters: code points, not UTF-16 units.
+  if (comment !== undefined && commentChars(comment) > (pay.commentAllowed ?? 0)) {
     return lnSendError(
       'comment_not_accepted',
       COMMENT_FIELD,

@@ -6,6 +6,7 @@ import { ApiError } from '../../shared/errors.js'
 import { rateLimitConfigFromEnv } from '../../http/rate-limit.js'
 import type { CreateInput } from '../../transactions/flow.js'
 import type { TransactionsService } from '../../transactions/service.js'
+import { commentChars, hasUnsafeCommentChar } from '../comment-text.js'
 import { MSAT_PER_SAT } from '../invoices.js'
 import { addressByUsername, type LightningAddress } from './service.js'
 import { isUsernameShape } from './names.js'
@@ -131,8 +132,11 @@ export async function invoiceFor(
   const sats = amountMsat / MSAT_PER_SAT
   if (sats < min || sats > max)
     return lnurlError(`amount must be from ${min * MSAT_PER_SAT} to ${max * MSAT_PER_SAT} millisatoshis`)
-  if (comment !== undefined && comment.length > deps.limits.commentChars)
+  // LUD-12 counts characters: code points, so an emoji is one.
+  if (comment !== undefined && commentChars(comment) > deps.limits.commentChars)
     return lnurlError(`comment must be at most ${deps.limits.commentChars} characters`)
+  if (comment !== undefined && hasUnsafeCommentChar(comment))
+    return lnurlError('comment must not contain control or bidirectional-override characters')
   const input: CreateInput = {
     accountId: address.accountId,
     deductNetworkFeesFromDest: false,
