@@ -51,11 +51,19 @@ const WELL_KNOWN_RE = /^\/\.well-known\/lnurlp\/([a-z0-9\-_.+]{1,64})$/
 
 type Named = Exclude<PayDestination, { kind: 'invoice' }>
 
+/** A payee that is an address of this service: its invoice is asked for only at confirm. */
+export interface LocalPayee {
+  localUsername: string
+}
+
 /**
  * The invoice a payee named by address or LNURL issues for `amountSats` (LUD-06 steps 3 to 6):
- * fetched from the payee's service, or asked of this service's own addresses without HTTP, and
- * checked: for this network, unexpired, for exactly the amount asked, and describing exactly the
- * metadata the payee sent. Nothing is written; a refusal names the request's field.
+ * fetched from the payee's service and checked: for this network, unexpired, for exactly the
+ * amount asked, and describing exactly the metadata the payee sent. An address of this service is
+ * asked only for its pay request (it exists, takes the amount and the comment): its invoice, and
+ * with it a receive in the payee's account, is made when the send is confirmed
+ * (`localInvoice`), so a quote nobody confirms leaves nothing there. Nothing is written; a refusal
+ * names the request's field.
  */
 export async function resolvePayDestination(
   deps: { config: Config; lnurl?: LnurlDeps | undefined },
@@ -63,33 +71,28 @@ export async function resolvePayDestination(
   amountSats: bigint,
   comment: string | undefined,
   at: number,
-): Promise<{ text: string; decoded: DecodedInvoice } | LnSendError> {
+): Promise<{ text: string; decoded: DecodedInvoice } | LocalPayee | LnSendError> {
   const { client, local } = deps.lnurl ?? LNURL_DEPS_DEFAULT
   const amountMsat = amountSats * MSAT_PER_SAT
   const username = localUsername(deps.config, dest)
   // Each step's answer: JSON from the payee's service, or what our own addresses answer.
   const remote = (url: URL) => getLnurlJson(client, url, dest.field)
-  const asLocal = async (answer: Promise<unknown>) => ({ json: await answer })
-
-  const first = username === undefined ? await remote(dest.url) : await asLocal(local.payRequestFor(username))
+  const first =
+    username === undefined ? await remote(dest.url) : { json: await local.payRequestFor(username) }
   if (isFlowRefusal(first)) return first
   const pay = payRequestOf(first.json, dest.field)
   if (isFlowRefusal(pay)) return pay
   const misfit = checkAgainstPayRequest(pay, amountMsat, comment)
   if (misfit) return misfit
+  if (username !== undefined) return { localUsername: username }
 
-  let second: { json: unknown } | LnSendError
-  if (username === undefined) {
-    let callback: URL
-    try {
-      callback = new URL(callbackWith(pay.callback, amountMsat, comment))
-    } catch {
-      return lnSendError('lnurl_invalid_response', dest.field, "the payee's callback is not a URL")
-    }
-    second = await remote(callback)
-  } else {
-    second = await asLocal(local.invoiceFor(username, amountMsat, comment))
+  let callback: URL
+  try {
+    callback = new URL(callbackWith(pay.callback, amountMsat, comment))
+  } catch {
+    return lnSendError('lnurl_invalid_response', dest.field, "the payee's callback is not a URL")
   }
+  const second = await remote(callback)
   if (isFlowRefusal(second)) return second
   const refused = refusedByPayee(second.json, dest.field)
   if (refused) return refused
@@ -97,6 +100,28 @@ export async function resolvePayDestination(
   if (typeof pr !== 'string')
     return lnSendError('lnurl_invalid_response', dest.field, `the payee's service: ${pr.issue}`)
   return checkInvoice(deps.config.network, dest.field, pr, pay.metadata, amountMsat, at)
+}
+
+/**
+ * At confirm: the invoice an address of this service issues for a send's amount and comment, which
+ * creates the payee's receive. The reason of a refusal (the address given up since the quote, an
+ * amount no longer accepted) is returned as text.
+ */
+export async function localInvoice(
+  deps: { config: Config; lnurl?: LnurlDeps | undefined },
+  username: string,
+  amountSats: bigint,
+  comment: string | undefined,
+  at: number,
+): Promise<{ paymentRequest: string; paymentHash: string } | { refused: string }> {
+  const { local } = deps.lnurl ?? LNURL_DEPS_DEFAULT
+  const amountMsat = amountSats * MSAT_PER_SAT
+  const answer = await local.invoiceFor(username, amountMsat, comment)
+  if ('status' in answer) return { refused: answer.reason }
+  const invoice = parseInvoiceText(deps.config.network, answer.pr, at, 'destReq.reqDetails')
+  if (isFlowRefusal(invoice) || invoice.decoded.amountMsat !== amountMsat)
+    return { refused: 'the address issued an invoice that cannot pay this send' }
+  return { paymentRequest: invoice.text, paymentHash: invoice.decoded.paymentHash }
 }
 
 /** LUD-06 step 6: the wallet pays only an invoice for the amount asked and the metadata shown. */
