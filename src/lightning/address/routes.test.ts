@@ -148,4 +148,52 @@ describe('Lightning Address: PUT, GET and DELETE /api/v2/account/{accountId}/lig
     expect((await put(dave, { username: 'shop2', creditCcy: 'BTC' })).status).toBe(409)
     expect((await h.api('GET', path(dave), dave.token)).body.data.username).toBe('held-by-dave')
   })
+
+  it('limits LNURL requests per client too: one client cannot spend a name, nor probe many (issue 28.9)', async () => {
+    const redis: Record<string, string> = process.env.REDIS_URL
+      ? {
+          REDIS_URL: process.env.REDIS_URL,
+          RATE_LIMIT_REDIS_PREFIX: `svcpay:rl:test:${randomBytes(6).toString('hex')}`,
+        }
+      : {}
+    const perClient = await createHarness(
+      {
+        RATE_LIMITS_ENABLED: 'true',
+        RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '5',
+        RATE_LIMIT_LN_ADDRESS_PER_CLIENT_PER_MINUTE: '3',
+        ...redis,
+      },
+      { shareDbWith: h },
+    )
+    try {
+      const carol = await h.createAccount({ name: 'Carol' })
+      await put(carol, { username: 'popular', creditCcy: 'BTC' })
+      const from = (ip: string, url: string) =>
+        perClient.app.inject({ method: 'GET', url, remoteAddress: ip })
+      // One client hammers the address: refused after its own 3, and its refusals do not count
+      // against the address.
+      const hammer = []
+      for (let i = 0; i < 10; i++)
+        hammer.push((await from('203.0.113.7', '/.well-known/lnurlp/popular')).statusCode)
+      expect(hammer.slice(0, 3)).toEqual([200, 200, 200])
+      expect(hammer.slice(3).every((s) => s === 429)).toBe(true)
+      const refused = await from('203.0.113.7', '/lnurlp/popular/callback?amount=1000')
+      expect(JSON.parse(refused.body).reason).toMatch(/from this client/)
+      // A real payer elsewhere still gets the address.
+      const payer = await from('198.51.100.20', '/.well-known/lnurlp/popular')
+      expect(payer.statusCode).toBe(200)
+      expect(JSON.parse(payer.body).tag).toBe('payRequest')
+      // Probing unclaimed names counts against the client: the fourth probe is refused.
+      const probes = []
+      for (const name of ['nobody1', 'nobody2', 'nobody3', 'nobody4', 'nobody5'])
+        probes.push((await from('192.0.2.50', `/.well-known/lnurlp/${name}`)).statusCode)
+      expect(probes).toEqual([200, 200, 200, 429, 429])
+      // An IPv6 client is one /64: another address of the same network shares its window.
+      for (let i = 1; i <= 3; i++)
+        expect((await from(`2001:db8:1:2::${i}`, '/.well-known/lnurlp/nobody')).statusCode).toBe(200)
+      expect((await from('2001:db8:1:2::ff', '/.well-known/lnurlp/nobody')).statusCode).toBe(429)
+    } finally {
+      await perClient.close()
+    }
+  })
 })
