@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { bech32 } from '@scure/base'
 import {
   callbackWith,
   checkAgainstPayRequest,
@@ -80,6 +81,25 @@ describe('LNURL and Lightning Address parsing', () => {
   it('refuses dot-segment names, which a URL resolves away from the address (issue 28.12)', () => {
     for (const bad of ['.@pay.example', '..@pay.example'])
       expect(code(parseLnAddress(bad)), bad).toBe('ln_address_invalid')
+  })
+
+  it("takes http only to this service's own host and port; LUD-17 onion links are http (issue 29.8)", () => {
+    const enc = (url: string) => bech32.encode('lnurl', bech32.toWords(new TextEncoder().encode(url)), 2048)
+    const ours = enc('http://localhost:8080/.well-known/lnurlp/bob')
+    expect((parseLnurl(ours, 'localhost:8080') as { url: URL }).url.href).toBe(
+      'http://localhost:8080/.well-known/lnurlp/bob',
+    )
+    expect(issue(parseLnurl(ours))).toBe('must lead to an https URL')
+    expect(issue(parseLnurl(ours, 'localhost:9999'))).toBe('must lead to an https URL')
+    expect(issue(parseLnurl(ours, 'localhost'))).toBe('must lead to an https URL')
+    expect(payDestination({ lnurl: ours }, 'localhost:8080')).toMatchObject({ kind: 'lnurl' })
+    const onion =
+      'lnurlp://2gzyxa5ihm7nsggfxnu52rck2vv4rvmdlkiu3zzui5du4xyclen53wid.onion/.well-known/lnurlp/a'
+    expect(issue(parseLnurl(onion))).toBe('must lead to an https URL')
+    const host = '2gzyxa5ihm7nsggfxnu52rck2vv4rvmdlkiu3zzui5du4xyclen53wid.onion'
+    expect((parseLnurl(onion, host) as { url: URL }).url.protocol).toBe('http:')
+    // An address has no port (LUD-16): the refusal says what to pay instead.
+    expect(issue(parseLnAddress('bob@localhost:8080'))).toMatch(/has no port .*LNURL/)
   })
 
   it('takes exactly one destination', () => {

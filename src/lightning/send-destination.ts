@@ -16,6 +16,7 @@ import {
   type PayDestination,
   type PayRequest,
 } from './lnurl-pay.js'
+import { addressDomain } from './address/lnurl.js'
 import { MSAT_PER_SAT } from './invoices.js'
 import { parseInvoiceText } from './send-invoice.js'
 
@@ -46,7 +47,7 @@ export interface LnurlDeps {
 
 export const LNURL_DEPS_DEFAULT: LnurlDeps = { client: LNURL_CLIENT_DEFAULTS, local: NO_LOCAL_ADDRESSES }
 
-/** The path of a LUD-16 address's pay request, on any host. */
+/** The path of a LUD-16 address's pay request, under a base path. */
 const WELL_KNOWN_RE = /^\/\.well-known\/lnurlp\/([a-z0-9\-_.+]{1,64})$/
 
 type Named = Exclude<PayDestination, { kind: 'invoice' }>
@@ -149,14 +150,22 @@ function checkInvoice(
   return invoice
 }
 
-/** The username of an address (or LNURL) of this service's own domain; undefined for any other. */
+/**
+ * The username of an address or LNURL of this service; undefined for any other payee. An address is
+ * ours when its domain is the one our addresses are advertised at (none when PUBLIC_BASE_URL has a
+ * port, say: `bob@localhost` is then somebody else's). An LNURL is ours when its host, port
+ * included, is PUBLIC_BASE_URL's: another port of the same name is another server.
+ */
 function localUsername(config: Config, dest: Named): string | undefined {
-  const ours = new URL(config.publicBaseUrl).hostname.toLowerCase()
-  if (dest.url.hostname.toLowerCase() !== ours) return undefined
-  if (dest.kind === 'address') return dest.username
+  if (dest.kind === 'address') return dest.domain === addressDomain(config) ? dest.username : undefined
+  const base = new URL(config.publicBaseUrl)
+  if (dest.url.host !== base.host) return undefined
   // An LNURL of ours that is not an address's pay request names nothing we serve: no username,
   // which our addresses answer as unknown.
-  return WELL_KNOWN_RE.exec(dest.url.pathname)?.[1] ?? ''
+  const basePath = base.pathname.replace(/\/$/, '')
+  const path = dest.url.pathname
+  if (!path.startsWith(`${basePath}/`)) return ''
+  return WELL_KNOWN_RE.exec(path.slice(basePath.length))?.[1] ?? ''
 }
 
 function payRequestOf(json: unknown, field: string): PayRequest | LnSendError {

@@ -369,30 +369,53 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
     )
   })
 
-  it('asks an address of its own domain inside the service, never over HTTP', async () => {
-    // PUBLIC_BASE_URL is http://localhost:8080 in tests; no address of ours exists yet.
-    const ours = `${new URL(h.c.config.publicBaseUrl).origin.replace('http', 'lnurlp')}/.well-known/lnurlp/bob`
-    for (const reqDetails of [{ lnAddress: 'bob@localhost' }, { lnurl: ours }]) {
-      const field = 'lnAddress' in reqDetails ? ADDRESS : 'destReq.reqDetails.lnurl'
+  it('asks an LNURL of its own host and port inside the service, never over HTTP; another port is not ours (issue 29.8)', async () => {
+    // PUBLIC_BASE_URL is http://localhost:8080 in tests: no address is advertised (LUD-16 has no
+    // port), only the LNURL of the well-known URL, which is http. No address of ours exists yet.
+    const base = h.c.config.publicBaseUrl
+    const bech32Ours = lnurlOf(`${base}/.well-known/lnurlp/bob`)
+    const lud17Ours = `${base.replace(/^http/, 'lnurlp')}/.well-known/lnurlp/bob`
+    for (const lnurl of [bech32Ours, bech32Ours.toUpperCase(), lud17Ours]) {
       await refused(
-        send(reqDetails),
+        send({ lnurl }),
         400,
         'invalid_payment_request',
-        field,
-        /refused: No Lightning Address bob@localhost/,
+        'destReq.reqDetails.lnurl',
+        /refused: No Lightning Address bob\b/,
       )
     }
     expect(payee.seen).toEqual([])
+    expect(resolved).toEqual([])
+    // The same host on another port, or the host without the port as an address, is somebody
+    // else's: asked over HTTP like any payee (here a name the test's resolver does not know).
+    for (const reqDetails of [
+      { lnurl: lnurlOf('https://localhost:9999/.well-known/lnurlp/bob') },
+      { lnAddress: 'bob@localhost' },
+    ]) {
+      const field = 'lnAddress' in reqDetails ? ADDRESS : 'destReq.reqDetails.lnurl'
+      await refused(send(reqDetails), 503, 'service_unavailable', field, /./)
+    }
+    expect(resolved).toEqual(['localhost', 'localhost'])
+    // http is taken only for this service's own host: another one is still refused.
+    await refused(
+      send({ lnurl: lnurlOf('http://localhost:9999/.well-known/lnurlp/bob') }),
+      400,
+      'invalid_payment_request',
+      'destReq.reqDetails.lnurl',
+      /must lead to an https URL/,
+    )
   })
 
-  it('settles a send to an address of this service inside the books, without HTTP', async () => {
+  it('settles a send to the LNURL this service advertises inside the books, without HTTP (issue 29.8)', async () => {
     const bob = await h.createAccount({ name: 'Bob' })
     const put = await h.api('PUT', `/api/v2/account/${bob.accountId}/lightning-address`, bob.token, {
       username: 'bob',
       creditCcy: 'BTC',
     })
     expect(put.status).toBe(200)
-    const q = await h.api('POST', '/api/v2/transaction', alice.token, send({ lnAddress: 'bob@localhost' }))
+    // With the default PUBLIC_BASE_URL (http, a port) the service advertises the LNURL alone.
+    expect(put.body.data.address).toBeNull()
+    const q = await h.api('POST', '/api/v2/transaction', alice.token, send({ lnurl: put.body.data.lnurl }))
     expect(q.status).toBe(200)
     expect(q.body.sourceReq.networkFees).toBe(0)
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)

@@ -83,7 +83,8 @@ async function invoiceToPay(
   | MoneyError
 > {
   const details = input.destReq.reqDetails
-  const dest = payDestination(details)
+  // An LNURL of this service's own host may be http (the one it advertises on an http base URL).
+  const dest = payDestination(details, new URL(deps.config.publicBaseUrl).host)
   if (isFlowRefusal(dest)) return dest
   if (dest.kind === 'invoice') {
     if (details?.comment !== undefined)
