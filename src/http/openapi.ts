@@ -94,7 +94,7 @@ const TAGS = [
   {
     name: 'Lightning Address',
     description:
-      'An account claims a username and is paid at `username@host` by any Lightning wallet (LNURL-pay, LUD-06/12/16). See docs/lightning-address.md.',
+      'An account claims a username and is paid by any Lightning wallet at its LNURL, and at `username@domain` where PUBLIC_BASE_URL is https on a domain with no port (LNURL-pay, LUD-06/12/16). See docs/lightning-address.md.',
   },
   { name: 'Rates', description: 'BTC exchange rates.' },
   {

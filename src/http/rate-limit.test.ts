@@ -10,6 +10,7 @@ import {
   applyRateLimitHeaders,
   rateLimitConfigFromEnv,
   rateLimitErrorBody,
+  clientKey,
   DEFAULT_RATE_LIMITS,
   type ConsumeInput,
   type Decision,
@@ -497,6 +498,15 @@ describe.each([
 })
 
 describe('configuration', () => {
+  it('counts an IPv6 client by its /64 and an IPv4 one (mapped or not) by its address (issue 28.9)', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7')
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7')
+    expect(clientKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64')
+    expect(clientKey('2001:0DB8:0001:0002:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
+    expect(clientKey('2001:db8::5')).toBe('2001:db8:0:0::/64')
+    expect(clientKey('::1')).toBe('0:0:0:0::/64')
+  })
+
   it('defaults to the numbers of the specification', () => {
     expect(rateLimitConfigFromEnv({})).toEqual({
       enabled: true,
@@ -507,7 +517,7 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 10 },
       ],
       unauthenticatedPerMinute: 30,
-      lightningAddress: { perMinute: 60, minSats: 1n, maxSats: 10_000_000n },
+      lightningAddress: { perMinute: 60, perClientPerMinute: 20, minSats: 1n, maxSats: 10_000_000n },
       accountNamePerHour: 30,
     })
   })
@@ -524,6 +534,7 @@ describe('configuration', () => {
       RATE_LIMIT_WEBHOOK_CREATE_PER_MINUTE: '11',
       RATE_LIMIT_UNAUTH_PER_MINUTE: '32',
       RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '12',
+      RATE_LIMIT_LN_ADDRESS_PER_CLIENT_PER_MINUTE: '4',
       RATE_LIMIT_LN_ADDRESS_MIN_SATS: '10',
       RATE_LIMIT_LN_ADDRESS_MAX_SATS: '2000000',
       RATE_LIMIT_ACCOUNT_NAME_PER_HOUR: '7',
@@ -537,7 +548,7 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 11 },
       ],
       unauthenticatedPerMinute: 32,
-      lightningAddress: { perMinute: 12, minSats: 10n, maxSats: 2_000_000n },
+      lightningAddress: { perMinute: 12, perClientPerMinute: 4, minSats: 10n, maxSats: 2_000_000n },
       accountNamePerHour: 7,
     })
     // The defaults are not changed by reading.

@@ -57,6 +57,12 @@ export interface RateLimitConfig {
 export interface LightningAddressLimits {
   /** Requests to its `/.well-known/lnurlp/{username}` and callback together, per minute. */
   perMinute: number
+  /**
+   * LNURL requests of one client (an IPv4 address, an IPv6 /64) per minute, to any name, claimed
+   * or not: below `perMinute`, so that one client cannot spend an address's window, nor probe
+   * names at will.
+   */
+  perClientPerMinute: number
   /** The least a payer may send, in sats (`minSendable` is this in msat). */
   minSats: bigint
   /** The most a payer may send, in sats (never above RECEIVE_MAX_BTC). */
@@ -76,13 +82,23 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitConfig> = Object.freeze({
     Object.freeze({ method: 'POST', route: '/api/v2/webhook', perMinute: 10 }),
   ]) as EndpointLimit[],
   unauthenticatedPerMinute: 30,
-  lightningAddress: Object.freeze({ perMinute: 60, minSats: 1n, maxSats: 10_000_000n }),
+  lightningAddress: Object.freeze({
+    perMinute: 60,
+    perClientPerMinute: 20,
+    minSats: 1n,
+    maxSats: 10_000_000n,
+  }),
   accountNamePerHour: 30,
 })
 
 /** Which counter a decision reports on. */
 export type RateLimitScope =
-  'account' | 'api-key-endpoint' | 'client-address' | 'lightning-address' | 'account-name'
+  | 'account'
+  | 'api-key-endpoint'
+  | 'client-address'
+  | 'lightning-address'
+  | 'lightning-address-client'
+  | 'account-name'
 
 /**
  * The outcome of one request against every window that applies. The numbers describe the tightest
@@ -118,8 +134,11 @@ export interface RateLimiter {
   consume(input: ConsumeInput): Promise<Decision>
   /** Counts one request that failed authentication against its client address. */
   consumeAnonymous(ip: string): Promise<Decision>
-  /** Counts one LNURL-pay request (well-known or callback) against the Lightning Address it names. */
-  consumeAddress(username: string): Promise<Decision>
+  /**
+   * Counts one LNURL-pay request (well-known or callback) against its client's window and, for a
+   * claimed name (`username` given), against that Lightning Address's window too.
+   */
+  consumeAddress(username: string | undefined, client: string): Promise<Decision>
   /** Counts one bank account-name inquiry against the account's hourly window for them. */
   consumeAccountName(accountId: string): Promise<Decision>
   /**
@@ -245,6 +264,12 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     MINUTE_SEC,
     'lightning-address',
   )
+  const lnClient = window(
+    `${prefix}:lnaddr:client:m`,
+    config.lightningAddress.perClientPerMinute,
+    MINUTE_SEC,
+    'lightning-address-client',
+  )
   const accountName = window(`${prefix}:acctname:h`, config.accountNamePerHour, HOUR_SEC, 'account-name')
 
   async function decide(counted: Array<[Window, string]>): Promise<Decision> {
@@ -288,9 +313,17 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
       return decide([[anonymous, ip]])
     },
 
-    async consumeAddress(username) {
+    async consumeAddress(username, client) {
       if (!config.enabled) return openDecision(lnAddress, now())
-      return decide([[lnAddress, username]])
+      const key = clientKey(client)
+      return decide(
+        username === undefined
+          ? [[lnClient, key]]
+          : [
+              [lnAddress, username],
+              [lnClient, key],
+            ],
+      )
     },
 
     async consumeAccountName(accountId) {
@@ -360,6 +393,26 @@ function openDecision(w: Window, nowMs: number): Decision {
     windowSec: w.windowSec,
     scope: w.scope,
   }
+}
+
+/**
+ * The client a per-client window counts: an IPv4 address as it is, an IPv6 address by its /64
+ * (one host is routinely given a whole /64, so single addresses would be free to rotate).
+ */
+export function clientKey(ip: string): string {
+  const v4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip)
+  if (v4) return v4[1]!
+  if (!ip.includes(':')) return ip
+  const [head = '', tail = ''] = ip.toLowerCase().split('::', 2)
+  const left = head === '' ? [] : head.split(':')
+  const right = ip.includes('::') ? (tail === '' ? [] : tail.split(':')) : []
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }
 
 function endpointId(method: string, route: string): string {
@@ -441,6 +494,7 @@ function checkConfig(config: RateLimitConfig): void {
   check('unauthenticated per minute', config.unauthenticatedPerMinute)
   const a = config.lightningAddress
   check('Lightning Address per minute', a.perMinute)
+  check('Lightning Address per client per minute', a.perClientPerMinute)
   check('account-name inquiries per hour', config.accountNamePerHour)
   if (a.minSats < 1n || a.maxSats < a.minSats)
     throw new ConfigError(
@@ -482,6 +536,7 @@ const SCOPE_TEXT: Record<RateLimitScope, string> = {
   'api-key-endpoint': 'for this endpoint and API key',
   'client-address': 'for unauthenticated requests from this address',
   'lightning-address': 'for this Lightning Address',
+  'lightning-address-client': 'to Lightning Addresses from this client',
   'account-name': 'for bank account-name inquiries of this account',
 }
 
@@ -538,6 +593,11 @@ export function rateLimitConfigFromEnv(env: Record<string, string | undefined>):
     unauthenticatedPerMinute: envLimit(env, 'RATE_LIMIT_UNAUTH_PER_MINUTE', d.unauthenticatedPerMinute),
     lightningAddress: {
       perMinute: envLimit(env, 'RATE_LIMIT_LN_ADDRESS_PER_MINUTE', d.lightningAddress.perMinute),
+      perClientPerMinute: envLimit(
+        env,
+        'RATE_LIMIT_LN_ADDRESS_PER_CLIENT_PER_MINUTE',
+        d.lightningAddress.perClientPerMinute,
+      ),
       minSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MIN_SATS', d.lightningAddress.minSats),
       maxSats: envSats(env, 'RATE_LIMIT_LN_ADDRESS_MAX_SATS', d.lightningAddress.maxSats),
     },

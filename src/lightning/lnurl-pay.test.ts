@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { bech32 } from '@scure/base'
 import {
   callbackWith,
   checkAgainstPayRequest,
+  COMMENT_CHARS_MAX,
   refusedByPayee,
   parseLnAddress,
   parseComment,
@@ -68,6 +70,38 @@ describe('LNURL and Lightning Address parsing', () => {
       expect(code(parseComment(bad) as object)).toBe('comment_not_accepted')
   })
 
+  it('counts a comment in characters (code points, LUD-12) and refuses bidi controls (issue 28.12)', () => {
+    const emoji = '🍜'.repeat(COMMENT_CHARS_MAX)
+    expect(parseComment(emoji)).toBe(emoji)
+    expect(code(parseComment(`${emoji}🍜`) as object)).toBe('comment_not_accepted')
+    for (const bidi of ['abc\u202eexe.txt', 'a\u2066b\u2069', 'a\u2028b', 'lone \ud800'])
+      expect(code(parseComment(bidi) as object), JSON.stringify(bidi)).toBe('comment_not_accepted')
+  })
+
+  it('refuses dot-segment names, which a URL resolves away from the address (issue 28.12)', () => {
+    for (const bad of ['.@pay.example', '..@pay.example'])
+      expect(code(parseLnAddress(bad)), bad).toBe('ln_address_invalid')
+  })
+
+  it("takes http only to this service's own host and port; LUD-17 onion links are http (issue 29.8)", () => {
+    const enc = (url: string) => bech32.encode('lnurl', bech32.toWords(new TextEncoder().encode(url)), 2048)
+    const ours = enc('http://localhost:8080/.well-known/lnurlp/bob')
+    expect((parseLnurl(ours, 'localhost:8080') as { url: URL }).url.href).toBe(
+      'http://localhost:8080/.well-known/lnurlp/bob',
+    )
+    expect(issue(parseLnurl(ours))).toBe('must lead to an https URL')
+    expect(issue(parseLnurl(ours, 'localhost:9999'))).toBe('must lead to an https URL')
+    expect(issue(parseLnurl(ours, 'localhost'))).toBe('must lead to an https URL')
+    expect(payDestination({ lnurl: ours }, 'localhost:8080')).toMatchObject({ kind: 'lnurl' })
+    const onion =
+      'lnurlp://2gzyxa5ihm7nsggfxnu52rck2vv4rvmdlkiu3zzui5du4xyclen53wid.onion/.well-known/lnurlp/a'
+    expect(issue(parseLnurl(onion))).toBe('must lead to an https URL')
+    const host = '2gzyxa5ihm7nsggfxnu52rck2vv4rvmdlkiu3zzui5du4xyclen53wid.onion'
+    expect((parseLnurl(onion, host) as { url: URL }).url.protocol).toBe('http:')
+    // An address has no port (LUD-16): the refusal says what to pay instead.
+    expect(issue(parseLnAddress('bob@localhost:8080'))).toMatch(/has no port .*LNURL/)
+  })
+
   it('takes exactly one destination', () => {
     expect(payDestination({ paymentRequest: 'lnbc1' })).toEqual({ kind: 'invoice', paymentRequest: 'lnbc1' })
     expect(code(payDestination({ lnurl: LUD01_LNURL, lnAddress: 'a@b.example' }))).toBe(
@@ -106,6 +140,9 @@ describe('the LUD-06 exchange', () => {
     expect(code(checkAgainstPayRequest(pay, 999n, undefined)!)).toBe('lnurl_amount_out_of_range')
     expect(code(checkAgainstPayRequest(pay, 5_001n, undefined)!)).toBe('lnurl_amount_out_of_range')
     expect(issue(checkAgainstPayRequest(pay, 1_000n, 'hello!')!)).toMatch(/at most 5 characters/)
+    // LUD-12 counts characters: five emoji are five, not ten UTF-16 units (issue 28.12).
+    expect(checkAgainstPayRequest(pay, 1_000n, '☕🍜🍣🍺🎉')).toBeUndefined()
+    expect(issue(checkAgainstPayRequest(pay, 1_000n, '☕🍜🍣🍺🎉🎉')!)).toMatch(/at most 5 characters/)
     const { commentAllowed: _, ...silent } = pay
     expect(issue(checkAgainstPayRequest(silent, 1_000n, 'x')!)).toBe('the payee accepts no comment')
   })

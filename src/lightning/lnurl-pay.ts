@@ -1,5 +1,6 @@
 import { bech32 } from '@scure/base'
 
+import { commentChars, hasUnsafeCommentChar } from './comment-text.js'
 import { lnSendError, type LnSendError } from './errors.js'
 
 /**
@@ -50,7 +51,10 @@ export type PayDestination =
  * The one destination of a Lightning send's `reqDetails`: exactly one of `paymentRequest`,
  * `lnAddress` and `lnurl`. A missing one is left to the invoice check, which names the invoice.
  */
-export function payDestination(details: Record<string, unknown> | undefined): PayDestination | LnSendError {
+export function payDestination(
+  details: Record<string, unknown> | undefined,
+  ownHost?: string,
+): PayDestination | LnSendError {
   const given = (['paymentRequest', 'lnAddress', 'lnurl'] as const).filter((k) => details?.[k] !== undefined)
   if (given.length > 1) {
     return lnSendError(
@@ -60,7 +64,7 @@ export function payDestination(details: Record<string, unknown> | undefined): Pa
     )
   }
   if (details?.lnAddress !== undefined) return parseLnAddress(details.lnAddress)
-  if (details?.lnurl !== undefined) return parseLnurl(details.lnurl)
+  if (details?.lnurl !== undefined) return parseLnurl(details.lnurl, ownHost)
   return { kind: 'invoice', paymentRequest: details?.paymentRequest as string }
 }
 
@@ -75,6 +79,11 @@ export function parseLnAddress(value: unknown): PayDestination | LnSendError {
   const domain = text.slice(at + 1)
   if (at < 1 || !USERNAME_RE.test(username))
     return invalid('the name before @ must be 1 to 64 of a-z, 0-9, -, _, . and +')
+  // A URL resolves the dot segments `.` and `..` away: `/.well-known/lnurlp/..` is `/.well-known/`,
+  // another resource than the payee's.
+  if (username === '.' || username === '..') return invalid('the name before @ cannot be "." or ".."')
+  // LUD-16 has a domain and no port; the LNURL of such a service is what pays it.
+  if (/:\d*$/.test(domain)) return invalid('a Lightning Address has no port (LUD-16); pay its LNURL instead')
   if (!DOMAIN_RE.test(domain)) return invalid('the part after @ must be a domain name')
   const url = new URL(`https://${domain}/.well-known/lnurlp/${username}`)
   return {
@@ -87,15 +96,23 @@ export function parseLnAddress(value: unknown): PayDestination | LnSendError {
   }
 }
 
-/** LUD-01 bech32 `lnurl1…` (any case, `lightning:` tolerated) or LUD-17 `lnurlp://`; https only. */
-export function parseLnurl(value: unknown): PayDestination | LnSendError {
+/**
+ * LUD-01 bech32 `lnurl1…` (any case, `lightning:` tolerated) or LUD-17 `lnurlp://`, leading to an
+ * https URL. LUD-01 takes http only on an onion service, which this service cannot reach; `ownHost`
+ * (this service's host and port, from PUBLIC_BASE_URL) is the one http host taken, because an http
+ * PUBLIC_BASE_URL makes that the LNURL this service advertises, and it is answered inside.
+ */
+export function parseLnurl(value: unknown, ownHost?: string): PayDestination | LnSendError {
   const invalid = (issue: string) => lnSendError('lnurl_invalid', LNURL_FIELD, issue)
   if (typeof value !== 'string' || value.length > LNURL_CHARS_MAX)
     return invalid(`must be an lnurl1… or lnurlp:// link, at most ${LNURL_CHARS_MAX} characters`)
   const text = value.trim().replace(/^lightning:/i, '')
   let target: string
   if (/^lnurlp:\/\//i.test(text)) {
-    target = `https://${text.slice('lnurlp://'.length)}`
+    // LUD-17: https, or http for an onion domain.
+    const rest = text.slice('lnurlp://'.length)
+    const onion = /^[^/?#]*\.onion(:\d+)?([/?#]|$)/i.test(rest)
+    target = `${onion ? 'http' : 'https'}://${rest}`
   } else if (/^lnurl1/i.test(text)) {
     if (text !== text.toLowerCase() && text !== text.toUpperCase())
       return invalid('mixed case: bech32 is written all in lower or all in upper case')
@@ -115,19 +132,23 @@ export function parseLnurl(value: unknown): PayDestination | LnSendError {
   } catch {
     return invalid('does not hold a URL')
   }
-  // LUD-01 allows http only for .onion services, which this service cannot reach anyway.
-  if (url.protocol !== 'https:') return invalid('must lead to an https URL')
+  const ours = ownHost !== undefined && url.host === ownHost.toLowerCase()
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ours))
+    return invalid('must lead to an https URL')
   return { kind: 'lnurl', lnurl: text, url, field: LNURL_FIELD }
 }
 
-/** The optional LUD-12 comment: text without control characters, within our bound. */
+/**
+ * The optional LUD-12 comment: text within our bound, counted in characters (code points), without
+ * control or bidirectional-override characters (comment-text.ts).
+ */
 export function parseComment(value: unknown): string | undefined | LnSendError {
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || value.length > COMMENT_CHARS_MAX || /\p{Cc}/u.test(value))
+  if (typeof value !== 'string' || commentChars(value) > COMMENT_CHARS_MAX || hasUnsafeCommentChar(value))
     return lnSendError(
       'comment_not_accepted',
       COMMENT_FIELD,
-      `must be text of at most ${COMMENT_CHARS_MAX} characters, without control characters`,
+      `must be text of at most ${COMMENT_CHARS_MAX} characters, without control or bidirectional-override characters`,
     )
   return value
 }
@@ -193,7 +214,8 @@ export function checkAgainstPayRequest(
       `the payee accepts ${pay.minSendable} to ${pay.maxSendable} millisatoshis`,
     )
   }
-  if (comment !== undefined && comment.length > (pay.commentAllowed ?? 0)) {
+  // LUD-12's commentAllowed is in characters: code points, not UTF-16 units.
+  if (comment !== undefined && commentChars(comment) > (pay.commentAllowed ?? 0)) {
     return lnSendError(
       'comment_not_accepted',
       COMMENT_FIELD,

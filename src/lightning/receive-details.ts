@@ -1,4 +1,5 @@
 import { flowRefusal, type FlowRefusal } from '../transactions/errors.js'
+import { commentChars, hasUnsafeCommentChar } from './comment-text.js'
 
 /**
  * What a Lightning receive's `sourceReq.reqDetails` may carry besides nothing: a `descriptionHash`
@@ -33,20 +34,20 @@ export function lnReceiveExtras(
   }
   const comment = reqDetails?.comment
   if (comment !== undefined) {
-    if (typeof comment !== 'string' || comment.length > RECEIVE_COMMENT_CHARS_MAX || hasControl(comment))
+    if (
+      typeof comment !== 'string' ||
+      commentChars(comment) > RECEIVE_COMMENT_CHARS_MAX ||
+      hasUnsafeCommentChar(comment)
+    )
       return refusal(
         'comment_invalid',
         'comment',
-        `must be text of at most ${RECEIVE_COMMENT_CHARS_MAX} characters without control characters`,
+        `must be text of at most ${RECEIVE_COMMENT_CHARS_MAX} characters without control or bidirectional-override characters`,
       )
     out.comment = comment
   }
   return out
 }
-
-/** C0 controls and DEL: a comment is shown to people, and must not break a log line or a page. */
-const hasControl = (text: string) =>
-  [...text].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
 
 const refusal = (code: LnReceiveDetailsCode, field: string, issue: string): LnReceiveDetailsError =>
   flowRefusal(CONTRACT, code, [{ field: `sourceReq.reqDetails.${field}`, issue }])

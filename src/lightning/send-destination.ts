@@ -16,6 +16,7 @@ import {
   type PayDestination,
   type PayRequest,
 } from './lnurl-pay.js'
+import { addressDomain } from './address/lnurl.js'
 import { MSAT_PER_SAT } from './invoices.js'
 import { parseInvoiceText } from './send-invoice.js'
 
@@ -46,16 +47,24 @@ export interface LnurlDeps {
 
 export const LNURL_DEPS_DEFAULT: LnurlDeps = { client: LNURL_CLIENT_DEFAULTS, local: NO_LOCAL_ADDRESSES }
 
-/** The path of a LUD-16 address's pay request, on any host. */
+/** The path of a LUD-16 address's pay request, under a base path. */
 const WELL_KNOWN_RE = /^\/\.well-known\/lnurlp\/([a-z0-9\-_.+]{1,64})$/
 
 type Named = Exclude<PayDestination, { kind: 'invoice' }>
 
+/** A payee that is an address of this service: its invoice is asked for only at confirm. */
+export interface LocalPayee {
+  localUsername: string
+}
+
 /**
  * The invoice a payee named by address or LNURL issues for `amountSats` (LUD-06 steps 3 to 6):
- * fetched from the payee's service, or asked of this service's own addresses without HTTP, and
- * checked: for this network, unexpired, for exactly the amount asked, and describing exactly the
- * metadata the payee sent. Nothing is written; a refusal names the request's field.
+ * fetched from the payee's service and checked: for this network, unexpired, for exactly the
+ * amount asked, and describing exactly the metadata the payee sent. An address of this service is
+ * asked only for its pay request (it exists, takes the amount and the comment): its invoice, and
+ * with it a receive in the payee's account, is made when the send is confirmed
+ * (`localInvoice`), so a quote nobody confirms leaves nothing there. Nothing is written; a refusal
+ * names the request's field.
  */
 export async function resolvePayDestination(
   deps: { config: Config; lnurl?: LnurlDeps | undefined },
@@ -63,33 +72,28 @@ export async function resolvePayDestination(
   amountSats: bigint,
   comment: string | undefined,
   at: number,
-): Promise<{ text: string; decoded: DecodedInvoice } | LnSendError> {
+): Promise<{ text: string; decoded: DecodedInvoice } | LocalPayee | LnSendError> {
   const { client, local } = deps.lnurl ?? LNURL_DEPS_DEFAULT
   const amountMsat = amountSats * MSAT_PER_SAT
   const username = localUsername(deps.config, dest)
   // Each step's answer: JSON from the payee's service, or what our own addresses answer.
   const remote = (url: URL) => getLnurlJson(client, url, dest.field)
-  const asLocal = async (answer: Promise<unknown>) => ({ json: await answer })
-
-  const first = username === undefined ? await remote(dest.url) : await asLocal(local.payRequestFor(username))
+  const first =
+    username === undefined ? await remote(dest.url) : { json: await local.payRequestFor(username) }
   if (isFlowRefusal(first)) return first
   const pay = payRequestOf(first.json, dest.field)
   if (isFlowRefusal(pay)) return pay
   const misfit = checkAgainstPayRequest(pay, amountMsat, comment)
   if (misfit) return misfit
+  if (username !== undefined) return { localUsername: username }
 
-  let second: { json: unknown } | LnSendError
-  if (username === undefined) {
-    let callback: URL
-    try {
-      callback = new URL(callbackWith(pay.callback, amountMsat, comment))
-    } catch {
-      return lnSendError('lnurl_invalid_response', dest.field, "the payee's callback is not a URL")
-    }
-    second = await remote(callback)
-  } else {
-    second = await asLocal(local.invoiceFor(username, amountMsat, comment))
+  let callback: URL
+  try {
+    callback = new URL(callbackWith(pay.callback, amountMsat, comment))
+  } catch {
+    return lnSendError('lnurl_invalid_response', dest.field, "the payee's callback is not a URL")
   }
+  const second = await remote(callback)
   if (isFlowRefusal(second)) return second
   const refused = refusedByPayee(second.json, dest.field)
   if (refused) return refused
@@ -97,6 +101,28 @@ export async function resolvePayDestination(
   if (typeof pr !== 'string')
     return lnSendError('lnurl_invalid_response', dest.field, `the payee's service: ${pr.issue}`)
   return checkInvoice(deps.config.network, dest.field, pr, pay.metadata, amountMsat, at)
+}
+
+/**
+ * At confirm: the invoice an address of this service issues for a send's amount and comment, which
+ * creates the payee's receive. The reason of a refusal (the address given up since the quote, an
+ * amount no longer accepted) is returned as text.
+ */
+export async function localInvoice(
+  deps: { config: Config; lnurl?: LnurlDeps | undefined },
+  username: string,
+  amountSats: bigint,
+  comment: string | undefined,
+  at: number,
+): Promise<{ paymentRequest: string; paymentHash: string } | { refused: string }> {
+  const { local } = deps.lnurl ?? LNURL_DEPS_DEFAULT
+  const amountMsat = amountSats * MSAT_PER_SAT
+  const answer = await local.invoiceFor(username, amountMsat, comment)
+  if ('status' in answer) return { refused: answer.reason }
+  const invoice = parseInvoiceText(deps.config.network, answer.pr, at, 'destReq.reqDetails')
+  if (isFlowRefusal(invoice) || invoice.decoded.amountMsat !== amountMsat)
+    return { refused: 'the address issued an invoice that cannot pay this send' }
+  return { paymentRequest: invoice.text, paymentHash: invoice.decoded.paymentHash }
 }
 
 /** LUD-06 step 6: the wallet pays only an invoice for the amount asked and the metadata shown. */
@@ -124,14 +150,22 @@ function checkInvoice(
   return invoice
 }
 
-/** The username of an address (or LNURL) of this service's own domain; undefined for any other. */
+/**
+ * The username of an address or LNURL of this service; undefined for any other payee. An address is
+ * ours when its domain is the one our addresses are advertised at (none when PUBLIC_BASE_URL has a
+ * port, say: `bob@localhost` is then somebody else's). An LNURL is ours when its host, port
+ * included, is PUBLIC_BASE_URL's: another port of the same name is another server.
+ */
 function localUsername(config: Config, dest: Named): string | undefined {
-  const ours = new URL(config.publicBaseUrl).hostname.toLowerCase()
-  if (dest.url.hostname.toLowerCase() !== ours) return undefined
-  if (dest.kind === 'address') return dest.username
+  if (dest.kind === 'address') return dest.domain === addressDomain(config) ? dest.username : undefined
+  const base = new URL(config.publicBaseUrl)
+  if (dest.url.host !== base.host) return undefined
   // An LNURL of ours that is not an address's pay request names nothing we serve: no username,
   // which our addresses answer as unknown.
-  return WELL_KNOWN_RE.exec(dest.url.pathname)?.[1] ?? ''
+  const basePath = base.pathname.replace(/\/$/, '')
+  const path = dest.url.pathname
+  if (!path.startsWith(`${basePath}/`)) return ''
+  return WELL_KNOWN_RE.exec(path.slice(basePath.length))?.[1] ?? ''
 }
 
 function payRequestOf(json: unknown, field: string): PayRequest | LnSendError {

@@ -13,8 +13,27 @@ export interface LnSendDetails {
   lnurl?: string
   /** The LUD-12 comment passed to the payee. */
   comment?: string
+  /**
+   * A send to an address of this service: its username. Until the confirm asks that address for
+   * its invoice, `paymentRequest` and `paymentHash` are empty (see `isLocalPending`).
+   */
+  localUsername?: string
   preimage?: string | null
   internal?: boolean
+}
+
+/** A send to an address of ours whose invoice has not been asked for yet. */
+export function isLocalPending(txn: Pick<Txn, 'destDetails'>): boolean {
+  const d = lnSendDetails(txn)
+  return typeof d.localUsername === 'string' && !d.paymentHash
+}
+
+/** The send with the invoice its payee (an address of ours) issued at confirm. */
+export function withLocalInvoice<T extends Pick<Txn, 'destDetails'>>(
+  txn: T,
+  invoice: { paymentRequest: string; paymentHash: string },
+): T {
+  return { ...txn, destDetails: { ...txn.destDetails, ...invoice } }
 }
 
 /** A Lightning send's destination details: only its own flow writes them. */

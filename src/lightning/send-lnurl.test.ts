@@ -369,30 +369,53 @@ describe('Lightning send to a Lightning Address or LNURL, against an HTTPS stand
     )
   })
 
-  it('asks an address of its own domain inside the service, never over HTTP', async () => {
-    // PUBLIC_BASE_URL is http://localhost:8080 in tests; no address of ours exists yet.
-    const ours = `${new URL(h.c.config.publicBaseUrl).origin.replace('http', 'lnurlp')}/.well-known/lnurlp/bob`
-    for (const reqDetails of [{ lnAddress: 'bob@localhost' }, { lnurl: ours }]) {
-      const field = 'lnAddress' in reqDetails ? ADDRESS : 'destReq.reqDetails.lnurl'
+  it('asks an LNURL of its own host and port inside the service, never over HTTP; another port is not ours (issue 29.8)', async () => {
+    // PUBLIC_BASE_URL is http://localhost:8080 in tests: no address is advertised (LUD-16 has no
+    // port), only the LNURL of the well-known URL, which is http. No address of ours exists yet.
+    const base = h.c.config.publicBaseUrl
+    const bech32Ours = lnurlOf(`${base}/.well-known/lnurlp/bob`)
+    const lud17Ours = `${base.replace(/^http/, 'lnurlp')}/.well-known/lnurlp/bob`
+    for (const lnurl of [bech32Ours, bech32Ours.toUpperCase(), lud17Ours]) {
       await refused(
-        send(reqDetails),
+        send({ lnurl }),
         400,
         'invalid_payment_request',
-        field,
-        /refused: No Lightning Address bob@localhost/,
+        'destReq.reqDetails.lnurl',
+        /refused: No Lightning Address bob\b/,
       )
     }
     expect(payee.seen).toEqual([])
+    expect(resolved).toEqual([])
+    // The same host on another port, or the host without the port as an address, is somebody
+    // else's: asked over HTTP like any payee (here a name the test's resolver does not know).
+    for (const reqDetails of [
+      { lnurl: lnurlOf('https://localhost:9999/.well-known/lnurlp/bob') },
+      { lnAddress: 'bob@localhost' },
+    ]) {
+      const field = 'lnAddress' in reqDetails ? ADDRESS : 'destReq.reqDetails.lnurl'
+      await refused(send(reqDetails), 503, 'service_unavailable', field, /./)
+    }
+    expect(resolved).toEqual(['localhost', 'localhost'])
+    // http is taken only for this service's own host: another one is still refused.
+    await refused(
+      send({ lnurl: lnurlOf('http://localhost:9999/.well-known/lnurlp/bob') }),
+      400,
+      'invalid_payment_request',
+      'destReq.reqDetails.lnurl',
+      /must lead to an https URL/,
+    )
   })
 
-  it('settles a send to an address of this service inside the books, without HTTP', async () => {
+  it('settles a send to the LNURL this service advertises inside the books, without HTTP (issue 29.8)', async () => {
     const bob = await h.createAccount({ name: 'Bob' })
     const put = await h.api('PUT', `/api/v2/account/${bob.accountId}/lightning-address`, bob.token, {
       username: 'bob',
       creditCcy: 'BTC',
     })
     expect(put.status).toBe(200)
-    const q = await h.api('POST', '/api/v2/transaction', alice.token, send({ lnAddress: 'bob@localhost' }))
+    // With the default PUBLIC_BASE_URL (http, a port) the service advertises the LNURL alone.
+    expect(put.body.data.address).toBeNull()
+    const q = await h.api('POST', '/api/v2/transaction', alice.token, send({ lnurl: put.body.data.lnurl }))
     expect(q.status).toBe(200)
     expect(q.body.sourceReq.networkFees).toBe(0)
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, alice.token)
@@ -464,6 +487,99 @@ describe('Lightning send to a Lightning Address through LND', () => {
     expect(done.txnState).toBe('completed')
     const hash = bolt11.decode(q.body.destReq.reqDetails.paymentRequest, REGTEST).tagsObject.payment_hash!
     expect(n.payments.get(hash)).toMatchObject({ status: 'SUCCEEDED', valueMsat: 20_000_000n })
+    await h.expectBooksBalanced()
+  })
+})
+
+describe('Lightning send to an address of this service: the payee is touched only at confirm (issue 28.10)', () => {
+  const BASE = 'https://pay.example.com'
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness({ PUBLIC_BASE_URL: BASE })
+  })
+  afterAll(async () => h?.close())
+
+  const txnsOf = async (a: TestAccount) =>
+    (await h.c.db.query('SELECT id FROM transactions WHERE account_id = $1', [a.accountId])).rows.length
+  const eventsOf = async (a: TestAccount) =>
+    (
+      await h.c.db.query(
+        'SELECT 1 FROM events e JOIN transactions t ON t.id = e.txn_id WHERE t.account_id = $1',
+        [a.accountId],
+      )
+    ).rows.length
+
+  it("quotes create nothing in the payee's account; the confirm creates the receive and settles it", async () => {
+    const payer = await h.createAccount({ name: 'Payer' })
+    await h.fund(payer.accountId, 'BTC', '0.01')
+    const victim = await h.createAccount({ name: 'Victim' })
+    const put = await h.api('PUT', `/api/v2/account/${victim.accountId}/lightning-address`, victim.token, {
+      username: 'victim',
+      creditCcy: 'BTC',
+    })
+    expect(put.status).toBe(200)
+    const quotes = []
+    for (let i = 0; i < 5; i++) {
+      const q = await h.api(
+        'POST',
+        '/api/v2/transaction',
+        payer.token,
+        send({ lnAddress: 'victim@pay.example.com', comment: `spam ${i}` }, '0.00002'),
+      )
+      expect(q.status).toBe(200)
+      expect(q.body.sourceReq.networkFees).toBe(0)
+      expect(q.body.destReq.reqDetails).toMatchObject({
+        lnAddress: 'victim@pay.example.com',
+        comment: `spam ${i}`,
+      })
+      quotes.push(q.body)
+    }
+    // Not one receive, invoice or event in the payee's account for a quote.
+    expect(await txnsOf(victim)).toBe(0)
+    expect(await eventsOf(victim)).toBe(0)
+
+    const c = await h.api('PUT', `/api/v2/transaction/${quotes[0].txnId}/confirm`, payer.token)
+    expect(c.body.txnState).toBe('completed')
+    expect(c.body.destReq.reqDetails.internal).toBe(true)
+    expect(typeof c.body.destReq.reqDetails.paymentRequest).toBe('string')
+    const { rows } = await h.c.db.query<{ id: string }>(
+      `SELECT id FROM transactions WHERE account_id = $1 AND kind = 'ln_receive'`,
+      [victim.accountId],
+    )
+    expect(rows).toHaveLength(1)
+    const receive = (await h.api('GET', `/api/v2/transaction/${rows[0]!.id}`, victim.token)).body
+    expect(receive.txnState).toBe('completed')
+    expect(receive.sourceReq.reqDetails.comment).toBe('spam 0')
+    expect(receive.sourceReq.amtSettled).toBe(0.00002)
+    await h.expectBooksBalanced()
+  })
+
+  it('a send whose funds came after the quote is settled by the worker; a released address refuses the confirm', async () => {
+    const payer = await h.createAccount({ name: 'Late payer' })
+    const payee = await h.createAccount({ name: 'Payee' })
+    const path = `/api/v2/account/${payee.accountId}/lightning-address`
+    await h.api('PUT', path, payee.token, { username: 'payee', creditCcy: 'BTC' })
+    const body = send({ lnAddress: 'payee@pay.example.com' }, '0.00003')
+    // Quoted with an empty wallet: no hold, so the confirm does not ask the address yet.
+    const late = (await h.api('POST', '/api/v2/transaction', payer.token, body)).body
+    await h.fund(payer.accountId, 'BTC', '0.001')
+    const c = await h.api('PUT', `/api/v2/transaction/${late.txnId}/confirm`, payer.token)
+    expect(c.body.txnState).toBe('srccreated')
+    expect(await txnsOf(payee)).toBe(0)
+    await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+    const done = (await h.api('GET', `/api/v2/transaction/${late.txnId}`, payer.token)).body
+    expect(done.txnState).toBe('completed')
+    expect(done.destReq.reqDetails.internal).toBe(true)
+    expect(await txnsOf(payee)).toBe(1)
+
+    // The address given up between quote and confirm: the confirm is refused and changes nothing.
+    const q = (await h.api('POST', '/api/v2/transaction', payer.token, body)).body
+    expect((await h.api('DELETE', path, payee.token)).status).toBe(204)
+    const refused = await h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, payer.token)
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('invalid_payment_request')
+    expect((await h.api('GET', `/api/v2/transaction/${q.txnId}`, payer.token)).body.txnState).toBe('quoted')
+    expect(await txnsOf(payee)).toBe(1)
     await h.expectBooksBalanced()
   })
 })

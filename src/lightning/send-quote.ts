@@ -77,10 +77,14 @@ async function invoiceToPay(
   input: CreateInput,
   at: number,
 ): Promise<
-  { text: string; decoded: DecodedInvoice; named: Partial<LnSendDetails> } | LnSendError | MoneyError
+  | { text: string; decoded: DecodedInvoice; named: Partial<LnSendDetails> }
+  | { localUsername: string; named: Partial<LnSendDetails> }
+  | LnSendError
+  | MoneyError
 > {
   const details = input.destReq.reqDetails
-  const dest = payDestination(details)
+  // An LNURL of this service's own host may be http (the one it advertises on an http base URL).
+  const dest = payDestination(details, new URL(deps.config.publicBaseUrl).host)
   if (isFlowRefusal(dest)) return dest
   if (dest.kind === 'invoice') {
     if (details?.comment !== undefined)
@@ -111,7 +115,8 @@ async function invoiceToPay(
 /**
  * The quote of a Lightning send: the invoice checked (the request's own, or one fetched for an
  * address or LNURL), the amount it or the request fixes, and the routing-fee limit held on top,
- * except for an invoice of ours, which is settled with no route.
+ * except for an invoice of ours, which is settled with no route. A send to an address of ours is
+ * quoted from its pay request alone: its invoice comes at confirm, and is settled with no route.
  */
 export async function quoteLnSend(
   deps: Pick<BitcoinDeps, 'db' | 'config' | 'lnurl'>,
@@ -119,9 +124,24 @@ export async function quoteLnSend(
 ): Promise<Quote | MoneyError | LnSendError> {
   const invoice = await invoiceToPay(deps, input, at)
   if (isRefusal(invoice)) return invoice
-  const { text, decoded, named } = invoice
   const requested = requestedAmount(input, { optional: true })
   if (isMoneyError(requested)) return requested
+  if ('localUsername' in invoice) {
+    // The amount was required and checked against the address's bounds; no route, no routing fee.
+    return sameCurrencySendQuote({
+      requested: { side: 'dest', minor: requested!.minor },
+      ccy: 'BTC',
+      feeRule: deps.config.fees.lightning_send!,
+      networkFee: 0n,
+      deduct: false,
+      // No paymentRequest or paymentHash yet: the confirm adds them (send-details.ts).
+      destDetails: {
+        ...invoice.named,
+        localUsername: invoice.localUsername,
+      } satisfies Partial<LnSendDetails>,
+    })
+  }
+  const { text, decoded, named } = invoice
   const amountSats = invoiceAmountSats(decoded.amountMsat, requested, input.deductNetworkFeesFromDest)
   if (typeof amountSats !== 'bigint') return amountSats
   // An invoice of ours is settled inside the service: no route, so no routing fee.

@@ -12,7 +12,10 @@ import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { completeLnReceive, RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
-import { lnSendDetails, type LnSendDetails } from './send-details.js'
+import { isLocalPending, lnSendDetails, withLocalInvoice, type LnSendDetails } from './send-details.js'
+import { localInvoice } from './send-destination.js'
+import { approvalReasons } from '../approvals/policy.js'
+import { ApiError } from '../shared/errors.js'
 
 /** A payment in flight is asked about again this often. */
 const PAYMENT_POLL_MS = 2_000
@@ -34,7 +37,7 @@ export function lnSendFlow(options: BitcoinDeps): Flow {
   return {
     kind: 'ln_send',
     quote: (ctx) => quoteLnSend(deps, ctx),
-    prepareConfirm: (txn) => cancelInternalInvoiceFirst(deps, txn),
+    prepareConfirm: (txn) => prepareLnSendConfirm(deps, txn),
     confirm: (q, txn, ctx) => confirmLnSend(deps, q, txn, ctx),
     afterConfirm: (txn) => cancelSettledInvoice(deps, txn),
     advance: (txn) => advanceLnSend(deps, txn),
@@ -52,11 +55,7 @@ async function willSettleInside(deps: LnSendDeps, txn: Txn, receive: Txn): Promi
   const paymentRequest = lnSendDetails(txn).paymentRequest
   if (internalInvoiceIssue(receive, paymentRequest, now()) || receive.srcAmountMinor !== txn.destAmountMinor)
     return false
-  const { rows } = await deps.db.query<{ held: string }>(
-    `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
-    [txn.id],
-  )
-  return BigInt(rows[0]?.held ?? '0') >= walletDebit(txn)
+  return fundsHeld(deps, txn)
 }
 
 /** The wallet pays `walletDebit` less whatever part of the fee limit the route did not use. */
@@ -103,6 +102,49 @@ async function failSend(deps: LnSendDeps, txnId: string, reason: string) {
   })
 }
 
+/** What the confirm of a send learns before its database transaction. */
+interface Prepared {
+  nodeSettled: boolean
+  /** A send to an address of ours: the invoice that address issued for it just now. */
+  local?: { paymentRequest: string; paymentHash: string }
+}
+
+/**
+ * Before the confirm transaction. A send to an address of ours asks that address for its invoice
+ * now, which creates the payee's receive, but only when the confirm will settle it at once: the
+ * quote's hold covers the send and no operator's approval is due. Otherwise the confirm leaves the
+ * send to the worker (`advanceLocalSend`), which asks once the funds are held and approved. Then, as
+ * for any invoice of ours, it is cancelled on the node first.
+ */
+async function prepareLnSendConfirm(deps: LnSendDeps, txn: Txn): Promise<Prepared> {
+  if (!isLocalPending(txn)) return cancelInternalInvoiceFirst(deps, txn)
+  if (approvalReasons(txn, deps.config.approvalThresholds).length > 0 || !(await fundsHeld(deps, txn)))
+    return { nodeSettled: false }
+  const local = await askLocalAddress(deps, txn)
+  if ('refused' in local) {
+    const d = lnSendDetails(txn)
+    const field = d.lnurl !== undefined ? 'destReq.reqDetails.lnurl' : 'destReq.reqDetails.lnAddress'
+    const issue = `the address refused: ${local.refused}`
+    throw new ApiError('invalid_payment_request', `${field}: ${issue}`, [{ field, issue }])
+  }
+  const { nodeSettled } = await cancelInternalInvoiceFirst(deps, withLocalInvoice(txn, local))
+  return { nodeSettled, local }
+}
+
+const askLocalAddress = (deps: LnSendDeps, txn: Txn) => {
+  const d = lnSendDetails(txn)
+  return localInvoice(deps, d.localUsername!, txn.destAmountMinor, d.comment, deps.now())
+}
+
+/** Whether the send's funds are already held (by its quote, or by its confirm). */
+async function fundsHeld(deps: LnSendDeps, txn: Txn): Promise<boolean> {
+  const { rows } = await deps.db.query<{ held: string }>(
+    `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
+    [txn.id],
+  )
+  return BigInt(rows[0]?.held ?? '0') >= walletDebit(txn)
+}
+
 /**
  * Before the confirm transaction. An invoice of ours is settled inside the service. Before that, it
  * must stop being payable on the node, or an outside payer could pay it too and nobody would be
@@ -140,9 +182,25 @@ export async function cancelInternalInvoiceFirst(
 export async function confirmLnSend(
   deps: LnSendDeps,
   q: Queryable,
-  txn: Txn,
+  quoted: Txn,
   ctx: ConfirmContext,
 ): Promise<Txn> {
+  let txn = quoted
+  if (isLocalPending(quoted)) {
+    const local = (ctx.prepared as Prepared | undefined)?.local
+    if (!local) {
+      // Funds held only now, or approved by an operator: the worker asks the address.
+      await wakeWorkers(q)
+      return ctx.transition('srccreated', { nextCheckAtMs: ctx.now })
+    }
+    // Every transition below records the invoice the address issued.
+    txn = withLocalInvoice(quoted, local)
+    const transition = ctx.transition
+    ctx = {
+      ...ctx,
+      transition: (to, patch = {}) => transition(to, { destDetails: txn.destDetails, ...patch }),
+    }
+  }
   const paymentRequest = lnSendDetails(txn).paymentRequest
   const paymentHash = lnSendDetails(txn).paymentHash
   const receive = await receiveFor(q, paymentHash, true)
@@ -224,6 +282,7 @@ export async function cancelSettledInvoice(deps: LnSendDeps, txn: Txn): Promise<
 export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
   const { rails, now } = deps
   if (txn.state !== 'srccreated') return
+  if (isLocalPending(txn)) return advanceLocalSend(deps, txn)
   let result: LightningPaymentState
   try {
     // The node's record of the hash first: a payment it has (in flight, paid, failed) is
@@ -276,4 +335,27 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
   }
   if (result.status === 'failed') return failSend(deps, txn.id, result.reason)
   await checkAgainAt(deps.db, txn, now() + PAYMENT_POLL_MS)
+}
+
+/**
+ * The worker's step for a send to an address of ours whose confirm did not settle it at once (its
+ * funds were held only at confirm, or an operator approved it): ask the address for its invoice
+ * now, and settle it inside the service as the confirm would have; a refusal fails the send and
+ * releases its hold.
+ */
+async function advanceLocalSend(deps: LnSendDeps, txn: Txn): Promise<void> {
+  const { now } = deps
+  const local = await askLocalAddress(deps, txn)
+  if ('refused' in local) return failSend(deps, txn.id, 'incorrect_payment_details')
+  const { nodeSettled } = await cancelInternalInvoiceFirst(deps, withLocalInvoice(txn, local))
+  let settled: Txn | undefined
+  await deps.transactions().apply(txn.id, async (q, t, move) => {
+    if (t.state !== 'srccreated' || !isLocalPending(t)) return
+    settled = await confirmLnSend(deps, q, t, {
+      now: now(),
+      prepared: { nodeSettled, local } satisfies Prepared,
+      transition: move,
+    })
+  })
+  if (settled) await cancelSettledInvoice(deps, settled)
 }

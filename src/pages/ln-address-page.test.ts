@@ -54,3 +54,31 @@ describe('the hosted page of a Lightning Address', () => {
     }
   })
 })
+
+/** Issue 29.8: with the default PUBLIC_BASE_URL (http, a port) no address is advertised. */
+describe('the hosted page where no Lightning Address is advertised', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness()
+    const a = await h.createAccount({ name: 'Quán Cà Phê' })
+    const r = await h.api('PUT', `/api/v2/account/${a.accountId}/lightning-address`, a.token, {
+      username: 'quan-caphe',
+      creditCcy: 'BTC',
+    })
+    expect(r.status).toBe(200)
+  })
+  afterAll(async () => h?.close())
+
+  it('shows the LNURL alone: its QR code, its text and the wallet link, and no user@host:port', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/pay/ln/quan-caphe' })
+    expect(res.statusCode).toBe(200)
+    const svgs = [...res.body.matchAll(/<svg [\s\S]*?<\/svg>/g)].map((m) => scanQrSvg(m[0]))
+    expect(svgs).toHaveLength(1)
+    expect(decodeLnurl(svgs[0]!)).toBe(`${h.c.config.publicBaseUrl}/.well-known/lnurlp/quan-caphe`)
+    expect(res.body).toContain(`href="lightning:${svgs[0]}"`)
+    expect(res.body).toContain('data-testid="lnurl-text"')
+    expect(res.body).not.toContain('data-testid="address-text"')
+    expect(res.body).not.toContain('quan-caphe@')
+    expect(res.body).toContain('>quan-caphe<')
+  })
+})

@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import { applyRateLimitHeaders } from '../http/rate-limit.js'
 import { encodeLnurl } from '../lightning/address/lnurl-encoding.js'
-import { addressHost, wellKnownUrl } from '../lightning/address/lnurl.js'
+import { lightningAddressOf, wellKnownUrl } from '../lightning/address/lnurl.js'
 import { isUsernameShape } from '../lightning/address/names.js'
 import { addressByUsername } from '../lightning/address/service.js'
 import { PAGE_CONTENT_TYPE, createNonce, pageSecurityHeaders } from './headers.js'
@@ -42,7 +42,8 @@ export function lnAddressPageRoutes(
       if (!address) return message('not_found')
       const html = await renderLnAddressPage(
         {
-          address: `${username}@${addressHost(deps.config)}`,
+          username,
+          address: lightningAddressOf(deps.config, username),
           lnurl: encodeLnurl(wellKnownUrl(deps.config, username)).toUpperCase(),
         },
         lang,

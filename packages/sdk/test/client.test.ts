@@ -70,7 +70,9 @@ describe('SvcpayClient against a running service', () => {
   it('claims, reads and gives up a Lightning Address', async () => {
     const claimed = await client.setLightningAddress({ username: 'sdk-shop', creditCcy: 'BTC' })
     expect(claimed).toMatchObject({ username: 'sdk-shop', accountId: s.account.accountId, creditCcy: 'BTC' })
-    expect(claimed.address).toMatch(/^sdk-shop@/)
+    // The test server's PUBLIC_BASE_URL is http with a port: LUD-16 has no port, so no address is
+    // advertised (issue 29.8), only the LNURL.
+    expect(claimed.address).toBeNull()
     expect(claimed.lnurl).toMatch(/^LNURL1/)
     expect(await client.setLightningAddress({ username: 'sdk-shop', creditCcy: 'BTC' })).toEqual(claimed)
     expect(await client.getLightningAddress()).toEqual(claimed)

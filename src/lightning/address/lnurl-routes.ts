@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../../http/rate-limit.js'
 import { invoiceFor, lnurlError, payRequestFor, type LnurlDeps } from './lnurl.js'
 import { isUsernameShape } from './names.js'
+import { addressByUsername } from './service.js'
 
 /**
  * The public LNURL-pay endpoints of the Lightning Addresses (no token): LUD-16's
@@ -26,12 +27,16 @@ const CallbackQuery = Type.Object({
 export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  /** Counts the request; false (and the 429 sent) when its window is spent. */
+  /**
+   * Counts the request against its client and, for a claimed name, against that address; false
+   * (and the 429 sent) when a window is spent. An unclaimed name (or one that cannot be one) counts
+   * against the client alone, so probing names spends the prober's window, and no counter is kept
+   * per name nobody holds.
+   */
   async function admitted(request: FastifyRequest, reply: FastifyReply, username: string): Promise<boolean> {
     const limiter = request.server.rateLimiter
-    const decision = isUsernameShape(username)
-      ? await limiter.consumeAddress(username)
-      : await limiter.consumeAnonymous(request.ip)
+    const claimed = isUsernameShape(username) && (await addressByUsername(deps.db, username)) !== undefined
+    const decision = await limiter.consumeAddress(claimed ? username : undefined, request.ip)
     applyRateLimitHeaders(reply, decision)
     reply.header('Access-Control-Allow-Origin', '*')
     reply.header('Cache-Control', 'no-store')

@@ -104,6 +104,32 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
     expect(await receivesOf(alice)).toBe(before)
   })
 
+  it('counts a comment in characters (LUD-12) and refuses bidi controls, creating nothing (issue 28.12)', async () => {
+    const before = await receivesOf(alice)
+    const emoji = '🍜'.repeat(140)
+    const ok = await callback(`amount=2000&comment=${encodeURIComponent(emoji)}`)
+    expect(ok.body.status).toBeUndefined()
+    expect(typeof ok.body.pr).toBe('string')
+    expect(await receivesOf(alice)).toBe(before + 1)
+    const long = await callback(`amount=2000&comment=${encodeURIComponent(`${emoji}🍜`)}`)
+    expect(long.body).toEqual({ status: 'ERROR', reason: expect.stringMatching(/at most 140/) })
+    for (const bad of ['invoice\u202Etxt.exe', 'a\u2067b', 'a\u0085b']) {
+      const r = await callback(`amount=2000&comment=${encodeURIComponent(bad)}`)
+      expect(r.body, JSON.stringify(bad)).toEqual({
+        status: 'ERROR',
+        reason: expect.stringMatching(/comment/),
+      })
+    }
+    // The same rule on a Lightning receive made through the API.
+    const api = await h.api('POST', '/api/v2/transaction', bob.token, {
+      sourceReq: { ccy: 'BTC', method: 'lightning', reqDetails: { comment: 'pay \u202Eevil' } },
+      destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
+    })
+    expect(api.status).toBe(400)
+    expect(api.body.details?.[0]?.field).toBe('sourceReq.reqDetails.comment')
+    expect(await receivesOf(alice)).toBe(before + 1)
+  })
+
   it('paying the invoice completes a Lightning receive with the comment, sends the webhook, books balanced', async () => {
     await h.api('POST', '/api/v2/webhook', alice.token, {
       callback: 'http://127.0.0.1:9/hook',

@@ -6,10 +6,11 @@ import { ApiError } from '../../shared/errors.js'
 import { rateLimitConfigFromEnv } from '../../http/rate-limit.js'
 import type { CreateInput } from '../../transactions/flow.js'
 import type { TransactionsService } from '../../transactions/service.js'
+import { commentChars, hasUnsafeCommentChar } from '../comment-text.js'
 import { MSAT_PER_SAT } from '../invoices.js'
 import { addressByUsername, type LightningAddress } from './service.js'
 import { isUsernameShape } from './names.js'
-import type { LnurlError, PayRequest as AnyPayRequest } from '../lnurl-pay.js'
+import { parseLnAddress, type LnurlError, type PayRequest as AnyPayRequest } from '../lnurl-pay.js'
 
 /**
  * LNURL-pay for the Lightning Addresses of this service (LUD-06, LUD-12, LUD-16). The HTTP routes
@@ -63,8 +64,40 @@ export const lnurlError = (reason: string): LnurlError => ({ status: 'ERROR', re
 
 export const isLnurlError = (value: object): value is LnurlError => 'status' in value
 
-/** The host a username is paid at: PUBLIC_BASE_URL's host (with its port when it has one). */
-export const addressHost = (config: Pick<Config, 'publicBaseUrl'>) => new URL(config.publicBaseUrl).host
+/**
+ * The domain of a wallet's Lightning Address (LUD-16 `user@domain`), as the parsers wallets use
+ * read it: dot-separated labels ending in a top-level domain of letters. That is the domain part of
+ * `LN_ADDRESS_REGEX` in lnurl-pay (dolcalmi/lnurl-pay, src/utils.ts) and in Alby's
+ * lightning-tools (getAlby/js-lightning-tools, src/lnurl/LightningAddress.ts): no port, no
+ * `localhost`, no IP literal.
+ */
+const WALLET_DOMAIN_RE = /^(?:[a-z0-9-]+\.)+[a-z]{2,}$/
+
+/**
+ * The domain of this service's Lightning Addresses, or undefined when PUBLIC_BASE_URL gives none a
+ * wallet can use. LUD-16 has a domain and nothing else: a wallet asks
+ * `https://<domain>/.well-known/lnurlp/<username>` (`http://` for an onion domain), so the base URL
+ * must be https (or http on `.onion`), with no port and no path, and its host a domain the wallet
+ * parsers and our own send (parseLnAddress) accept. Otherwise only the LNURL is advertised.
+ */
+export function addressDomain(config: Pick<Config, 'publicBaseUrl'>): string | undefined {
+  const url = new URL(config.publicBaseUrl)
+  const host = url.hostname
+  const onion = host.endsWith('.onion')
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && onion))) return undefined
+  if (url.port !== '' || url.pathname !== '/' || url.search !== '' || url.username !== '') return undefined
+  if (!WALLET_DOMAIN_RE.test(host) || parseLnAddress(`a@${host}`).kind !== 'address') return undefined
+  return host
+}
+
+/** `username@domain` where an address is advertised (addressDomain), else undefined. */
+export function lightningAddressOf(
+  config: Pick<Config, 'publicBaseUrl'>,
+  username: string,
+): string | undefined {
+  const domain = addressDomain(config)
+  return domain === undefined ? undefined : `${username}@${domain}`
+}
 
 /** `https://host/.well-known/lnurlp/username` (LUD-16), the URL an LNURL of the address encodes. */
 export const wellKnownUrl = (config: Pick<Config, 'publicBaseUrl'>, username: string) =>
@@ -73,12 +106,20 @@ export const wellKnownUrl = (config: Pick<Config, 'publicBaseUrl'>, username: st
 export const callbackUrl = (config: Pick<Config, 'publicBaseUrl'>, username: string) =>
   `${config.publicBaseUrl}/lnurlp/${username}/callback`
 
-/** The metadata of an address: a stable text, so the payRequest and the callback agree on its hash. */
+/** How a payer is told which name this is: the address, or the name at the service's host. */
+const payeeName = (config: Pick<Config, 'publicBaseUrl'>, username: string) =>
+  lightningAddressOf(config, username) ?? `${username} at ${new URL(config.publicBaseUrl).host}`
+
+/**
+ * The metadata of an address: a stable text, so the payRequest and the callback agree on its hash.
+ * LUD-16's `text/identifier` is there only when the address is advertised: it names the address a
+ * wallet paid, and there is none a wallet could have used otherwise (LUD-06 asks only `text/plain`).
+ */
 export function metadataOf(config: Pick<Config, 'publicBaseUrl'>, username: string): string {
-  const identifier = `${username}@${addressHost(config)}`
+  const address = lightningAddressOf(config, username)
   return JSON.stringify([
-    ['text/plain', `Payment to ${identifier}`],
-    ['text/identifier', identifier],
+    ['text/plain', `Payment to ${payeeName(config, username)}`],
+    ...(address === undefined ? [] : [['text/identifier', address]]),
   ])
 }
 
@@ -93,7 +134,7 @@ function sendable(deps: LnurlDeps): { min: bigint; max: bigint } {
 
 async function known(deps: LnurlDeps, username: string): Promise<LightningAddress | LnurlError> {
   const address = isUsernameShape(username) ? await addressByUsername(deps.db, username) : undefined
-  return address ?? lnurlError(`No Lightning Address ${username}@${addressHost(deps.config)}`)
+  return address ?? lnurlError(`No Lightning Address ${payeeName(deps.config, username)}`)
 }
 
 /** LUD-06/16: what a wallet learns from `/.well-known/lnurlp/{username}`. */
@@ -131,8 +172,11 @@ export async function invoiceFor(
   const sats = amountMsat / MSAT_PER_SAT
   if (sats < min || sats > max)
     return lnurlError(`amount must be from ${min * MSAT_PER_SAT} to ${max * MSAT_PER_SAT} millisatoshis`)
-  if (comment !== undefined && comment.length > deps.limits.commentChars)
+  // LUD-12 counts characters: code points, so an emoji is one.
+  if (comment !== undefined && commentChars(comment) > deps.limits.commentChars)
     return lnurlError(`comment must be at most ${deps.limits.commentChars} characters`)
+  if (comment !== undefined && hasUnsafeCommentChar(comment))
+    return lnurlError('comment must not contain control or bidirectional-override characters')
   const input: CreateInput = {
     accountId: address.accountId,
     deductNetworkFeesFromDest: false,

@@ -37,6 +37,11 @@ export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
 export function usernameIssue(username: string): string | undefined {
   if (!USERNAME.test(username))
     return 'must be 1 to 64 characters of a-z, 0-9, "-", "_" and "." (LUD-16; lower case only)'
+  // `.` and `..` are dot segments every URL parser resolves away (`/.well-known/lnurlp/..` is
+  // `/.well-known/`), and wallets read the name as an e-mail local part (RFC 5322 dot-atom: no dot
+  // at either end, none doubled), so such a name could be claimed but never paid.
+  if (username.startsWith('.') || username.endsWith('.') || username.includes('..'))
+    return 'must not begin or end with "." or hold ".." (wallets read it as an e-mail local part)'
   if (RESERVED_USERNAMES.has(username)) return 'is reserved'
   return undefined
 }

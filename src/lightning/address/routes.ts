@@ -9,7 +9,7 @@ import { bearerAuth, principalOf } from '../../http/auth-hook.js'
 import { BEARER, errors } from '../../http/schemas.js'
 import { ApiError } from '../../shared/errors.js'
 import { encodeLnurl } from './lnurl-encoding.js'
-import { addressHost, wellKnownUrl } from './lnurl.js'
+import { lightningAddressOf, wellKnownUrl } from './lnurl.js'
 import { LightningAddressBody, LightningAddressSchema } from './schemas.js'
 import { addressOf, claimAddress, releaseAddress, type LightningAddress } from './service.js'
 
@@ -26,7 +26,8 @@ export interface AddressRouteDeps {
 export function addressJson(config: AddressRouteDeps['config'], a: LightningAddress) {
   return {
     username: a.username,
-    address: `${a.username}@${addressHost(config)}`,
+    // LUD-16 has no port: null where PUBLIC_BASE_URL gives no address a wallet can use (lnurl.ts).
+    address: lightningAddressOf(config, a.username) ?? null,
     accountId: a.accountId,
     creditCcy: a.creditCcy,
     lnurl: encodeLnurl(wellKnownUrl(config, a.username)).toUpperCase(),

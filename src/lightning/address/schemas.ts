@@ -29,7 +29,10 @@ const EXAMPLE = {
 export const LightningAddressSchema = Type.Object(
   {
     username: Type.String(),
-    address: Type.String({ description: 'username@host, what a payer types' }),
+    address: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'username@domain, what a payer types (LUD-16). null when PUBLIC_BASE_URL gives no address a wallet can use: it must be https (http on .onion) with no port and no path, on a domain name; the lnurl is given always.',
+    }),
     accountId: Type.String(),
     creditCcy: Type.String({ description: 'The wallet payments are credited to' }),
     lnurl: Type.String({ description: 'LUD-01 bech32 LNURL of the address, upper case (for a QR code)' }),

@@ -52,6 +52,8 @@ export async function claimAddress(
   if (!wallets.some((w) => w.ccy === creditCcy))
     throw fieldError('unsupported_currency_pair', 'creditCcy', 'is not a wallet currency of this account')
   const at = (deps.now ?? Date.now)()
+  // One database transaction: a refusal is thrown inside it, so it rolls back whole and the
+  // account keeps the address it had.
   const row = await deps.db.tx(async (q) => {
     // One claim per account at a time: the account's row is the lock.
     await q.query(sql`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`)
@@ -66,12 +68,12 @@ export async function claimAddress(
                           THEN lightning_addresses.updated_at ELSE EXCLUDED.updated_at END
         WHERE lightning_addresses.account_id = EXCLUDED.account_id
       RETURNING *`)
+    if (!rows[0])
+      throw new ApiError('invalid_state', 'That Lightning Address is taken', [
+        { field: 'username', issue: 'is held by another account' },
+      ])
     return rows[0]
   })
-  if (!row)
-    throw new ApiError('invalid_state', 'That Lightning Address is taken', [
-      { field: 'username', issue: 'is held by another account' },
-    ])
   return fromRow(row)
 }
 
