@@ -197,6 +197,44 @@ describe('Lightning receive into a USDT or VND wallet', () => {
     await h.expectBooksBalanced()
   })
 
+  it('overpaid on the node, into the BTC wallet or another: msg overpaid on the API and its event; exact: no msg', async () => {
+    const lastEvent = async (txnId: string) =>
+      (
+        await h.c.db.query<{ txn_state: string; msg: string }>(
+          'SELECT txn_state, msg FROM events WHERE txn_id = $1 ORDER BY id DESC LIMIT 1',
+          [txnId],
+        )
+      ).rows.map((r) => [r.txn_state, r.msg])[0]
+    const settleOnNode = async (t: any, paidSats: bigint) => {
+      await h.c.db.query(
+        `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = $2 WHERE payment_hash = $1`,
+        [await hashOf(t.txnId), (paidSats * 1000n).toString()],
+      )
+      await h.c.db.query('UPDATE transactions SET next_check_at = 0 WHERE id = $1', [t.txnId])
+    }
+    const intoBtc = await issue(bob, receiveInto('BTC', 'src', '0.0002'))
+    const intoUsdt = await issue(bob, receiveInto('USDT', 'src', '0.0003'))
+    const exact = await issue(bob, receiveInto('VND', 'src', '0.0004'))
+    await settleOnNode(intoBtc, 20_000n + 777n)
+    await settleOnNode(intoUsdt, 60_000n)
+    await settleOnNode(exact, 40_000n)
+    await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+    for (const [t, paid, msg] of [
+      [intoBtc, 20_777n, 'overpaid'],
+      [intoUsdt, 60_000n, 'overpaid'],
+      [exact, 40_000n, ''],
+    ] as const) {
+      const done = await get(bob, t.txnId)
+      expect([done.txnState, done.msg, done.sourceReq.amtSettled]).toEqual([
+        'completed',
+        msg,
+        num(paid, 'BTC'),
+      ])
+      expect(await lastEvent(t.txnId)).toEqual(['completed', msg])
+    }
+    await h.expectBooksBalanced()
+  })
+
   it("paid by another account's Lightning send: settled inside the service, into the USDT wallet", async () => {
     const r = await rateOf('USDT')
     const t = await issue(bob, receiveInto('USDT', 'dest', '7.25'))

@@ -7,6 +7,7 @@ import type { ConfirmContext, Flow, QuoteContext } from '../transactions/flow.js
 import { scheduleCheck } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { postReceiveEntry, receiveFxQuote } from '../transactions/receive-fx.js'
+import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { allInRate } from '../rates/fx.js'
 import {
@@ -110,7 +111,8 @@ async function confirmLnReceive(deps: BitcoinDeps, txn: Txn, ctx: ConfirmContext
 /**
  * Credit a Lightning receive (locked, in srccreated) with what its payer paid, less the receive fee,
  * converted at its quoted rate when its wallet is not the BTC one (an overpayment too, rounded
- * down), and complete it, inside the caller's database transaction. The worker does this when the node
+ * down), and complete it, inside the caller's database transaction; `msg` says when what was paid
+ * is not the invoice's amount (receive-outcome.ts). The worker does this when the node
  * reports the invoice settled; the sandbox payer does it in the same transaction as the payment, so
  * that no internal send can pay an invoice that an outside payer has already paid.
  */
@@ -134,7 +136,12 @@ export async function completeLnReceive(
     q,
     txn,
     'completed',
-    { srcSettledMinor: paidSats, destSettledMinor: credited },
+    {
+      // An invoice with an amount is never settled for less (LND refuses it), but may be for more.
+      msg: receiveCompletionMsg(txn.srcAmountMinor, paidSats),
+      srcSettledMinor: paidSats,
+      destSettledMinor: credited,
+    },
     { now: at },
   )
 }

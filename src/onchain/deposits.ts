@@ -12,6 +12,7 @@ import {
   setSrcFee,
 } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
+import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
 import { newDeposit, nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
 
 /**
@@ -322,7 +323,8 @@ async function createDepositTxn(
 
 /**
  * Count the confirmations of the deposit that settles `txn` (a receive or a deposit in srccreated);
- * complete it, crediting what arrived less the receive fee, once there are enough.
+ * complete it, crediting what arrived less the receive fee, once there are enough. A receive paid
+ * short or over completes with `msg` `underpaid` or `overpaid` (receive-outcome.ts).
  */
 export async function advanceDeposit(
   deps: BitcoinDeps,
@@ -378,6 +380,8 @@ export async function advanceDeposit(
       t,
       'completed',
       {
+        // A receive asked for an amount; a deposit took whatever came.
+        msg: t.kind === 'onchain_receive' ? receiveCompletionMsg(t.srcAmountMinor, received) : '',
         srcSettledMinor: received,
         destSettledMinor: received - fee,
         srcDetails: { ...t.srcDetails, confirmations },

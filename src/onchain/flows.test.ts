@@ -154,6 +154,35 @@ describe('On-chain: receive, deposits and send through the HTTP API on the sandb
     await h.expectBooksBalanced()
   })
 
+  it('receive: a short or over payment completes with msg underpaid or overpaid, on the API and its event', async () => {
+    const msgs = async (txnId: string) =>
+      (
+        await h.c.db.query<{ txn_state: string; msg: string }>(
+          'SELECT txn_state, msg FROM events WHERE txn_id = $1 ORDER BY id',
+          [txnId],
+        )
+      ).rows.map((r) => [r.txn_state, r.msg])
+    const short = await receive(alice, '0.001')
+    const over = await receive(alice, '0.0002')
+    const exact = await receive(alice, '0.0003')
+    await pay(short.sourceReq.reqDetails.address, '0.0004')
+    await pay(over.sourceReq.reqDetails.address, '0.00025')
+    await pay(exact.sourceReq.reqDetails.address, '0.0003')
+    await work()
+    await mine()
+    await work()
+    for (const [t, settled, msg] of [
+      [short, 0.0004, 'underpaid'],
+      [over, 0.00025, 'overpaid'],
+      [exact, 0.0003, ''],
+    ] as const) {
+      const done = await get(alice, t.txnId)
+      expect([done.txnState, done.msg, done.sourceReq.amtSettled]).toEqual(['completed', msg, settled])
+      expect((await msgs(t.txnId)).at(-1)).toEqual(['completed', msg])
+    }
+    await h.expectBooksBalanced()
+  })
+
   it('a second payment to a used address becomes a deposit transaction of its own', async () => {
     const t = await receive(alice, '0.0002')
     const address = t.sourceReq.reqDetails.address

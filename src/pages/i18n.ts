@@ -34,6 +34,11 @@ export interface PageStrings {
   /** `{have}` and `{need}` are confirmation counts. */
   statusSeenConfirmations: string
   statusPaid: string
+  /** Paid short or over; `{arrived}` and `{asked}` are amounts with their unit. */
+  statusUnderpaid: string
+  statusOverpaid: string
+  /** Beside the amount asked, once a payment of another amount arrived. */
+  arrivedHeading: string
   statusExpired: string
   qrLabelLightning: string
   qrLabelOnchain: string
@@ -91,6 +96,9 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     statusSeen: 'Payment detected. Waiting for confirmation…',
     statusSeenConfirmations: 'Payment detected. Confirmations: {have} of {need}',
     statusPaid: 'Paid. Thank you!',
+    statusUnderpaid: 'Paid less than asked: {arrived} arrived of the {asked} requested.',
+    statusOverpaid: 'Paid more than asked: {arrived} arrived for the {asked} requested.',
+    arrivedHeading: 'Received',
     statusExpired: 'This payment request has expired. Do not pay it.',
     qrLabelLightning: 'QR code of the Lightning invoice',
     qrLabelOnchain: 'QR code of the Bitcoin address and amount',
@@ -147,6 +155,9 @@ export const STRINGS: Readonly<Record<Lang, PageStrings>> = {
     statusSeen: 'Đã phát hiện thanh toán. Đang chờ xác nhận…',
     statusSeenConfirmations: 'Đã phát hiện thanh toán. Số xác nhận: {have}/{need}',
     statusPaid: 'Đã thanh toán. Cảm ơn bạn!',
+    statusUnderpaid: 'Thanh toán thiếu: đã nhận {arrived}, ít hơn số tiền yêu cầu {asked}.',
+    statusOverpaid: 'Thanh toán thừa: đã nhận {arrived}, nhiều hơn số tiền yêu cầu {asked}.',
+    arrivedHeading: 'Đã nhận',
     statusExpired: 'Yêu cầu thanh toán này đã hết hạn. Vui lòng không thanh toán.',
     qrLabelLightning: 'Mã QR của hóa đơn Lightning',
     qrLabelOnchain: 'Mã QR của địa chỉ Bitcoin và số tiền',

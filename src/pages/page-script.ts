@@ -6,8 +6,8 @@ import { LANGS, STRINGS, type Lang, type PageStrings } from './i18n.js'
  *
  * It is progressive enhancement: the server-rendered page is complete without it. With it, the
  * page follows the page's public stream (`data-stream-url` on `<body>`), updates the status text
- * and `data-state`, hides the QR code and the invoice once they must not be paid, runs the
- * countdown, and makes the copy buttons work.
+ * and `data-state`, hides the QR code and the invoice once they must not be paid, shows what
+ * arrived when a payment was short or over, runs the countdown, and makes the copy buttons work.
  *
  * It is plain ES2017 written as text rather than compiled TypeScript, because it must run as it
  * is in every browser and must not depend on how the server was built. It only ever writes with
@@ -23,7 +23,12 @@ type ClientStrings = Pick<
   | 'statusSeen'
   | 'statusSeenConfirmations'
   | 'statusPaid'
+  | 'statusUnderpaid'
+  | 'statusOverpaid'
   | 'statusExpired'
+  | 'groupSeparator'
+  | 'decimalSeparator'
+  | 'vndUnit'
   | 'copied'
   | 'copyManual'
 >
@@ -37,7 +42,12 @@ function clientStrings(lang: Lang): ClientStrings {
     statusSeen: s.statusSeen,
     statusSeenConfirmations: s.statusSeenConfirmations,
     statusPaid: s.statusPaid,
+    statusUnderpaid: s.statusUnderpaid,
+    statusOverpaid: s.statusOverpaid,
     statusExpired: s.statusExpired,
+    groupSeparator: s.groupSeparator,
+    decimalSeparator: s.decimalSeparator,
+    vndUnit: s.vndUnit,
     copied: s.copied,
     copyManual: s.copyManual,
   }
@@ -70,6 +80,11 @@ export const PAGE_SCRIPT = `(function () {
   var countdownEl = byTestId('countdown');
   var timeLeftEl = byTestId('time-left');
   var payBlock = byTestId('pay-block');
+  var arrivedLabel = byTestId('arrived-label');
+  var arrivedEl = byTestId('amount-arrived');
+  var kind = body.getAttribute('data-kind');
+  var amountEl = byTestId('amount');
+  var asked = (amountEl && amountEl.getAttribute('data-asked')) || '0';
   var feedback = byTestId('copy-feedback');
 
   var state = body.getAttribute('data-state');
@@ -99,7 +114,32 @@ export const PAGE_SCRIPT = `(function () {
     return !!c && typeof c === 'object' && count(c.have) && count(c.need) && c.need > 0;
   }
 
-  function statusMessage(st, c) {
+  function validPaid(p) {
+    return !!p && typeof p === 'object' && (p.outcome === 'underpaid' || p.outcome === 'overpaid') &&
+      typeof p.arrived === 'string' && /^[0-9]{1,20}$/.test(p.arrived);
+  }
+
+  function groupThousands(digits) {
+    var head = digits.length % 3 || 3;
+    var out = digits.slice(0, head);
+    for (var i = head; i < digits.length; i += 3) out += s.groupSeparator + digits.slice(i, i + 3);
+    return out;
+  }
+
+  // Same text as moneyText in render.ts: integer text of sats or dong, never through a float.
+  function moneyText(minor) {
+    var digits = minor.replace(/^0+(?=[0-9])/, '');
+    if (kind === 'vietqr') return groupThousands(digits) + ' ' + s.vndUnit;
+    while (digits.length < 9) digits = '0' + digits;
+    var frac = digits.slice(-8).replace(/0+$/, '');
+    return groupThousands(digits.slice(0, -8)) + (frac ? s.decimalSeparator + frac : '') + ' BTC';
+  }
+
+  function statusMessage(st, c, p) {
+    if (st === 'paid' && p) {
+      return (p.outcome === 'underpaid' ? s.statusUnderpaid : s.statusOverpaid)
+        .replace('{arrived}', moneyText(p.arrived)).replace('{asked}', moneyText(asked));
+    }
     if (st === 'paid') return s.statusPaid;
     if (st === 'expired') return s.statusExpired;
     if (st === 'seen') {
@@ -116,14 +156,20 @@ export const PAGE_SCRIPT = `(function () {
     if (source) { source.close(); source = null; }
   }
 
-  function apply(st, c) {
+  function apply(st, c, p) {
     state = st;
     body.setAttribute('data-state', st);
     if (statusEl) {
       statusEl.setAttribute('data-state', st);
       if (c) statusEl.setAttribute('data-confirmations', c.have + '/' + c.need);
+      if (p) statusEl.setAttribute('data-outcome', p.outcome);
     }
-    var text = statusMessage(st, c);
+    if (p && arrivedEl && arrivedLabel) {
+      arrivedEl.textContent = moneyText(p.arrived);
+      arrivedEl.hidden = false;
+      arrivedLabel.hidden = false;
+    }
+    var text = statusMessage(st, c, p);
     // Rewriting identical text would make screen readers announce it again.
     if (statusText && statusText.textContent !== text) statusText.textContent = text;
     var payable = st === 'awaiting_payment';
@@ -136,14 +182,18 @@ export const PAGE_SCRIPT = `(function () {
     var left = expiresAt - (Date.now() + skewMs);
     if (timeLeftEl) timeLeftEl.textContent = formatTimeLeft(left);
     // The stream stays open: only the server may still report a payment that raced the expiry.
-    if (left <= 0 && state === 'awaiting_payment') apply('expired', null);
+    if (left <= 0 && state === 'awaiting_payment') apply('expired', null, null);
   }
 
   function onStatus(event) {
     var data;
     try { data = JSON.parse(event.data); } catch (e) { return; }
     if (!data || STATES.indexOf(data.state) < 0) return;
-    apply(data.state, validConfirmations(data.confirmations) ? data.confirmations : null);
+    apply(
+      data.state,
+      validConfirmations(data.confirmations) ? data.confirmations : null,
+      data.state === 'paid' && validPaid(data.paid) ? data.paid : null
+    );
     if (data.state === 'paid' || data.state === 'expired') closeStream();
   }
 

@@ -3,7 +3,9 @@ import { assert } from '../shared/assert.js'
 /**
  * The state of a hosted invoice page as the payer sees it, and the one message shape of the page's
  * public stream. The stream is read without credentials by anyone who has the link, so it carries
- * this and nothing else: no transaction id, account, wallet, amounts or fees.
+ * this and nothing else: no transaction id, account, wallet or fees. The one amount it may carry is
+ * what the payer's own payment delivered, once a receive completed with another amount than it
+ * asked for (the page shows the amount asked already).
  */
 
 export type PageState = 'awaiting_payment' | 'seen' | 'paid' | 'expired'
@@ -15,11 +17,23 @@ export interface Confirmations {
   need: number
 }
 
+/**
+ * A receive paid short or over (contract section 11): it completed with what arrived, which is not
+ * what it asked for. The same rule decides it as decides the transaction's `msg`.
+ */
+export interface PaidAmount {
+  outcome: 'underpaid' | 'overpaid'
+  /** What arrived, integer text in the page's minor unit: sats, or đồng for a VND receive. */
+  arrived: string
+}
+
 /** Data of an `event: status` message on the page stream. */
 export interface PageStatus {
   state: PageState
   /** On-chain only, once the payment is seen: blocks confirmed so far and blocks required. */
   confirmations?: Confirmations
+  /** Paid only, and only when what arrived differs from what was asked. */
+  paid?: PaidAmount
 }
 
 /** Paid and expired pages never change again; the stream closes after sending one of them. */
@@ -38,6 +52,10 @@ export function isValidConfirmations(c: Confirmations): boolean {
   return count(c.have) && count(c.need) && c.need > 0
 }
 
+export function isValidPaidAmount(p: PaidAmount): boolean {
+  return (p.outcome === 'underpaid' || p.outcome === 'overpaid') && /^\d{1,20}$/.test(p.arrived)
+}
+
 /**
  * Copy only the public fields, so an object that carries more (a transaction row, say) cannot leak
  * through the stream by accident.
@@ -48,6 +66,10 @@ export function publicPageStatus(status: PageStatus): PageStatus {
   if (status.confirmations) {
     assert(isValidConfirmations(status.confirmations), 'confirmations out of range')
     out.confirmations = { have: status.confirmations.have, need: status.confirmations.need }
+  }
+  if (status.paid) {
+    assert(status.state === 'paid' && isValidPaidAmount(status.paid), 'paid amount out of place or shape')
+    out.paid = { outcome: status.paid.outcome, arrived: status.paid.arrived }
   }
   return out
 }

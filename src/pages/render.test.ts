@@ -217,6 +217,43 @@ describe('renderInvoicePage', () => {
     expect(page).not.toContain(BOLT11_COFFEE)
   })
 
+  it('shows what arrived when a bitcoin receive was paid short or over, in both languages', async () => {
+    const short = onchainView({
+      state: 'paid',
+      amountBtc: '0.001',
+      amountSats: '100000',
+      paid: { outcome: 'underpaid', arrived: '40000' },
+    })
+    const en = await renderInvoicePage(short, 'en', OPTS)
+    checkBalanced(en)
+    expect(textOf(en, 'status-text')).toBe(
+      'Paid less than asked: 0.0004 BTC arrived of the 0.001 BTC requested.',
+    )
+    expect(attr(en, 'status')).toContain('data-outcome="underpaid"')
+    expect(textOf(en, 'arrived-label')).toBe('Received')
+    expect(textOf(en, 'amount-arrived')).toBe('0.0004 BTC')
+    expect(attr(en, 'amount-arrived')).not.toContain('hidden')
+    expect(en).not.toContain('data-testid="pay-block"')
+    const vi = await renderInvoicePage(
+      lightningView({ state: 'paid', paid: { outcome: 'overpaid', arrived: '1250000000' } }),
+      'vi',
+      OPTS,
+    )
+    expect(textOf(vi, 'status-text')).toBe(
+      'Thanh toán thừa: đã nhận 12,5 BTC, nhiều hơn số tiền yêu cầu 0,0025 BTC.',
+    )
+    expect(textOf(vi, 'arrived-label')).toBe('Đã nhận')
+    expect(textOf(vi, 'amount-arrived')).toBe('12,5 BTC')
+  })
+
+  it('keeps the received line hidden and empty when the amount asked arrived', async () => {
+    const page = await renderInvoicePage(lightningView({ state: 'paid' }), 'en', OPTS)
+    expect(textOf(page, 'status-text')).toBe('Paid. Thank you!')
+    expect(attr(page, 'amount-arrived')).toContain('hidden')
+    expect(textOf(page, 'amount-arrived')).toBe('')
+    expect(attr(page, 'status')).not.toContain('data-outcome')
+  })
+
   it('shows an expired page, also when the caller still says awaiting_payment past the expiry', async () => {
     for (const view of [
       lightningView({ state: 'expired' }),
@@ -356,6 +393,29 @@ describe('renderInvoicePage for a VND bank transfer (VietQR)', () => {
     }
     expect(await renderInvoicePage(vietQrView({ state: 'paid' }), 'en', OPTS)).toContain(
       '<body data-state="paid"',
+    )
+  })
+
+  it('says a transfer was short or over and shows what arrived, in both languages', async () => {
+    const short = vietQrView({ state: 'paid', paid: { outcome: 'underpaid', arrived: '400000' } })
+    const en = await renderInvoicePage(short, 'en', OPTS)
+    expect(textOf(en, 'amount-vnd')).toBe('500,000 VND')
+    expect(textOf(en, 'amount-arrived')).toBe('400,000 VND')
+    expect(textOf(en, 'status-text')).toBe(
+      'Paid less than asked: 400,000 VND arrived of the 500,000 VND requested.',
+    )
+    expect(en).not.toContain('Paid. Thank you!')
+    const vi = await renderInvoicePage(short, 'vi', OPTS)
+    expect(textOf(vi, 'amount-arrived')).toBe('400.000 ₫')
+    expect(textOf(vi, 'status-text')).toBe(
+      'Thanh toán thiếu: đã nhận 400.000 ₫, ít hơn số tiền yêu cầu 500.000 ₫.',
+    )
+    const over = vietQrView({ state: 'paid', paid: { outcome: 'overpaid', arrived: '600000' } })
+    expect(textOf(await renderInvoicePage(over, 'en', OPTS), 'status-text')).toBe(
+      'Paid more than asked: 600,000 VND arrived for the 500,000 VND requested.',
+    )
+    expect(textOf(await renderInvoicePage(over, 'vi', OPTS), 'status-text')).toBe(
+      'Thanh toán thừa: đã nhận 600.000 ₫, nhiều hơn số tiền yêu cầu 500.000 ₫.',
     )
   })
 

@@ -1,12 +1,18 @@
 import { encodeVietQr } from '../payins/vietqr.js'
-import { parseAmount } from '../shared/amount.js'
+import { formatMinor, parseAmount } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import { markup, raw, type SafeHtml } from './escape.js'
 import { formatDecimalText, formatTimeLeft, formatVnd, isDecimalText } from './format.js'
 import { isValidNonce } from './headers.js'
 import { LANGS, STRINGS, fill, type Lang, type PageStrings } from './i18n.js'
 import { PAGE_SCRIPT } from './page-script.js'
-import { isValidConfirmations, type Confirmations, type PageState } from './page-status.js'
+import {
+  isValidConfirmations,
+  isValidPaidAmount,
+  type Confirmations,
+  type PageState,
+  type PaidAmount,
+} from './page-status.js'
 import { qrSvg } from './qr.js'
 import { PAGE_CSS } from './styles.js'
 
@@ -23,6 +29,8 @@ interface PageViewBase {
   merchantName: string
   expiresAtMs: number
   state: PageState
+  /** Paid short or over: what arrived, in the page's minor unit (sats, or đồng). */
+  paid?: PaidAmount
 }
 
 /** A bitcoin receive, over Lightning or on-chain. */
@@ -122,6 +130,8 @@ export async function renderInvoicePage(
   const qr = payable ? raw(await qrSvg(view.kind === 'vietqr' ? view.vietQr : view.paymentUri)) : null
   const merchantName = view.merchantName.slice(0, MERCHANT_NAME_MAX_CHARS)
   const confirmations = state === 'seen' && view.kind !== 'vietqr' ? view.confirmations : undefined
+  const paid = state === 'paid' ? view.paid : undefined
+  const asked = askedMinor(view)
 
   const head = pageHead(
     fill(s.pageTitle, { merchant: merchantName }),
@@ -135,11 +145,13 @@ ${opts.scriptUrl ? markup`<script src="${opts.scriptUrl}" nonce="${opts.nonce}" 
 <h1 id="page-title" data-testid="merchant-name"><bdi>${merchantName}</bdi></h1>
 <p class="method" data-testid="method">${METHOD[view.kind](s)}</p>
 </header>
-<dl class="amount" data-testid="amount">
+<dl class="amount" data-testid="amount" data-asked="${asked}">
 <dt>${s.amountHeading}</dt>
 ${view.kind === 'vietqr' ? markup`<dd class="amount-main" data-testid="amount-vnd">${formatVnd(view.amountVnd, lang)}</dd>` : bitcoinAmounts(view, s, lang)}
+<dt class="arrived" data-testid="arrived-label"${paid ? '' : raw(' hidden')}>${s.arrivedHeading}</dt>
+<dd class="amount-arrived" data-testid="amount-arrived"${paid ? '' : raw(' hidden')}>${paid ? moneyText(view.kind, paid.arrived, lang) : ''}</dd>
 </dl>
-<p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${confirmations ? markup` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations)}</span></p>
+<p class="status" role="status" aria-live="polite" data-testid="status" data-state="${state}"${paid ? markup` data-outcome="${paid.outcome}"` : ''}${confirmations ? markup` data-confirmations="${confirmations.have}/${confirmations.need}"` : ''}><span class="status-dot" aria-hidden="true"></span><span data-testid="status-text">${statusMessage(s, state, confirmations, paid && { ...paid, asked, kind: view.kind, lang })}</span></p>
 ${payable ? markup`<p class="countdown" data-testid="countdown">${s.timeLeft}: <span class="time-left" data-testid="time-left">${formatTimeLeft(msLeft, lang)}</span></p>` : ''}
 ${payable ? markup`<noscript><p class="noscript">${s.noScript}</p></noscript>` : ''}
 </div>`
@@ -218,13 +230,37 @@ ${copyRow('memo', s.memoLabel, view.memo, ' memo')}
 </section>`
 }
 
-function statusMessage(s: PageStrings, state: PageState, confirmations: Confirmations | undefined): string {
+/** The amount a page asks for, in its minor unit (sats, or đồng): the page script reads it too. */
+function askedMinor(view: InvoicePageView): string {
+  return view.kind === 'vietqr' ? view.amountVnd : view.amountSats
+}
+
+/**
+ * An amount in the page's minor unit as the language writes it, unit included: `0.0004 BTC`, or
+ * `400,000 VND` / `400.000 ₫`. The page script writes the same (page-script.ts).
+ */
+function moneyText(kind: InvoicePageView['kind'], minor: string, lang: Lang): string {
+  if (kind === 'vietqr') return formatVnd(minor, lang)
+  return `${formatDecimalText(formatMinor(BigInt(minor), 'BTC'), lang)} BTC`
+}
+
+function statusMessage(
+  s: PageStrings,
+  state: PageState,
+  confirmations: Confirmations | undefined,
+  paid?: PaidAmount & { asked: string; kind: InvoicePageView['kind']; lang: Lang },
+): string {
   switch (state) {
     case 'awaiting_payment':
       return s.statusAwaiting
     case 'seen':
       return confirmations ? fill(s.statusSeenConfirmations, { ...confirmations }) : s.statusSeen
     case 'paid':
+      if (paid)
+        return fill(paid.outcome === 'underpaid' ? s.statusUnderpaid : s.statusOverpaid, {
+          arrived: moneyText(paid.kind, paid.arrived, paid.lang),
+          asked: moneyText(paid.kind, paid.asked, paid.lang),
+        })
       return s.statusPaid
     case 'expired':
       return s.statusExpired
@@ -284,6 +320,7 @@ ${body}
 function checkView(view: InvoicePageView): void {
   assert(Object.hasOwn(METHOD, view.kind), `unknown page kind ${String(view.kind)}`)
   assert(Number.isSafeInteger(view.expiresAtMs), 'expiresAtMs must be an integer')
+  assert(view.paid === undefined || isValidPaidAmount(view.paid), 'paid amount out of range')
   if (view.kind === 'vietqr') checkVietQrView(view)
   else checkBitcoinView(view)
 }

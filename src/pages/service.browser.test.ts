@@ -209,6 +209,32 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await h.expectBooksBalanced()
     })
 
+    it('on-chain paid short: the live page says so and shows what arrived, in English', async () => {
+      const t = await receive(onchainReceive('0.001'))
+      const { address } = t.sourceReq.reqDetails
+      const opened = await open(pageUrl(t))
+      const { page } = opened
+      expect(opened.status).toBe(200)
+      await expect.poll(() => h.c.notifier.listenerCount).toBe(1)
+      const sent = await h.api('POST', '/sandbox/onchain/send', payer.token, { address, amount: '0.0004' })
+      expect(sent.status).toBe(200)
+      await expect.poll(() => state(page), { timeout: LIVE_UPDATE_MS, interval: 50 }).toBe('seen')
+      const mined = await h.api('POST', '/sandbox/onchain/mine', payer.token, { blocks: 1 })
+      expect(mined.status).toBe(200)
+      await expect.poll(() => state(page), { timeout: LIVE_UPDATE_MS, interval: 50 }).toBe('paid')
+      expect(await page.getByTestId('status').getAttribute('data-outcome')).toBe('underpaid')
+      expect(await page.getByRole('status').textContent()).toBe(
+        'Paid less than asked: 0.0004 BTC arrived of the 0.001 BTC requested.',
+      )
+      expect(await text(page, 'amount-btc')).toBe('0.001 BTC')
+      expect(await text(page, 'amount-arrived')).toBe('0.0004 BTC')
+      expect(await page.getByTestId('amount-arrived').isVisible()).toBe(true)
+      expect(opened.navigations()).toBe(0)
+      await screenshot(page, 'onchain-underpaid')
+      await close(opened)
+      await h.expectBooksBalanced()
+    })
+
     it('an open page turns expired when its receive expires; the link then answers 410 with a clear message', async () => {
       const t = await receive(onchainReceive('0.001'))
       const opened = await open(pageUrl(t))

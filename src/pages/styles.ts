@@ -74,6 +74,8 @@ h1 { margin: 0.125rem 0 0; font-size: 1.375rem; line-height: 1.3; overflow-wrap:
 .amount dd { margin: 0; }
 .amount-main { font-size: 1.75rem; font-weight: 700; line-height: 1.2; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .amount-sats, .amount-fiat { color: var(--muted); font-variant-numeric: tabular-nums; }
+.amount dt.arrived { position: static; width: auto; height: auto; overflow: visible; clip-path: none; margin-top: 0.5rem; color: var(--muted); font-size: 0.9375rem; }
+.amount-arrived { font-size: 1.25rem; font-weight: 700; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .unit { font-weight: 600; }
 .status {
   display: flex;
@@ -92,6 +94,8 @@ h1 { margin: 0.125rem 0 0; font-size: 1.375rem; line-height: 1.3; overflow-wrap:
 .status[data-state="seen"] .status-dot { background: var(--seen-dot); }
 .status[data-state="paid"] { background: var(--paid-bg); color: var(--paid-fg); }
 .status[data-state="paid"] .status-dot { background: var(--paid-dot); }
+.status[data-outcome="underpaid"] { background: var(--awaiting-bg); color: var(--awaiting-fg); }
+.status[data-outcome="underpaid"] .status-dot { background: var(--awaiting-dot); }
 .status[data-state="expired"] { background: var(--expired-bg); color: var(--expired-fg); }
 .status[data-state="expired"] .status-dot { background: var(--expired-dot); }
 @keyframes pulse { 50% { opacity: 0.35; } }

@@ -19,6 +19,7 @@ const lightning = (overrides: Partial<PageRecord> = {}): PageRecord => ({
   kind: 'ln_receive',
   state: 'srccreated',
   srcAmount: 250_000n,
+  srcSettled: null,
   srcDetails: { paymentRequest: BOLT11_COFFEE, invoicePageUrl: 'http://x/pay/abc' },
   expiresAtMs: 1_750_000_900_000,
   merchantName: 'Cà phê Sài Gòn',
@@ -30,6 +31,7 @@ const onchain = (overrides: Partial<PageRecord> = {}): PageRecord => ({
   kind: 'onchain_receive',
   state: 'srcintent',
   srcAmount: 12_345n,
+  srcSettled: null,
   srcDetails: {
     address: BIP84_ADDRESS,
     invoice: `bitcoin:${BIP84_ADDRESS}?amount=0.00012345&label=Acme`,
@@ -52,6 +54,7 @@ const vndReceive = (overrides: Partial<PageRecord> = {}): PageRecord => ({
   kind: 'vnd_receive',
   state: 'srccreated',
   srcAmount: 500_000n,
+  srcSettled: null,
   srcDetails: {
     bankBin: '970436',
     bankName: 'Vietcombank',
@@ -108,6 +111,25 @@ describe('pageStatusOf', () => {
     expect(seen(7)).toEqual({ state: 'seen', confirmations: { have: 3, need: 3 } })
     expect(seen(undefined)).toEqual({ state: 'seen', confirmations: { have: 0, need: 3 } })
     expect(seen('junk')).toEqual({ state: 'seen', confirmations: { have: 0, need: 3 } })
+  })
+
+  it('a receive completed with another amount than asked is paid short or over, with what arrived', () => {
+    const done = (srcSettled: bigint) => vndReceive({ state: 'completed', srcSettled })
+    expect(pageStatusOf(done(400_000n), 3)).toEqual({
+      state: 'paid',
+      paid: { outcome: 'underpaid', arrived: '400000' },
+    })
+    expect(pageStatusOf(done(600_000n), 3)).toEqual({
+      state: 'paid',
+      paid: { outcome: 'overpaid', arrived: '600000' },
+    })
+    expect(pageStatusOf(done(500_000n), 3)).toEqual({ state: 'paid' })
+    const short = onchain({ state: 'completed', srcAmount: 100_000n, srcSettled: 40_000n })
+    expect(pageStatusEvent(pageStatusOf(short, 3))).toBe(
+      'event: status\ndata: {"state":"paid","paid":{"outcome":"underpaid","arrived":"40000"}}\n\n',
+    )
+    const view = buildInvoicePageView('pg_x', short, { confirmationsNeeded: 3 })
+    expect(view).toMatchObject({ state: 'paid', paid: { outcome: 'underpaid', arrived: '40000' } })
   })
 
   it('gives the stream nothing but the public status', () => {

@@ -4,6 +4,7 @@ import { convertDown } from '../rates/fx.js'
 import type { RatesService } from '../rates/service.js'
 import { formatMinor } from '../shared/amount.js'
 import { precisionOf } from '../shared/currency.js'
+import { amountOutcome } from '../transactions/receive-outcome.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import type { PageStatus } from './page-status.js'
 import type { BitcoinPageView, InvoicePageView, VietQrPageView } from './render.js'
@@ -11,7 +12,8 @@ import type { BitcoinPageView, InvoicePageView, VietQrPageView } from './render.
 /**
  * What the hosted invoice page reads about a transaction, and how it turns that into what the
  * payer may see. Only the receive's own payment data leaves this module: never the transaction
- * id, the account id, fees, settled amounts or anything about the merchant beyond its name.
+ * id, the account id, fees, what the wallet was credited or anything about the merchant beyond its
+ * name. What the payment delivered on the rail is shown once it differs from what was asked.
  */
 
 /** Transaction kinds that have a hosted page (its page id set at confirm by the receive's flow). */
@@ -31,6 +33,8 @@ export interface PageRecord {
   state: TxnState
   /** What the payer is asked to pay (the source amount) in minor units: sats, or đồng for vnd_receive. */
   srcAmount: bigint
+  /** What arrived on the rail, once completed (`src_settled`), in the same unit; else null. */
+  srcSettled: bigint | null
   srcDetails: Record<string, unknown>
   expiresAtMs: number
   /** The receiving account's display name. */
@@ -58,6 +62,7 @@ interface PageRow {
   kind: string
   state: TxnState
   src_amount: bigint
+  src_settled: bigint | null
   src_details: Record<string, unknown>
   expires_at: bigint
   display_name: string
@@ -68,7 +73,7 @@ export async function findPage(q: Queryable, pageId: string): Promise<PageRecord
   if (!isPageIdShape(pageId)) return undefined
   // Only these columns are read, so nothing else of the row can reach the page by accident.
   const { rows } = await q.query<PageRow>(
-    `SELECT t.id, t.kind, t.state, t.src_amount, t.src_details, t.expires_at, a.display_name
+    `SELECT t.id, t.kind, t.state, t.src_amount, t.src_settled, t.src_details, t.expires_at, a.display_name
        FROM transactions t JOIN accounts a ON a.id = t.account_id
       WHERE t.page_id = $1 AND t.kind = ANY($2)`,
     [pageId, PAGE_KINDS],
@@ -80,6 +85,7 @@ export async function findPage(q: Queryable, pageId: string): Promise<PageRecord
     kind: row.kind,
     state: row.state,
     srcAmount: BigInt(row.src_amount),
+    srcSettled: row.src_settled === null ? null : BigInt(row.src_settled),
     srcDetails: row.src_details ?? {},
     expiresAtMs: Number(row.expires_at),
     merchantName: row.display_name,
@@ -92,15 +98,22 @@ export async function readPageSnapshot(
   txnId: string,
   confirmationsNeeded: number,
 ): Promise<PageSnapshot | undefined> {
-  const { rows } = await q.query<Pick<PageRow, 'kind' | 'state' | 'src_details' | 'expires_at'>>(
-    `SELECT kind, state, src_details, expires_at FROM transactions WHERE id = $1`,
-    [txnId],
-  )
+  const { rows } = await q.query<
+    Pick<PageRow, 'kind' | 'state' | 'src_amount' | 'src_settled' | 'src_details' | 'expires_at'>
+  >(`SELECT kind, state, src_amount, src_settled, src_details, expires_at FROM transactions WHERE id = $1`, [
+    txnId,
+  ])
   const row = rows[0]
   if (!row || !isPageKind(row.kind)) return undefined
   return {
     status: pageStatusOf(
-      { kind: row.kind, state: row.state, srcDetails: row.src_details ?? {} },
+      {
+        kind: row.kind,
+        state: row.state,
+        srcAmount: BigInt(row.src_amount),
+        srcSettled: row.src_settled === null ? null : BigInt(row.src_settled),
+        srcDetails: row.src_details ?? {},
+      },
       confirmationsNeeded,
     ),
     expiresAtMs: Number(row.expires_at),
@@ -110,6 +123,8 @@ export async function readPageSnapshot(
 /**
  * The payer's view of a receive's state:
  * - Lightning and VND bank transfer: srccreated is awaiting payment, completed is paid, expired is expired.
+ * - Paid with another amount than asked (short or over, contract section 11): paid, with what
+ *   arrived and which it was, by the same rule as the transaction's `msg` (receive-outcome.ts).
  * - On-chain: srcintent is awaiting payment; srccreated (a payment is in the mempool or a block) is
  *   seen, with its confirmations so far against those required; completed is paid; expired is
  *   expired. A payment to an expired address becomes a deposit transaction of its own, so the
@@ -118,7 +133,8 @@ export async function readPageSnapshot(
  * payment that nothing would credit.
  */
 export function pageStatusOf(
-  txn: { kind: PageKind; state: TxnState; srcDetails: Record<string, unknown> },
+  txn: Pick<PageRecord, 'kind' | 'state' | 'srcDetails'> &
+    Partial<Pick<PageRecord, 'srcAmount' | 'srcSettled'>>,
   confirmationsNeeded: number,
 ): PageStatus {
   switch (txn.state) {
@@ -127,8 +143,13 @@ export function pageStatusOf(
     case 'srccreated':
       if (txn.kind !== 'onchain_receive') return { state: 'awaiting_payment' }
       return { state: 'seen', confirmations: confirmationsOf(txn.srcDetails, confirmationsNeeded) }
-    case 'completed':
-      return { state: 'paid' }
+    case 'completed': {
+      const arrived = txn.srcSettled ?? null
+      const asked = txn.srcAmount
+      const outcome = arrived === null || asked === undefined ? 'exact' : amountOutcome(asked, arrived)
+      if (arrived === null || outcome === 'exact') return { state: 'paid' }
+      return { state: 'paid', paid: { outcome, arrived: arrived.toString() } }
+    }
     default:
       return { state: 'expired' }
   }
@@ -202,6 +223,7 @@ export function buildInvoicePageView(
     merchantName: record.merchantName,
     expiresAtMs: record.expiresAtMs,
     state: status.state,
+    ...(status.paid ? { paid: status.paid } : {}),
   }
   if (record.kind === 'vnd_receive') return { ...base, kind: 'vietqr', ...bankTransferOf(record.srcDetails) }
   const payment = paymentOf(record)

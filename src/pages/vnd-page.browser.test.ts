@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import jsQR from 'jsqr'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -23,6 +24,7 @@ const CHROMIUM =
 if (!CHROMIUM) {
   console.warn('Skipping the VND page browser test: /usr/bin/chromium is missing (.ci/run installs it).')
 }
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url))
 /** The page must show the transfer within this long of the sandbox call that made it. */
 const LIVE_UPDATE_MS = 2_000
 
@@ -130,6 +132,58 @@ describe.skipIf(!CHROMIUM)(`the VND receive page in Chromium against the running
     expect(await page.getByRole('status').textContent()).toBe('Đã thanh toán. Cảm ơn bạn!')
     expect(await page.getByTestId('pay-block').isVisible()).toBe(false)
     await expect.poll(() => h.c.notifier.listenerCount).toBe(0)
+    await context.close()
+    expect(problems).toEqual([])
+    await h.expectBooksBalanced()
+  })
+
+  it('a short transfer turns the live page paid short, with what arrived, in Vietnamese and in English', async () => {
+    const q = await h.api('POST', '/api/v2/transaction', shop.token, vndReceive('500000'))
+    const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, shop.token)
+    expect(c.status).toBe(200)
+    const d = c.body.sourceReq.reqDetails
+    const url = origin + new URL(d.invoicePageUrl).pathname
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      extraHTTPHeaders: { 'Accept-Language': 'vi-VN,vi;q=0.9' },
+    })
+    const page = await context.newPage()
+    const problems: string[] = []
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
+    expect((await page.goto(url))?.status()).toBe(200)
+    expect(await page.getByTestId('amount-arrived').isVisible()).toBe(false)
+    await expect.poll(() => h.c.notifier.listenerCount).toBe(1)
+
+    const sent = await h.api('POST', '/admin/sandbox/vnd/transfer', h.adminToken, {
+      memo: d.memo,
+      amount: '400000',
+    })
+    expect(sent.status).toBe(200)
+    expect(sent.body.outcome).toBe('underpaid')
+    await expect
+      .poll(() => page.getAttribute('body', 'data-state'), { timeout: LIVE_UPDATE_MS, interval: 50 })
+      .toBe('paid')
+    expect(await page.getByTestId('status').getAttribute('data-outcome')).toBe('underpaid')
+    expect(await page.getByRole('status').textContent()).toBe(
+      'Thanh toán thiếu: đã nhận 400.000 ₫, ít hơn số tiền yêu cầu 500.000 ₫.',
+    )
+    expect(await page.getByTestId('amount-vnd').textContent()).toBe('500.000 ₫')
+    expect(await page.getByTestId('amount-arrived').textContent()).toBe('400.000 ₫')
+    expect(await page.getByTestId('amount-arrived').isVisible()).toBe(true)
+    expect(await page.getByTestId('arrived-label').isVisible()).toBe(true)
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: `${ARTIFACTS}vnd-page-underpaid-vi.png`, fullPage: true })
+
+    // Reloaded, in English: the server renders the same, from the completed receive.
+    const done = (await h.api('GET', `/api/v2/transaction/${q.body.txnId}`, shop.token)).body
+    expect([done.txnState, done.msg, done.sourceReq.amtSettled]).toEqual(['completed', 'underpaid', 400000])
+    await page.setExtraHTTPHeaders({ 'Accept-Language': 'en' })
+    await page.reload()
+    expect(await page.getByRole('status').textContent()).toBe(
+      'Paid less than asked: 400,000 VND arrived of the 500,000 VND requested.',
+    )
+    expect(await page.getByTestId('amount-arrived').textContent()).toBe('400,000 VND')
+    await page.screenshot({ path: `${ARTIFACTS}vnd-page-underpaid-en.png`, fullPage: true })
     await context.close()
     expect(problems).toEqual([])
     await h.expectBooksBalanced()

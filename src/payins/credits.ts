@@ -13,6 +13,7 @@ import { newDeposit, receiveFee } from '../bitcoin/common.js'
 import type { BankCredit, CreditSink } from './bank-credit.js'
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
+import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
 
 /**
  * Incoming bank transfers (VietQR pay-in, docs/payouts.md), each recorded once in `bank_credits`
@@ -193,7 +194,7 @@ async function completeVndReceive(
     txn,
     'completed',
     {
-      msg: outcome === 'exact' ? '' : outcome,
+      msg: receiveCompletionMsg(txn.srcAmountMinor, arrived),
       srcSettledMinor: arrived,
       destSettledMinor: credited,
       // From now on the bank's reference of the transfer, as a payout's is (reconciliation).

@@ -56,9 +56,5 @@ export function memoCandidates(description: string): string[] {
   return found
 }
 
-/** How an amount that arrived compares with the one a receive asked for. */
-export type AmountOutcome = 'exact' | 'underpaid' | 'overpaid'
-
-export function amountOutcome(asked: bigint, arrived: bigint): AmountOutcome {
-  return arrived === asked ? 'exact' : arrived < asked ? 'underpaid' : 'overpaid'
-}
+/** How an amount that arrived compares with the one a receive asked for: one rule for every rail. */
+export { amountOutcome, type AmountOutcome } from '../transactions/receive-outcome.js'

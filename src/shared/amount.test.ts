@@ -79,10 +79,23 @@ describe('parseAmount', () => {
     expect(parseAmount('2.47e9', 'VND')).toEqual(ok(2_470_000_000n))
   })
 
-  it('ignores trailing zeros beyond the precision', () => {
-    expect(parseAmount('0.10000000000000000000', 'BTC')).toEqual(ok(10_000_000n))
-    expect(parseAmount('1000.000', 'VND')).toEqual(ok(1000n))
-    expect(parseAmount('5.0', 'JPY')).toEqual(ok(5n))
+  it('keeps trailing zeros within the precision', () => {
+    expect(parseAmount('0.10000000', 'BTC')).toEqual(ok(10_000_000n))
+    expect(parseAmount('1.500000', 'USDT')).toEqual(ok(1_500_000n))
+    expect(parseAmount('19.90', 'USD')).toEqual(ok(1990n))
+  })
+
+  it('refuses more decimals than the currency has, trailing zeros included (contract section 11)', () => {
+    // "500.000" is how Vietnamese writes five hundred thousand: never read it as 500 dong.
+    expect(issueOf('500.000', 'VND')).toBe('has more than 0 decimal places for VND')
+    expect(issueOf('1000.0', 'VND')).toBe('has more than 0 decimal places for VND')
+    expect(issueOf('5.0', 'JPY')).toBe('has more than 0 decimal places for JPY')
+    expect(issueOf('0.100000000', 'BTC')).toBe('has more than 8 decimal places for BTC')
+    expect(issueOf('0.10000000000000000000', 'BTC')).toBe('has more than 8 decimal places for BTC')
+    expect(issueOf('1.0000000', 'USDT')).toBe('has more than 6 decimal places for USDT')
+    expect(issueOf('19.900', 'USD')).toBe('has more than 2 decimal places for USD')
+    // A JSON number's source text counts as written, as does an exponent's expansion.
+    expect(issueOf('500.000e0', 'VND')).toBe('has more than 0 decimal places for VND')
   })
 
   it('refuses more decimals than the currency has', () => {

@@ -46,7 +46,8 @@ export type ParseAmountResult = { ok: true; minor: bigint } | { ok: false; issue
 
 /**
  * Parse an input amount (a JSON number's source text or a decimal string) into minor units of
- * `ccy`. Rejects zero, negative values, non-finite values and more decimals than the currency has.
+ * `ccy`. Rejects zero, negative values, non-finite values and more decimals than the currency has,
+ * trailing zeros included.
  */
 export function parseAmount(input: unknown, ccy: string): ParseAmountResult {
   if (typeof input !== 'string' && typeof input !== 'number') {
@@ -59,11 +60,12 @@ export function parseAmount(input: unknown, ccy: string): ParseAmountResult {
   const m = DECIMAL_RE.exec(text)!
   const [, sign, int, frac = ''] = m
   const precision = precisionOf(ccy)
-  const fracTrimmed = frac.replace(/0+$/, '')
-  if (fracTrimmed.length > precision) {
+  // Every digit written after the point counts, zeros too: "500.000" dong is not 500 (contract
+  // section 11); a writer who means five hundred thousand gets a refusal, never a wrong amount.
+  if (frac.length > precision) {
     return { ok: false, issue: `has more than ${precision} decimal places for ${ccy}` }
   }
-  const minor = BigInt(int! + fracTrimmed.padEnd(precision, '0'))
+  const minor = BigInt(int! + frac.padEnd(precision, '0'))
   if (sign === '-' && minor !== 0n) return { ok: false, issue: 'must be positive' }
   if (minor === 0n) return { ok: false, issue: 'must be greater than zero' }
   if (minor > MAX_MINOR) return { ok: false, issue: 'is too large' }

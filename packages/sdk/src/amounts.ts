@@ -64,18 +64,18 @@ function decimalsOf(ccy: string, extra?: Readonly<Record<string, number>>): numb
 
 /**
  * Converts a decimal amount in the currency's unit to minor units: `toMinor('0.001', 'BTC')` is
- * `100000n`. More decimals than the currency has is an error, never a rounding.
+ * `100000n`. More decimals than the currency has is an error, never a rounding; trailing zeros
+ * count, as the server counts them: `toMinor('500.000', 'VND')` is refused, never 500 dong.
  */
 export function toMinor(decimal: string, ccy: string, currencies?: Readonly<Record<string, number>>): bigint {
   const decimals = decimalsOf(ccy, currencies)
   const m = DECIMAL_RE.exec(decimal.trim())
   if (!m) throw new RangeError(`Not a decimal amount: ${JSON.stringify(decimal)}`)
   const [, sign, intPart, fracPart = ''] = m
-  const significant = fracPart.replace(/0+$/, '')
-  if (significant.length > decimals) {
+  if (fracPart.length > decimals) {
     throw new RangeError(`${decimal} ${ccy} has more than ${decimals} decimal places`)
   }
-  const minor = BigInt(intPart! + significant.padEnd(decimals, '0'))
+  const minor = BigInt(intPart! + fracPart.padEnd(decimals, '0'))
   return sign === '-' ? -minor : minor
 }
 

@@ -28,6 +28,13 @@ describe('amounts', () => {
     expect(toMinor('1.2345', 'XYZ', { XYZ: 4 })).toBe(12345n)
   })
 
+  it('counts trailing zeros as decimals, as the server does: "500.000" dong is refused, not 500', () => {
+    expect(() => toMinor('500.000', 'VND')).toThrow(/more than 0/)
+    expect(() => toMinor('0.100000000', 'BTC')).toThrow(/more than 8/)
+    expect(() => toMinor('19.900', 'USD')).toThrow(/more than 2/)
+    expect(toMinor('0.10000000', 'BTC')).toBe(10_000_000n)
+  })
+
   it('round-trips minor units through decimals and writes them as the server does', () => {
     fc.assert(
       fc.property(

@@ -5,6 +5,7 @@ import { createHarness, type Harness, type TestAccount } from '../../../test/hel
 import { decodeLnurl } from './lnurl-encoding.js'
 import { parseRate } from '../../shared/amount.js'
 import { invoiceFor, payRequestFor } from './lnurl.js'
+import { runDueTransactions } from '../../transactions/worker.js'
 
 /** The `bolt11` package's description of regtest (it knows the prefix but wants it spelled out). */
 const REGTEST = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }
@@ -199,6 +200,44 @@ describe('Lightning Address: LNURL-pay answers (LUD-06, LUD-12, LUD-16)', () => 
       await h.api('GET', `/api/v2/account/${carol.accountId}/wallet/`, carol.token)
     ).body.data.find((w: any) => w.ccy === 'VND')
     expect(BigInt(vnd.amount)).toBe(dong)
+    await h.expectBooksBalanced()
+  })
+
+  it('a payment to the address into a dong wallet, overpaid on the node, completes with msg overpaid', async () => {
+    const dave = await h.createAccount({ name: 'Dave' })
+    const claimed = await h.api('PUT', `/api/v2/account/${dave.accountId}/lightning-address`, dave.token, {
+      username: 'dave',
+      creditCcy: 'VND',
+    })
+    expect(claimed.status).toBe(200)
+    const res = await get('/lnurlp/dave/callback?amount=100000000')
+    expect(res.body.status).toBeUndefined()
+    const { rows } = await h.c.db.query<{ id: string; rail_ref: string }>(
+      `SELECT id, rail_ref FROM transactions WHERE account_id = $1 AND kind = 'ln_receive'`,
+      [dave.accountId],
+    )
+    const { id, rail_ref: hash } = rows[0]!
+    // LND settles an invoice paid more than its amount: its invoice registry refuses a payment only
+    // when `ctx.amtPaid < inv.Terms.Value` (lnd invoices/update.go). The sandbox node pays exactly,
+    // so its record of the invoice is made to say what LND's would: 100,000 sats asked, 150,000 paid.
+    await h.c.db.query(
+      `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = 150000000 WHERE payment_hash = $1`,
+      [hash],
+    )
+    await h.c.db.query('UPDATE transactions SET next_check_at = 0 WHERE id = $1', [id])
+    await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
+    const txn = (await h.api('GET', `/api/v2/transaction/${id}`, dave.token)).body
+    expect([txn.txnState, txn.msg, txn.sourceReq.amtRequested, txn.sourceReq.amtSettled]).toEqual([
+      'completed',
+      'overpaid',
+      0.001,
+      0.0015,
+    ])
+    const events = await h.c.db.query<{ txn_state: string; msg: string }>(
+      'SELECT txn_state, msg FROM events WHERE txn_id = $1 ORDER BY id DESC LIMIT 1',
+      [id],
+    )
+    expect(events.rows[0]).toEqual({ txn_state: 'completed', msg: 'overpaid' })
     await h.expectBooksBalanced()
   })
 
