@@ -214,7 +214,9 @@ function approvalThresholds(env: Record<string, string | undefined>): Record<str
     if (!isCurrency(ccy)) throw new ConfigError(`${name}: ${ccy} is not a known currency code`)
     const precision = precisionOf(ccy)
     const m = /^(\d{1,18})(?:\.(\d+))?$/.exec(text)
-    const frac = (m?.[2] ?? '').replace(/0+$/, '')
+    // Every written decimal counts, zeros too, as in the API (contract section 11): "500.000" dong
+    // is refused, never read as 500.
+    const frac = m?.[2] ?? ''
     if (!m || frac.length > precision)
       throw new ConfigError(
         `${name}: expected a decimal ${ccy} amount with at most ${precision} decimals, got ${JSON.stringify(text)}`,
