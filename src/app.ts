@@ -108,7 +108,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)
-  operatorRoutes(app, { operators: c.operators, sessionMaxMs: c.operatorsConfig.sessionMaxMs })
+  operatorRoutes(app, {
+    operators: c.operators,
+    sessionMaxMs: c.operatorsConfig.sessionMaxMs,
+    publicBaseUrl: c.config.publicBaseUrl,
+  })
   auditRoutes(app, c)
   exportRoutes(app, c)
   webhookRoutes(app, c)
