@@ -364,3 +364,71 @@ describe('the token signature is checked over the body bytes', () => {
     expect(res.json()).toMatchObject({ error: 'invalid_json' })
   })
 })
+
+describe('an operator’s refused requests do not spend its address’s budget', () => {
+  let h: Harness
+  let client: ReturnType<typeof operatorClient>
+  beforeAll(async () => {
+    h = await createHarness(limitsEnv())
+    client = operatorClient(h.app, h.adminToken)
+  })
+  afterAll(async () => h?.close())
+
+  // The team's one address behind a NAT; sessions are signed in elsewhere and used from here.
+  const NAT = '198.51.100.200'
+  const call = (method: string, url: string, headers: Record<string, string>, from = NAT) =>
+    h.app.inject({
+      method: method as 'GET',
+      url,
+      remoteAddress: from,
+      headers: method === 'GET' ? headers : { 'content-type': 'application/json', ...headers },
+      ...(method === 'GET' ? {} : { payload: '{}' }),
+    })
+
+  it('31 role refusals of a viewer and 30 CSRF refusals of an admin leave the team its console', async () => {
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const admin = await client.signIn(await client.createOperator('admin'))
+    const colleague = await client.signIn(await client.createOperator('finance'))
+
+    const refused: number[] = []
+    for (let i = 0; i < 31; i++)
+      refused.push((await call('GET', '/admin/audit', { cookie: viewer.cookie })).statusCode)
+    expect(refused.every((s) => s === 403)).toBe(true)
+    const csrf: number[] = []
+    for (let i = 0; i < 30; i++)
+      csrf.push((await call('POST', '/admin/accounts', { cookie: admin.cookie })).statusCode)
+    expect(csrf.every((s) => s === 403)).toBe(true)
+
+    // Everyone else at that address, and the admin token, still get their answers.
+    const others = [
+      await call('GET', '/admin/accounts', { cookie: colleague.cookie }),
+      await call('GET', '/admin/accounts', { authorization: `Bearer ${h.adminToken}` }),
+      await call('GET', '/admin/accounts', { cookie: admin.cookie }),
+    ]
+    expect(others.map((r) => r.statusCode)).toEqual([200, 200, 200])
+    expect(others[1]!.headers['x-ratelimit-remaining']).toBe('30')
+  })
+
+  it('an operator that keeps being refused is limited on its own, with the headers of its window', async () => {
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const statuses: number[] = []
+    let last: Awaited<ReturnType<typeof call>> | undefined
+    // 60 refusals a minute per operator by default (RATE_LIMIT_OPERATOR_PER_MINUTE).
+    for (let i = 0; i < 63; i++) {
+      last = await call('GET', '/admin/audit', { cookie: viewer.cookie })
+      statuses.push(last.statusCode)
+    }
+    expect(statuses.slice(0, 60).every((s) => s === 403)).toBe(true)
+    expect(statuses.slice(60)).toEqual([429, 429, 429])
+    expect(last!.json().message).toMatch(/for refused requests of this operator/)
+    expect(last!.headers['x-ratelimit-limit']).toBe('60')
+    expect(last!.headers['x-ratelimit-remaining']).toBe('0')
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    // Until its window resets, even what its role allows waits; nobody else does.
+    expect((await call('GET', '/admin/accounts', { cookie: viewer.cookie })).statusCode).toBe(429)
+    const other = await client.signIn(await client.createOperator('viewer'))
+    expect((await call('GET', '/admin/accounts', { cookie: other.cookie })).statusCode).toBe(200)
+    // Failed credentials from the address are still counted against the address.
+    expect((await call('GET', '/admin/accounts', { authorization: 'Bearer adm_wrong' })).statusCode).toBe(401)
+  })
+})
