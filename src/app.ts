@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Container } from './container.js'
+import type { TrustProxy } from './config/config.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js'
 import { installJson } from './http/json-body.js'
 import { refuseNulCharacters } from './http/text-input.js'
@@ -45,12 +46,20 @@ import { installSendsBrake } from './reconcile/brake.js'
 // The operator console (issue 19): server-rendered pages on the same guard.
 import { consoleRoutes } from './console/routes.js'
 
+/** Fastify's trustProxy for TRUST_PROXY: the peers whose X-Forwarded-For entry is believed. */
+function trustProxyOption(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust
+  return trust
+}
+
 /** Builds the HTTP application on a container. `server.ts` listens on it; tests inject into it. */
 export async function buildApp(c: Container): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: c.log as unknown as FastifyBaseLogger,
     bodyLimit: c.config.bodyLimitBytes,
-    trustProxy: c.config.env.TRUST_PROXY === 'true',
+    // TRUST_PROXY (docs/configuration.md): a hop count becomes a function, since Fastify's own
+    // numeric option trusts no hop at all; a list of addresses is compiled by Fastify.
+    trustProxy: trustProxyOption(c.config.trustProxy),
     return503OnClosing: true,
     // Errors raised before a route runs (unparseable URLs, malformed HTTP) keep the contract's body.
     frameworkErrors,
@@ -99,7 +108,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)
-  operatorRoutes(app, { operators: c.operators, sessionMaxMs: c.operatorsConfig.sessionMaxMs })
+  operatorRoutes(app, {
+    operators: c.operators,
+    sessionMaxMs: c.operatorsConfig.sessionMaxMs,
+    publicBaseUrl: c.config.publicBaseUrl,
+  })
   auditRoutes(app, c)
   exportRoutes(app, c)
   webhookRoutes(app, c)

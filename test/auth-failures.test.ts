@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from './helpers/harness.js'
+import { operatorClient, OPERATOR_PASSWORD } from './admin/operator-client.js'
+import { totp } from '../src/operators/totp.js'
 
 /**
  * Requests that fail authentication are counted per client address and never in an account's
@@ -145,11 +147,11 @@ describe('authentication failures and the account windows', () => {
   })
 })
 
-describe('behind a proxy (TRUST_PROXY=true)', () => {
+describe('behind a proxy (TRUST_PROXY=1)', () => {
   let h: Harness
   let acct: TestAccount
   beforeAll(async () => {
-    h = await createHarness({ ...limitsEnv(), TRUST_PROXY: 'true' })
+    h = await createHarness({ ...limitsEnv(), TRUST_PROXY: '1' })
     acct = await h.createAccount()
   })
   afterAll(async () => h?.close())
@@ -183,6 +185,82 @@ describe('behind a proxy (TRUST_PROXY=true)', () => {
       headers: { 'x-forwarded-for': CLIENT, authorization: `Bearer ${real.json().accessToken}` },
     })
     expect(call.statusCode).toBe(200)
+  })
+
+  it('counts what the client writes into X-Forwarded-For against the address the proxy saw', async () => {
+    // The proxy appends the address it was connected from; whatever the client wrote comes before.
+    const attacker = '203.0.113.121'
+    const statuses: number[] = []
+    for (let i = 0; i < 80; i++) {
+      const res = await h.app.inject({
+        method: 'GET',
+        url: '/admin/accounts',
+        headers: {
+          'x-forwarded-for': `198.51.100.${i}, ${attacker}`,
+          authorization: `Bearer adm_guess_${i}`,
+        },
+      })
+      statuses.push(res.statusCode)
+    }
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true)
+    expect(statuses.slice(30).every((s) => s === 429)).toBe(true)
+  })
+
+  it('audits a sign-in under the address the proxy saw, not the one the client wrote', async () => {
+    const client = operatorClient(h.app, h.adminToken)
+    const op = await client.createOperator('viewer')
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/admin/session',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '8.8.8.8, 10.0.0.1' },
+      payload: JSON.stringify({
+        email: op.email,
+        password: OPERATOR_PASSWORD,
+        code: totp(op.secret, Date.now() + 30_000),
+      }),
+    })
+    expect(res.statusCode).toBe(200)
+    const { rows } = await h.c.db.query(
+      `SELECT client_ip FROM admin_audit WHERE action = 'operator.sign_in' AND operator_id = $1`,
+      [op.id],
+    )
+    expect(rows.map((r) => r.client_ip)).toEqual(['10.0.0.1'])
+  })
+})
+
+describe('behind proxies named by address (TRUST_PROXY=127.0.0.1,10.0.0.0/8)', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await createHarness({ ...limitsEnv(), TRUST_PROXY: '127.0.0.1,10.0.0.0/8' })
+  })
+  afterAll(async () => h?.close())
+
+  it('skips the named proxies, and believes no header from anyone else', async () => {
+    const client = operatorClient(h.app, h.adminToken)
+    const signIn = async (remoteAddress: string, forwarded: string) => {
+      const op = await client.createOperator('viewer')
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/admin/session',
+        remoteAddress,
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': forwarded },
+        payload: JSON.stringify({
+          email: op.email,
+          password: OPERATOR_PASSWORD,
+          code: totp(op.secret, Date.now() + 30_000),
+        }),
+      })
+      expect(res.statusCode).toBe(200)
+      const { rows } = await h.c.db.query(
+        `SELECT client_ip FROM admin_audit WHERE action = 'operator.sign_in' AND operator_id = $1`,
+        [op.id],
+      )
+      return rows.map((r) => r.client_ip)
+    }
+    // Through two proxies of ours (10.0.0.1, then 127.0.0.1): the client is the address before them.
+    expect(await signIn('127.0.0.1', '8.8.8.8, 10.0.0.1')).toEqual(['8.8.8.8'])
+    // Straight from a client that is not a proxy: its header is ignored.
+    expect(await signIn('203.0.113.9', '8.8.4.4')).toEqual(['203.0.113.9'])
   })
 })
 
@@ -284,5 +362,73 @@ describe('the token signature is checked over the body bytes', () => {
     const res = await exchange(sign(acct.apiKey, acct.apiSecret, broken), broken)
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ error: 'invalid_json' })
+  })
+})
+
+describe('an operator’s refused requests do not spend its address’s budget', () => {
+  let h: Harness
+  let client: ReturnType<typeof operatorClient>
+  beforeAll(async () => {
+    h = await createHarness(limitsEnv())
+    client = operatorClient(h.app, h.adminToken)
+  })
+  afterAll(async () => h?.close())
+
+  // The team's one address behind a NAT; sessions are signed in elsewhere and used from here.
+  const NAT = '198.51.100.200'
+  const call = (method: string, url: string, headers: Record<string, string>, from = NAT) =>
+    h.app.inject({
+      method: method as 'GET',
+      url,
+      remoteAddress: from,
+      headers: method === 'GET' ? headers : { 'content-type': 'application/json', ...headers },
+      ...(method === 'GET' ? {} : { payload: '{}' }),
+    })
+
+  it('31 role refusals of a viewer and 30 CSRF refusals of an admin leave the team its console', async () => {
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const admin = await client.signIn(await client.createOperator('admin'))
+    const colleague = await client.signIn(await client.createOperator('finance'))
+
+    const refused: number[] = []
+    for (let i = 0; i < 31; i++)
+      refused.push((await call('GET', '/admin/audit', { cookie: viewer.cookie })).statusCode)
+    expect(refused.every((s) => s === 403)).toBe(true)
+    const csrf: number[] = []
+    for (let i = 0; i < 30; i++)
+      csrf.push((await call('POST', '/admin/accounts', { cookie: admin.cookie })).statusCode)
+    expect(csrf.every((s) => s === 403)).toBe(true)
+
+    // Everyone else at that address, and the admin token, still get their answers.
+    const others = [
+      await call('GET', '/admin/accounts', { cookie: colleague.cookie }),
+      await call('GET', '/admin/accounts', { authorization: `Bearer ${h.adminToken}` }),
+      await call('GET', '/admin/accounts', { cookie: admin.cookie }),
+    ]
+    expect(others.map((r) => r.statusCode)).toEqual([200, 200, 200])
+    expect(others[1]!.headers['x-ratelimit-remaining']).toBe('30')
+  })
+
+  it('an operator that keeps being refused is limited on its own, with the headers of its window', async () => {
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const statuses: number[] = []
+    let last: Awaited<ReturnType<typeof call>> | undefined
+    // 60 refusals a minute per operator by default (RATE_LIMIT_OPERATOR_PER_MINUTE).
+    for (let i = 0; i < 63; i++) {
+      last = await call('GET', '/admin/audit', { cookie: viewer.cookie })
+      statuses.push(last.statusCode)
+    }
+    expect(statuses.slice(0, 60).every((s) => s === 403)).toBe(true)
+    expect(statuses.slice(60)).toEqual([429, 429, 429])
+    expect(last!.json().message).toMatch(/for refused requests of this operator/)
+    expect(last!.headers['x-ratelimit-limit']).toBe('60')
+    expect(last!.headers['x-ratelimit-remaining']).toBe('0')
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    // Until its window resets, even what its role allows waits; nobody else does.
+    expect((await call('GET', '/admin/accounts', { cookie: viewer.cookie })).statusCode).toBe(429)
+    const other = await client.signIn(await client.createOperator('viewer'))
+    expect((await call('GET', '/admin/accounts', { cookie: other.cookie })).statusCode).toBe(200)
+    // Failed credentials from the address are still counted against the address.
+    expect((await call('GET', '/admin/accounts', { authorization: 'Bearer adm_wrong' })).statusCode).toBe(401)
   })
 })

@@ -54,6 +54,7 @@ export function installAdminGuard(
   app.decorateRequest('operator', undefined)
   app.decorateRequest('auditNote', undefined)
   app.decorateRequest('csrfInForm', false)
+  app.decorateRequest('refusalsCountedFor', undefined)
 
   async function authenticate(request: FastifyRequest): Promise<Actor | undefined> {
     const authorization = request.headers.authorization
@@ -87,6 +88,14 @@ export function installAdminGuard(
     if (!actor) {
       await limitByAddress(request, reply)
       throw new ApiError('unauthorized', 'An operator session or the admin token is required')
+    }
+    // From here on a refusal is the operator's own: counted in its window, not its address's
+    // (rate-limit-headers.ts), and one that has spent that window waits for it to reset.
+    request.refusalsCountedFor = actor.operatorId
+    const spent = await request.server.rateLimiter.peekOperatorRefusals(actor.operatorId)
+    if (!spent.allowed) {
+      applyRateLimitHeaders(reply, spent)
+      throw new ApiError('rate_limit_exceeded', rateLimitErrorBody(spent).message)
     }
     if (actor.via === 'session' && isStateChanging(request.method)) {
       const given = request.headers[CSRF_HEADER]

@@ -215,3 +215,40 @@ describe('local secrets', () => {
     )
   })
 })
+
+describe('TRUST_PROXY', () => {
+  it('is off when unset, and reads a hop count or the proxies’ addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false)
+    expect(loadConfig({ TRUST_PROXY: '' }).trustProxy).toBe(false)
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false)
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1)
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toEqual(['10.0.0.0/8'])
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 127.0.0.1 ,fd00::/8,loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'fd00::/8',
+      'loopback',
+    ])
+  })
+
+  it('refuses true, which would take the address the client writes itself', () => {
+    let caught: unknown
+    try {
+      loadConfig({ TRUST_PROXY: 'true' })
+    } catch (err) {
+      caught = err
+    }
+    expect(caught).toBeInstanceOf(ConfigError)
+    expect((caught as Error).message).toMatch(
+      /^TRUST_PROXY: .*X-Forwarded-For.*TRUST_PROXY=1.*TRUST_PROXY=10\.0\.0\.0\/8/,
+    )
+  })
+
+  it.each(['yes', '0.0.0.0/33', '10.0.0.300', '1.2.3.4/x', '::1/129', '10.0.0.1,', '100', '-1', '*'])(
+    'refuses %j, naming the variable',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^TRUST_PROXY: /)
+    },
+  )
+})

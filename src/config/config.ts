@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { join, resolve } from 'node:path'
 import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
 import { NETWORKS, type Network } from '../rails/network.js'
@@ -71,8 +72,13 @@ export interface Config {
   approvalTtlS: number
   dbPoolMax: number
   bodyLimitBytes: number
+  // Which peers may say who the client is in X-Forwarded-For (TRUST_PROXY): none, the number of
+  // proxy hops in front of the service, or the proxies' addresses and CIDR ranges.
+  trustProxy: TrustProxy
   env: Record<string, string | undefined>
 }
+
+export type TrustProxy = false | number | string[]
 
 /** Per method: a fixed fee in the source currency's minor units plus basis points of the amount. */
 export interface FeeRule {
@@ -164,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     approvalThresholds: approvalThresholds(env),
     approvalTtlS: int(env, 'APPROVAL_TTL_S', 86_400, 60, 30 * 86_400),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     bodyLimitBytes: 64 * 1024,
     env,
   }
@@ -236,6 +243,51 @@ function pageFiatCcy(env: Record<string, string | undefined>): string {
     )
   }
   return code
+}
+
+const TRUST_PROXY_HINT =
+  'set the number of proxies in front of the service (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8,127.0.0.1)'
+// proxy-addr's names for whole ranges, which Fastify's trustProxy accepts alongside addresses.
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * TRUST_PROXY: unset, empty or `false` trusts no proxy (the client is the socket's peer); a whole
+ * number N trusts N hops in front of the service; otherwise a comma-separated list of addresses,
+ * CIDR ranges or range names. `true` would trust every hop, so the client would be the left-most
+ * X-Forwarded-For entry, which the client writes itself: it is refused (docs/configuration.md).
+ */
+function trustProxy(raw: string | undefined): TrustProxy {
+  const text = (raw ?? '').trim()
+  if (text === '' || text === 'false') return false
+  if (text === 'true')
+    throw new ConfigError(
+      `TRUST_PROXY: true would take the client's address from the left-most X-Forwarded-For entry, which the client writes itself; ${TRUST_PROXY_HINT}`,
+    )
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text)
+    if (hops < 1 || hops > 10)
+      throw new ConfigError(`TRUST_PROXY: expected from 1 to 10 proxy hops, got ${JSON.stringify(raw)}`)
+    return hops
+  }
+  const entries = text.split(',').map((e) => e.trim())
+  for (const entry of entries) {
+    if (!isProxyEntry(entry))
+      throw new ConfigError(
+        `TRUST_PROXY: ${JSON.stringify(entry)} is not an address, a CIDR range or loopback, linklocal, uniquelocal; ${TRUST_PROXY_HINT}`,
+      )
+  }
+  return entries
+}
+
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true
+  const slash = entry.indexOf('/')
+  const address = slash === -1 ? entry : entry.slice(0, slash)
+  const family = isIP(address)
+  if (family === 0) return false
+  if (slash === -1) return true
+  const prefix = entry.slice(slash + 1)
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
 function int(

@@ -71,11 +71,30 @@ function messageFor(status: number, message: string, t: ShellStrings): string {
   return t.failedBody
 }
 
-/** A path inside the console to go back to after signing in, or the overview. */
+/** A made-up origin: `next` is resolved against it as a browser would resolve it against ours. */
+const PLACEHOLDER_ORIGIN = 'http://console.invalid'
+
+/**
+ * A path inside the console to go back to after signing in, or the overview. `next` is resolved as
+ * a browser resolves a Location (dot segments, encoded or not, are applied; tabs and line breaks
+ * dropped), and only a path that is already in that normal form and stays inside the console is
+ * given back, so the address the browser goes to is exactly the one checked here.
+ */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 500) return CONSOLE_BASE
-  if (next !== CONSOLE_BASE && !next.startsWith(`${CONSOLE_BASE}/`) && !next.startsWith(`${CONSOLE_BASE}?`))
+  // Printable ASCII only (no tabs, spaces or line breaks), no backslash, and a path of this origin.
+  if (!/^\/[\x21-\x7e]*$/.test(next) || next.includes('\\') || next.startsWith('//')) return CONSOLE_BASE
+  let url: URL
+  try {
+    url = new URL(next, PLACEHOLDER_ORIGIN)
+  } catch {
     return CONSOLE_BASE
-  if (/[\\\r\n]|\/\/|\/\.\.?(\/|$)/.test(next)) return CONSOLE_BASE
-  return next
+  }
+  const path = url.pathname
+  if (url.origin !== PLACEHOLDER_ORIGIN || url.hash !== '') return CONSOLE_BASE
+  if (path !== CONSOLE_BASE && !path.startsWith(`${CONSOLE_BASE}/`)) return CONSOLE_BASE
+  // Encoded dots, slashes and backslashes have no use in a console path; some servers decode them.
+  if (/%2e|%2f|%5c/i.test(path) || /\/\/|\/\.\.?(\/|$)/.test(path)) return CONSOLE_BASE
+  const normal = path + url.search
+  return normal === next ? normal : CONSOLE_BASE
 }

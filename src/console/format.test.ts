@@ -35,6 +35,28 @@ describe('console formatting and redirects', () => {
       expect(safeNext(bad), String(bad)).toBe('/admin/console')
   })
 
+  it('refuses encoded dot segments, tabs and anything a browser would resolve elsewhere', () => {
+    for (const bad of [
+      '/admin/console/%2e%2e/%2e%2e/pay/x',
+      '/admin/console/%2E%2E/%2e%2e/admin/audit',
+      '/admin/console/.%2e/.%2e/x',
+      '/admin/console/%2e/../../x',
+      '/admin/console/.\t./.\t./pay/x',
+      '/admin/console/\t/evil.example',
+      '/admin/console/%2f%2fevil.example',
+      '/admin/console/%5c%5cevil.example',
+      '/admin/console/ x',
+      '/admin/console/x#frag',
+      '/admin/console/\u00e9',
+    ])
+      expect(safeNext(bad), JSON.stringify(bad)).toBe('/admin/console')
+    // A path that is already normal comes back as it is.
+    expect(safeNext('/admin/console/transactions/txn_1?state=failed&page=2')).toBe(
+      '/admin/console/transactions/txn_1?state=failed&page=2',
+    )
+    expect(safeNext('/admin/console/accounts?q=a%20b')).toBe('/admin/console/accounts?q=a%20b')
+  })
+
   it('lets only the nonce run scripts and styles, and forms post to this origin only', () => {
     const nonce = createNonce()
     const csp = consoleSecurityHeaders(nonce)['Content-Security-Policy']

@@ -6,6 +6,17 @@ import { applyRateLimitHeaders, rateLimitErrorBody, type Decision } from './rate
  * Operational endpoints answer without rate-limit headers and are never counted: load balancers and
  * scrapers call them from one address all day (docs/rate-limits.md).
  */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The operator (or `system`, for the admin token) a request was authenticated as, set by the
+     * admin guard before its role and CSRF checks: a refusal from then on is counted against that
+     * operator, not against the address its team may share.
+     */
+    refusalsCountedFor?: string
+  }
+}
+
 export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics'])
 
 /**
@@ -15,7 +26,9 @@ export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz',
  *
  * - a client error (4xx other than 429: a failed operator or token authentication, a malformed
  *   token request, an unknown route or method) is counted against the client address, the window of
- *   requests that fail authentication, and becomes a 429 when that window is spent;
+ *   requests that fail authentication, and becomes a 429 when that window is spent; one refused to
+ *   an authenticated operator (its role, its CSRF token, anything its route refuses) is counted
+ *   against that operator instead;
  * - anything else (an operator's success, the API reference, a 5xx) reports that window unchanged.
  *
  * Nothing here touches an account's windows: only a request whose credentials were verified does.
@@ -33,7 +46,10 @@ async function complete(request: FastifyRequest, reply: FastifyReply, payload: u
   const status = reply.statusCode
   const limiter = request.server.rateLimiter
   if (status >= 400 && status < 500 && status !== 429) {
-    const decision = await limiter.consumeAnonymous(request.ip)
+    const operator = request.refusalsCountedFor
+    const decision = operator
+      ? await limiter.consumeOperatorRefusal(operator)
+      : await limiter.consumeAnonymous(request.ip)
     applyRateLimitHeaders(reply, decision)
     if (decision.allowed) return payload
     reply.code(429).type('application/json; charset=utf-8')

@@ -70,6 +70,7 @@ function config(overrides: Partial<RateLimitConfig> = {}): RateLimitConfig {
     },
     endpoints: DEFAULT_RATE_LIMITS.endpoints.map((e) => ({ ...e })),
     unauthenticatedPerMinute: DEFAULT_RATE_LIMITS.unauthenticatedPerMinute,
+    operatorRefusalsPerMinute: DEFAULT_RATE_LIMITS.operatorRefusalsPerMinute,
     lightningAddress: { ...DEFAULT_RATE_LIMITS.lightningAddress },
     accountNamePerHour: DEFAULT_RATE_LIMITS.accountNamePerHour,
     ...overrides,
@@ -517,6 +518,7 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 10 },
       ],
       unauthenticatedPerMinute: 30,
+      operatorRefusalsPerMinute: 60,
       lightningAddress: { perMinute: 60, perClientPerMinute: 20, minSats: 1n, maxSats: 10_000_000n },
       accountNamePerHour: 30,
     })
@@ -533,6 +535,7 @@ describe('configuration', () => {
       RATE_LIMIT_TXN_LIST_PER_MINUTE: '31',
       RATE_LIMIT_WEBHOOK_CREATE_PER_MINUTE: '11',
       RATE_LIMIT_UNAUTH_PER_MINUTE: '32',
+      RATE_LIMIT_OPERATOR_PER_MINUTE: '33',
       RATE_LIMIT_LN_ADDRESS_PER_MINUTE: '12',
       RATE_LIMIT_LN_ADDRESS_PER_CLIENT_PER_MINUTE: '4',
       RATE_LIMIT_LN_ADDRESS_MIN_SATS: '10',
@@ -548,6 +551,7 @@ describe('configuration', () => {
         { method: 'POST', route: '/api/v2/webhook', perMinute: 11 },
       ],
       unauthenticatedPerMinute: 32,
+      operatorRefusalsPerMinute: 33,
       lightningAddress: { perMinute: 12, perClientPerMinute: 4, minSats: 10n, maxSats: 2_000_000n },
       accountNamePerHour: 7,
     })

@@ -44,6 +44,11 @@ export interface RateLimitConfig {
   endpoints: EndpointLimit[]
   /** Per client address, for requests that fail authentication. */
   unauthenticatedPerMinute: number
+  /**
+   * Per operator (the admin token is the operator `system`), for its requests refused after it
+   * was authenticated (role, CSRF, any other 4xx): counted apart from its address's budget.
+   */
+  operatorRefusalsPerMinute: number
   /** Each Lightning Address (LNURL-pay, docs/lightning-address.md): its requests and amounts. */
   lightningAddress: LightningAddressLimits
   /**
@@ -82,6 +87,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimitConfig> = Object.freeze({
     Object.freeze({ method: 'POST', route: '/api/v2/webhook', perMinute: 10 }),
   ]) as EndpointLimit[],
   unauthenticatedPerMinute: 30,
+  operatorRefusalsPerMinute: 60,
   lightningAddress: Object.freeze({
     perMinute: 60,
     perClientPerMinute: 20,
@@ -96,6 +102,7 @@ export type RateLimitScope =
   | 'account'
   | 'api-key-endpoint'
   | 'client-address'
+  | 'operator'
   | 'lightning-address'
   | 'lightning-address-client'
   | 'account-name'
@@ -147,6 +154,10 @@ export interface RateLimiter {
    * credentials from a spent address before checking them.
    */
   peekAnonymous(ip: string): Promise<Decision>
+  /** Counts one request of an authenticated operator that was refused, against that operator. */
+  consumeOperatorRefusal(operatorId: string): Promise<Decision>
+  /** Reads an operator's window of refusals without counting; `allowed` is false once spent. */
+  peekOperatorRefusals(operatorId: string): Promise<Decision>
   /** Where counting happens now: shared in Redis, or per instance in memory. */
   backend(): RateLimitBackend
   /** Detaches from the Redis client (which stays open: its owner closes it). */
@@ -258,6 +269,7 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     endpoints.set(id, window(`${prefix}:ep:${id}`, e.perMinute, MINUTE_SEC, 'api-key-endpoint'))
   }
   const anonymous = window(`${prefix}:anon:m`, config.unauthenticatedPerMinute, MINUTE_SEC, 'client-address')
+  const operatorRefusals = window(`${prefix}:op:m`, config.operatorRefusalsPerMinute, MINUTE_SEC, 'operator')
   const lnAddress = window(
     `${prefix}:lnaddr:m`,
     config.lightningAddress.perMinute,
@@ -291,6 +303,15 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
         : a,
     )
     return toDecision(tightest, now())
+  }
+
+  async function peek(w: Window, key: string): Promise<Decision> {
+    if (!config.enabled) return openDecision(w, now())
+    const res = await w.limiter.get(key)
+    if (!res || res.msBeforeNext <= 0) return openDecision(w, now())
+    const remaining = Math.max(0, w.points - res.consumedPoints)
+    const seen = new RateLimiterRes(remaining, res.msBeforeNext, res.consumedPoints)
+    return toDecision({ window: w, key, allowed: remaining > 0, res: seen }, now())
   }
 
   return {
@@ -332,12 +353,16 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     },
 
     async peekAnonymous(ip) {
-      if (!config.enabled) return openDecision(anonymous, now())
-      const res = await anonymous.limiter.get(ip)
-      if (!res || res.msBeforeNext <= 0) return openDecision(anonymous, now())
-      const remaining = Math.max(0, anonymous.points - res.consumedPoints)
-      const seen = new RateLimiterRes(remaining, res.msBeforeNext, res.consumedPoints)
-      return toDecision({ window: anonymous, key: ip, allowed: remaining > 0, res: seen }, now())
+      return peek(anonymous, ip)
+    },
+
+    async consumeOperatorRefusal(operatorId) {
+      if (!config.enabled) return openDecision(operatorRefusals, now())
+      return decide([[operatorRefusals, operatorId]])
+    },
+
+    async peekOperatorRefusals(operatorId) {
+      return peek(operatorRefusals, operatorId)
     },
 
     backend() {
@@ -492,6 +517,7 @@ function checkConfig(config: RateLimitConfig): void {
     check(`${tier} per second`, config.tiers[tier].perSecond)
   }
   check('unauthenticated per minute', config.unauthenticatedPerMinute)
+  check('operator refusals per minute', config.operatorRefusalsPerMinute)
   const a = config.lightningAddress
   check('Lightning Address per minute', a.perMinute)
   check('Lightning Address per client per minute', a.perClientPerMinute)
@@ -535,6 +561,7 @@ const SCOPE_TEXT: Record<RateLimitScope, string> = {
   account: 'for this account',
   'api-key-endpoint': 'for this endpoint and API key',
   'client-address': 'for unauthenticated requests from this address',
+  operator: 'for refused requests of this operator',
   'lightning-address': 'for this Lightning Address',
   'lightning-address-client': 'to Lightning Addresses from this client',
   'account-name': 'for bank account-name inquiries of this account',
@@ -591,6 +618,7 @@ export function rateLimitConfigFromEnv(env: Record<string, string | undefined>):
       endpoint('POST', '/api/v2/webhook', 'RATE_LIMIT_WEBHOOK_CREATE_PER_MINUTE'),
     ],
     unauthenticatedPerMinute: envLimit(env, 'RATE_LIMIT_UNAUTH_PER_MINUTE', d.unauthenticatedPerMinute),
+    operatorRefusalsPerMinute: envLimit(env, 'RATE_LIMIT_OPERATOR_PER_MINUTE', d.operatorRefusalsPerMinute),
     lightningAddress: {
       perMinute: envLimit(env, 'RATE_LIMIT_LN_ADDRESS_PER_MINUTE', d.lightningAddress.perMinute),
       perClientPerMinute: envLimit(

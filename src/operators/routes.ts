@@ -12,8 +12,9 @@ import type { Actor, OperatorsService, RequestContext } from './service.js'
  */
 export function operatorRoutes(
   fastify: FastifyInstance,
-  deps: { operators: OperatorsService; sessionMaxMs: number },
+  deps: { operators: OperatorsService; sessionMaxMs: number; publicBaseUrl: string },
 ): void {
+  fastify.decorate('sessionCookieSecure', sessionCookieSecure(deps.publicBaseUrl))
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const schema = { hide: true, tags: ['Admin'] }
   const { operators } = deps
@@ -206,7 +207,13 @@ export function operatorRoutes(
   })
 }
 
-/** Loopback addresses are the only place a session cookie travels without Secure (local set-ups). */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether session cookies carry Secure, decided once from PUBLIC_BASE_URL (operatorRoutes). */
+    sessionCookieSecure?: boolean
+  }
+}
+
 function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
   return (
@@ -214,8 +221,23 @@ function isLoopbackHost(hostname: string): boolean {
   )
 }
 
+/**
+ * Session cookies go without Secure only when the service's configured public address is plain
+ * http on a loopback name (a local set-up without TLS). The Host header a request carries is not
+ * asked: a TLS proxy may forward `Host: localhost`, and a client may name any host it likes.
+ */
+export function sessionCookieSecure(publicBaseUrl: string): boolean {
+  let url: URL
+  try {
+    url = new URL(publicBaseUrl)
+  } catch {
+    return true
+  }
+  return !(url.protocol === 'http:' && isLoopbackHost(url.hostname))
+}
+
 export function cookieAttributes(request: FastifyRequest, maxAgeS: number): string {
-  const secure = request.protocol === 'https' || !isLoopbackHost(request.hostname)
+  const secure = request.protocol === 'https' || request.server.sessionCookieSecure !== false
   return `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`
 }
 

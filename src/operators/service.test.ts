@@ -7,7 +7,7 @@ import {
   type OperatorsService,
 } from './service.js'
 import { fromBase32, totp, TOTP_STEP_S } from './totp.js'
-import { hashPassword, verifyPassword } from './password.js'
+import { DECOY_HASH, hashPassword, verifyPassword } from './password.js'
 
 const ctx = { clientIp: '203.0.113.7', requestId: 'req-test' }
 const PASSWORD = 'correct horse battery staple'
@@ -134,9 +134,10 @@ describe('operators: set-up, sign-in, lockout, sessions', () => {
     ).rejects.toMatchObject({
       message: 'Email, password or code not accepted',
     })
-    const { rows } = await h.c.db.query('SELECT failed_attempts, locked_until FROM operators WHERE id = $1', [
-      op.id,
-    ])
+    // Counted per email and client address (ctx's), not on the operator's row.
+    const failures = `SELECT failed_attempts, locked_until FROM operator_sign_in_failures
+                        WHERE email = $1 AND client_net = $2`
+    const { rows } = await h.c.db.query(failures, [op.email, ctx.clientIp])
     expect(Number(rows[0].failed_attempts)).toBe(config.lockAfterFailures)
     expect(Number(rows[0].locked_until)).toBe(clock + config.lockBaseMs)
     // After the lock, one more failure locks for twice as long.
@@ -144,15 +145,13 @@ describe('operators: set-up, sign-in, lockout, sessions', () => {
     await expect(
       ops.signIn({ email: op.email, password: 'wrong again', code: totp(op.secret, clock) }, ctx),
     ).rejects.toThrow()
-    const after = await h.c.db.query('SELECT locked_until FROM operators WHERE id = $1', [op.id])
+    const after = await h.c.db.query(failures, [op.email, ctx.clientIp])
     expect(Number(after.rows[0].locked_until)).toBe(clock + 2 * config.lockBaseMs)
     clock += 2 * config.lockBaseMs + 1
     await ops.signIn({ email: op.email, password: PASSWORD, code: totp(op.secret, clock) }, ctx)
-    const reset = await h.c.db.query('SELECT failed_attempts, locked_until FROM operators WHERE id = $1', [
-      op.id,
-    ])
-    expect(Number(reset.rows[0].failed_attempts)).toBe(0)
-    expect(reset.rows[0].locked_until).toBeNull()
+    // A success forgets the failures of the address it came from.
+    const reset = await h.c.db.query(failures, [op.email, ctx.clientIp])
+    expect(reset.rows).toEqual([])
     const audit = await h.c.db.query(`SELECT action FROM admin_audit WHERE target = $1 ORDER BY id`, [
       `operator:${op.id}`,
     ])
@@ -235,5 +234,93 @@ describe('operators: set-up, sign-in, lockout, sessions', () => {
       code: 'unauthorized',
       message: 'Email, password or code not accepted',
     })
+  })
+
+  it('a lock from one address keeps out that address only: a clean one still signs in', async () => {
+    const op = await activeOperator('targeted@example.com', 'admin')
+    const attacker = { clientIp: '203.0.113.66', requestId: 'req-attacker' }
+    const office = { clientIp: '198.51.100.20', requestId: 'req-office' }
+    for (let i = 0; i < config.lockAfterFailures; i++)
+      await expect(
+        ops.signIn({ email: op.email, password: 'a guess', code: '000000' }, attacker),
+      ).rejects.toMatchObject({ code: 'unauthorized' })
+    // Locked where the failures came from, even with the right password and code...
+    await expect(
+      ops.signIn({ email: op.email, password: PASSWORD, code: totp(op.secret, clock) }, attacker),
+    ).rejects.toMatchObject({ message: 'Email, password or code not accepted' })
+    // ...while the operator, from an address that has not failed, is let in.
+    const signed = await ops.signIn(
+      { email: op.email, password: PASSWORD, code: totp(op.secret, clock) },
+      office,
+    )
+    expect(signed.operator.id).toBe(op.id)
+    // That success does not lift the lock of the address that failed (a fresh code, same clock).
+    await expect(
+      ops.signIn({ email: op.email, password: PASSWORD, code: totp(op.secret, clock + 30_000) }, attacker),
+    ).rejects.toMatchObject({ code: 'unauthorized' })
+    const audit = await h.c.db.query(
+      `SELECT client_ip FROM admin_audit WHERE target = $1 AND action = 'operator.locked'`,
+      [`operator:${op.id}`],
+    )
+    expect(audit.rows.map((r) => r.client_ip)).toEqual([attacker.clientIp])
+  })
+
+  it('counts IPv6 failures per /64, so one network cannot spread them over its addresses', async () => {
+    const op = await activeOperator('ipv6@example.com')
+    for (let i = 0; i < config.lockAfterFailures; i++)
+      await expect(
+        ops.signIn(
+          { email: op.email, password: 'a guess', code: '000000' },
+          { clientIp: `2001:db8:1:2::${(i + 1).toString(16)}`, requestId: null },
+        ),
+      ).rejects.toThrow()
+    await expect(
+      ops.signIn(
+        { email: op.email, password: PASSWORD, code: totp(op.secret, clock) },
+        { clientIp: '2001:db8:1:2:ffff::1', requestId: null },
+      ),
+    ).rejects.toMatchObject({ code: 'unauthorized' })
+    await ops.signIn(
+      { email: op.email, password: PASSWORD, code: totp(op.secret, clock) },
+      { clientIp: '2001:db8:1:3::1', requestId: null },
+    )
+  })
+
+  it('does the same work for an unknown email as for a known one with a wrong password', async () => {
+    const op = await activeOperator('same-work@example.com')
+    // The statements each failure sends, with the parameters that name the operator left out.
+    const statements: string[] = []
+    const record = (q: { query: (...a: any[]) => Promise<any> }) => ({
+      ...q,
+      query: (text: any, params?: unknown[]) => {
+        statements.push(typeof text === 'string' ? text.replace(/\s+/g, ' ') : 'sql fragment')
+        return q.query(text, params)
+      },
+    })
+    const db = h.c.db
+    const recorded = {
+      ...record(db),
+      engine: db.engine,
+      listen: db.listen.bind(db),
+      close: db.close.bind(db),
+      notify: db.notify.bind(db),
+      tx: <T>(fn: (q: any) => Promise<T>) => db.tx((q) => fn(record(q))),
+    }
+    const watched = createOperatorsService({ db: recorded as any, box: h.c.box, config, now: () => clock })
+    const from = { clientIp: '192.0.2.99', requestId: null }
+    const run = async (email: string) => {
+      statements.length = 0
+      await expect(
+        watched.signIn({ email, password: 'a wrong password', code: '123456' }, from),
+      ).rejects.toMatchObject({ code: 'unauthorized', message: 'Email, password or code not accepted' })
+      return [...statements]
+    }
+    const known = await run(op.email)
+    const unknown = await run('nobody-here@example.com')
+    expect(unknown).toEqual(known)
+    expect(known.some((t) => /operator_sign_in_failures/.test(t))).toBe(true)
+    // And the password check is scrypt with the same parameters either way.
+    const stored = (await db.query('SELECT password_hash FROM operators WHERE id = $1', [op.id])).rows[0]
+    expect(DECOY_HASH.split('$').slice(0, 4)).toEqual(String(stored.password_hash).split('$').slice(0, 4))
   })
 })

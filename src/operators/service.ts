@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { isIP } from 'node:net'
 import type { Db, Queryable } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import { ApiError } from '../shared/errors.js'
@@ -100,6 +101,31 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,63}$/
 const TOUCH_EVERY_MS = 15_000
 const SECRET_BYTES = 32
 const FAILED = 'Email, password or code not accepted'
+// Failed sign-ins of an email from an address are counted afresh after this long without one.
+const FAILURES_FORGOTTEN_AFTER_MS = 24 * 3600_000
+
+/**
+ * The part of a client address that sign-in failures are counted by: an IPv4 address as it is
+ * (IPv4-mapped IPv6 too), an IPv6 address by its /64, which one network holds as a whole.
+ */
+export function clientNet(ip: string | null): string {
+  if (!ip) return ''
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip)
+  if (mapped) return mapped[1]!
+  const bare = ip.replace(/%.*$/, '')
+  if (isIP(bare) !== 6) return ip
+  const [head = '', tail] = bare.toLowerCase().split('::')
+  const groups = (part: string): string[] =>
+    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]))
+  const h = groups(head)
+  const t = tail === undefined ? [] : groups(tail)
+  const all =
+    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t]
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`
+}
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
 
@@ -181,6 +207,48 @@ export function createOperatorsService(deps: {
       },
       now(),
     )
+
+  /**
+   * One more failed sign-in for this email from this address (counted afresh after a day without
+   * one), and the lock it earns. The same statements run whether the email is an operator's or not;
+   * only a known operator's lock is written to the audit trail.
+   */
+  async function countFailure(
+    q: Queryable,
+    email: string,
+    net: string,
+    at: number,
+    operator: { id: string; email: string } | undefined,
+    ctx: RequestContext,
+  ): Promise<void> {
+    const { rows } = await q.query(
+      `INSERT INTO operator_sign_in_failures (email, client_net, failed_attempts, locked_until, updated_at)
+       VALUES ($1, $2, 1, NULL, $3)
+       ON CONFLICT (email, client_net) DO UPDATE SET
+         failed_attempts = CASE WHEN operator_sign_in_failures.updated_at < $4 THEN 1
+                                ELSE operator_sign_in_failures.failed_attempts + 1 END,
+         updated_at = $3
+       RETURNING failed_attempts`,
+      [email, net, at, at - FAILURES_FORGOTTEN_AFTER_MS],
+    )
+    const failures = Number(rows[0].failed_attempts)
+    const lockMs = lockoutMs(failures, config)
+    await q.query(
+      'UPDATE operator_sign_in_failures SET locked_until = $3 WHERE email = $1 AND client_net = $2',
+      [email, net, lockMs > 0 ? at + lockMs : null],
+    )
+    // Rows of addresses quiet for a day go, so the table does not grow with every address tried.
+    await q.query('DELETE FROM operator_sign_in_failures WHERE updated_at < $1', [
+      at - FAILURES_FORGOTTEN_AFTER_MS,
+    ])
+    if (lockMs > 0 && operator)
+      await audit(q, operator, 'operator.locked', ctx, { failedAttempts: failures, lockedUntil: at + lockMs })
+  }
+
+  /** Every address's failed sign-ins of this email are forgotten (enable, reset, a finished set-up). */
+  async function forgetFailures(q: Queryable, email: string): Promise<void> {
+    await q.query('DELETE FROM operator_sign_in_failures WHERE email = $1', [email])
+  }
 
   async function lockOperator(q: Queryable, operatorId: string): Promise<Operator | undefined> {
     const { rows } = await q.query('SELECT * FROM operators WHERE id = $1 FOR UPDATE', [operatorId])
@@ -276,10 +344,11 @@ export function createOperatorsService(deps: {
           )
         const { rows } = await q.query(
           `UPDATE operators SET status = 'active', password_hash = $2, totp_last_step = $3, setup_hash = NULL,
-                  setup_expires_at = NULL, failed_attempts = 0, locked_until = NULL, updated_at = $4
+                  setup_expires_at = NULL, updated_at = $4
             WHERE id = $1 RETURNING *`,
           [row.id, passwordHash, step, now()],
         )
+        await forgetFailures(q, row.email)
         const operator = toOperator(rows[0])
         await audit(q, operator, 'operator.setup', ctx, { status: 'active' }, { status: 'pending' })
         return operator
@@ -288,46 +357,56 @@ export function createOperatorsService(deps: {
 
     async signIn({ email, password, code }, ctx) {
       const address = email.trim().toLowerCase()
+      const net = clientNet(ctx.clientIp)
       const { rows: found } = await db.query('SELECT * FROM operators WHERE email = $1', [address])
       const row = found[0]
       // The password is checked whatever happens next, so that an unknown email takes as long.
       const passwordOk = await verifyPassword(password, row?.password_hash ?? DECOY_HASH)
-      if (!row || row.status !== 'active') throw new ApiError('unauthorized', FAILED)
-      const step = passwordOk ? matchTotp(fromBase32(box.open(row.totp_secret_enc)), code, now()) : undefined
+      const usable = row?.status === 'active' && row.totp_secret_enc ? row : undefined
+      const step =
+        usable && passwordOk
+          ? matchTotp(fromBase32(box.open(usable.totp_secret_enc)), code, now())
+          : undefined
+      // Known or not, active or not, every sign-in runs the same statements from here: the lock and
+      // the count are kept per email typed and client address, not per operator.
       const result = await db.tx(async (q) => {
-        const { rows } = await q.query('SELECT * FROM operators WHERE id = $1 FOR UPDATE', [row.id])
-        const current = rows[0]
         const at = now()
-        if (current.status !== 'active') return undefined
-        // While locked, nothing is checked and nothing is counted.
-        if (current.locked_until !== null && Number(current.locked_until) > at) return undefined
+        const { rows } = await q.query('SELECT * FROM operators WHERE email = $1 FOR UPDATE', [address])
+        const current = rows[0]
+        const { rows: failed } = await q.query(
+          'SELECT locked_until FROM operator_sign_in_failures WHERE email = $1 AND client_net = $2',
+          [address, net],
+        )
+        // While this address is locked for this email, nothing is checked and nothing is counted.
+        if (failed[0]?.locked_until != null && Number(failed[0].locked_until) > at) return undefined
         // A code of a step already used (or older) is a replay, and fails like a wrong code.
-        const fresh =
-          step !== undefined && (current.totp_last_step === null || step > BigInt(current.totp_last_step))
-        if (!passwordOk || !fresh) {
-          const failures = Number(current.failed_attempts) + 1
-          const lockMs = lockoutMs(failures, config)
-          await q.query(
-            'UPDATE operators SET failed_attempts = $2, locked_until = $3, updated_at = $4 WHERE id = $1',
-            [row.id, failures, lockMs > 0 ? at + lockMs : null, at],
-          )
-          if (lockMs > 0)
-            await audit(q, row, 'operator.locked', ctx, {
-              failedAttempts: failures,
-              lockedUntil: at + lockMs,
-            })
+        const admitted =
+          usable !== undefined &&
+          current?.id === usable.id &&
+          current.status === 'active' &&
+          passwordOk &&
+          step !== undefined &&
+          (current.totp_last_step === null || step > BigInt(current.totp_last_step))
+        if (!admitted) {
+          await countFailure(q, address, net, at, current, ctx)
           return undefined
         }
-        await q.query(
-          'UPDATE operators SET failed_attempts = 0, locked_until = NULL, totp_last_step = $2, updated_at = $3 WHERE id = $1',
-          [row.id, step, at],
-        )
+        await q.query('UPDATE operators SET totp_last_step = $2, updated_at = $3 WHERE id = $1', [
+          current.id,
+          step,
+          at,
+        ])
+        // A success forgets this address's failures; other addresses keep theirs.
+        await q.query('DELETE FROM operator_sign_in_failures WHERE email = $1 AND client_net = $2', [
+          address,
+          net,
+        ])
         const sessionToken = randomBytes(SECRET_BYTES).toString('base64url')
         const expiresAt = at + config.sessionMaxMs
         await q.query(
           `INSERT INTO operator_sessions (id_hash, operator_id, created_at, last_seen_at, expires_at, client_ip)
            VALUES ($1, $2, $3, $3, $4, $5)`,
-          [sha256(sessionToken), row.id, at, expiresAt, ctx.clientIp],
+          [sha256(sessionToken), current.id, at, expiresAt, ctx.clientIp],
         )
         const operator = toOperator(current)
         await audit(q, operator, 'operator.sign_in', ctx, { expiresAt })
@@ -405,10 +484,11 @@ export function createOperatorsService(deps: {
         const { rows } = await q.query(
           `UPDATE operators SET status = CASE WHEN password_hash IS NOT NULL AND totp_secret_enc IS NOT NULL
                                              THEN 'active' ELSE 'pending' END,
-                  disabled_at = NULL, failed_attempts = 0, locked_until = NULL, updated_at = $2
+                  disabled_at = NULL, updated_at = $2
             WHERE id = $1 RETURNING *`,
           [operatorId, now()],
         )
+        await forgetFailures(q, before.email)
         return { before, after: toOperator(rows[0]) }
       })
     },
@@ -425,10 +505,11 @@ export function createOperatorsService(deps: {
         const setupExpiresAt = at + config.setupTtlMs
         const { rows } = await q.query(
           `UPDATE operators SET status = 'pending', password_hash = NULL, totp_secret_enc = NULL,
-                  setup_hash = $2, setup_expires_at = $3, failed_attempts = 0, locked_until = NULL, updated_at = $4
+                  setup_hash = $2, setup_expires_at = $3, updated_at = $4
             WHERE id = $1 RETURNING *`,
           [operatorId, sha256(setupSecret), setupExpiresAt, at],
         )
+        await forgetFailures(q, before.email)
         await q.query(
           'UPDATE operator_sessions SET revoked_at = $2 WHERE operator_id = $1 AND revoked_at IS NULL',
           [operatorId, at],

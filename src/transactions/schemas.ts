@@ -232,7 +232,12 @@ export const ListQuerySchema = Type.Object({
   excludedSrcMethods: Type.Optional(Type.String()),
   excludedDestMethods: Type.Optional(Type.String()),
   limit: Type.Optional(Type.String({ description: 'Page size, 1-100 (default 20)' })),
-  page: Type.Optional(Type.String({ description: 'Page number from 1' })),
+  page: Type.Optional(
+    Type.String({
+      description:
+        'Page number from 1. An offset: transactions created while you read push later pages down, so a row can appear twice; page by startingAfter for a walk that sees each row once.',
+    }),
+  ),
   startingAfter: Type.Optional(
     Type.String({
       maxLength: 64,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness } from '../helpers/harness.js'
-import { operatorClient } from '../admin/operator-client.js'
+import { operatorClient, OPERATOR_PASSWORD } from '../admin/operator-client.js'
+import { totp } from '../../src/operators/totp.js'
 
 /**
  * The console's forms carry the CSRF token as a hidden field: the guard accepts it in place of the
@@ -66,5 +67,22 @@ describe(`console forms and CSRF (${ENGINE})`, () => {
     // An address outside the console is not a place to go back to after signing in.
     const page = await h.app.inject({ url: '/admin/console/sign-in?next=//evil.example/x' })
     expect(page.body).toContain('action="/admin/console/sign-in"')
+  })
+
+  it('after signing in, goes back only to a normalised path inside the console', async () => {
+    const op = await client.createOperator('viewer')
+    const next = encodeURIComponent('/admin/console/%2e%2e/%2e%2e/pay/x')
+    const form = await h.app.inject({ url: `/admin/console/sign-in?next=${next}` })
+    expect(form.body).toContain('action="/admin/console/sign-in"')
+    const cookie = String(form.headers['set-cookie']).split(';')[0]!
+    const token = /name="form_token" value="([^"]+)"/.exec(form.body)![1]!
+    const res = await post(`/admin/console/sign-in?next=${next}`, cookie, {
+      form_token: token,
+      email: op.email,
+      password: OPERATOR_PASSWORD,
+      code: totp(op.secret, Date.now() + 30_000),
+    })
+    expect(res.statusCode).toBe(303)
+    expect(res.headers.location).toBe('/admin/console')
   })
 })
