@@ -8,7 +8,7 @@ import { createWorld, ENGINE, type World } from './world.js'
  * The stateful model test (issue 29): random sequences of API and world actions against a real
  * service, compared after every step with the model (model.ts). CI runs a few short sequences;
  * `MODEL_RUNS=2000 MODEL_STEPS=40 MODEL_SEED=42 npx vitest run test/model` runs thousands on demand
- * (docs/testing.md). A failure prints its seed and path, and the shrunk sequence of commands.
+ * (README.md, Testing). A failure prints its seed and path, and the shrunk sequence of commands.
  */
 const RUNS = Number(process.env.MODEL_RUNS ?? 25)
 const STEPS = Number(process.env.MODEL_STEPS ?? 20)
