@@ -1,12 +1,16 @@
 import fc from 'fast-check'
 import { expect } from 'vitest'
 import {
+  BANK_ACCOUNTS,
+  BANK_REASONS,
   complete,
+  post,
   credit,
   DECIMALS,
   move,
   release,
   verify,
+  type BankOutcome,
   type Ccy,
   type Model,
   type MTxn,
@@ -170,21 +174,177 @@ class QuoteSend implements Cmd {
   toString = () => `quoteSend(${this.who}, ${this.sats} sats)`
 }
 
+/** Test money: 0.01 BTC or 1,000,000 VND. */
+const FUNDING: Record<Ccy, { text: string; minor: bigint }> = {
+  BTC: { text: '0.01', minor: 1_000_000n },
+  VND: { text: '1000000', minor: 1_000_000n },
+}
+
 class Fund implements Cmd {
-  constructor(readonly who: Who) {}
+  constructor(
+    readonly who: Who,
+    readonly ccy: Ccy = 'BTC',
+  ) {}
   check = () => true
   async run(m: Model, r: Real) {
     m.log.push(this.toString())
     const f = await r.w.admin('POST', '/admin/sandbox/fund', {
       accountId: r.run[this.who].accountId,
-      ccy: 'BTC',
-      amount: '0.01',
+      ccy: this.ccy,
+      amount: FUNDING[this.ccy].text,
     })
     expect(f.status, f.raw).toBe(200)
-    credit(m, this.who, 'BTC', 1_000_000n)
+    credit(m, this.who, this.ccy, FUNDING[this.ccy].minor)
     await verify(m, r.w, r.run)
   }
-  toString = () => `fund(${this.who}, 0.01 BTC)`
+  toString = () => `fund(${this.who}, ${FUNDING[this.ccy].text} ${this.ccy})`
+}
+
+/**
+ * A VND payout to a bank account (docs/payouts.md), quoted: amount and fees, as the service
+ * quotes them, are held from the VND wallet until it ends. The account number decides what the
+ * sandbox bank will answer (contract section 9).
+ */
+class QuotePayout implements Cmd {
+  constructor(
+    readonly who: Who,
+    readonly dong: bigint,
+    readonly outcome: BankOutcome,
+  ) {}
+  // Twice the amount leaves room for any fee: the quote holds at create (contract section 5).
+  check = (m: Readonly<Model>) => m.wallets[this.who].VND.available >= this.dong * 2n
+  async run(m: Model, r: Real) {
+    m.log.push(this.toString())
+    const acct = r.run[this.who]
+    const q = await r.w.api('POST', '/api/v2/transaction', acct.token, {
+      sourceReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
+      destReq: {
+        ccy: 'VND',
+        method: 'vnd-instant',
+        amtRequested: fromMinor(this.dong, 0),
+        reqDetails: { bankAcctNum: BANK_ACCOUNTS[this.outcome], institutionCode: '970415' },
+        kyc: { type: 'individual', details: { legalFullName: 'Lê Văn Cường', countryCode: 'VN' } },
+      },
+      sourceOfFunds: { purpose: 1, source: 3, relationship: 1 },
+    })
+    expect(q.status, q.raw).toBe(200)
+    expect(q.body.txnState).toBe('quoted')
+    expect(toMinor(q.body.destReq.amtRequested, 0)).toBe(this.dong)
+    // What the wallet gives: the amount and the fees the service quoted (read, never guessed).
+    const s = q.body.sourceReq
+    const held = toMinor(s.amtRequested, 0)! + toMinor(s.svcpayFees, 0)! + toMinor(s.networkFees, 0)!
+    m.txns.push({
+      id: q.body.txnId,
+      who: this.who,
+      rail: 'vndout',
+      kind: 'send',
+      ccy: 'VND',
+      requested: this.dong,
+      state: 'quoted',
+      msg: '',
+      settled: null,
+      pending: null,
+      held,
+      events: [{ state: 'quoted', msg: '' }],
+      outcome: this.outcome,
+    })
+    m.wallets[this.who].VND.available -= held
+    await r.w.settle()
+    await verify(m, r.w, r.run)
+  }
+  toString = () => `quotePayout(${this.who}, ${this.dong} VND, ${this.outcome})`
+}
+
+type Crash = 'none' | 'before-bank' | 'after-bank'
+
+/**
+ * Confirm a quoted payout: `srccreated`, its funds still held, and the worker hands it to the bank
+ * (`destsent`, with the bank's reference). Or the worker dies on the way: having claimed it
+ * (`before-bank`), or after the bank accepted it but before recording that (`after-bank`). The
+ * payout then waits, held, for the dead worker's lease to run out (LeaseLapses): no other worker
+ * touches it meanwhile.
+ *
+ * A real process killed and restarted would wait CLAIM_LEASE_MS (30 s) for its lease, too slow
+ * for a model run of many steps; the lease's end is moved into the past instead, the way the model
+ * passes every other deadline. The dead worker is the production claim (claimDue) and, for
+ * `after-bank`, the bank call the payout step makes, with the same request id.
+ */
+class ConfirmPayout implements Cmd {
+  constructor(
+    readonly idx: number,
+    readonly crash: Crash,
+  ) {}
+  check = (m: Readonly<Model>) => m.txns.some((t) => t.rail === 'vndout' && t.state === 'quoted')
+  async run(m: Model, r: Real) {
+    const t = pick(m, this.idx, (x) => x.rail === 'vndout' && x.state === 'quoted')!
+    m.log.push(`confirmPayout(${t.outcome} ${t.id}${this.crash === 'none' ? '' : `, worker dies ${this.crash}`})`)
+    const c = await r.w.api('PUT', `/api/v2/transaction/${t.id}/confirm`, r.run[t.who].token)
+    expect(c.status, c.raw).toBe(200)
+    expect(c.body.txnState).toBe('srccreated')
+    move(t, 'srccreated')
+    if (this.crash !== 'none') {
+      const dead = await r.w.crashWorker(this.crash === 'after-bank' ? { txnId: t.id } : undefined)
+      expect(dead.claimed, 'the dead worker had claimed the payout').toContain(t.id)
+      t.leasedBy = dead.claimed
+      if (dead.bankRef) t.bankRef = dead.bankRef
+      // The living workers run: a payout under another worker's lease is left alone.
+      await r.w.settle()
+    } else {
+      await r.w.settle()
+      move(t, 'destsent')
+      t.bankRef = await bankRefOf(r, t)
+    }
+    await verify(m, r.w, r.run)
+  }
+  toString = () => `confirmPayout(#${this.idx}, ${this.crash})`
+}
+
+async function bankRefOf(r: Real, t: MTxn): Promise<string> {
+  const g = await r.w.api('GET', `/api/v2/transaction/${t.id}`, r.run[t.who].token)
+  expect(g.status, g.raw).toBe(200)
+  const ref = g.body.destReq?.reqDetails?.bankRef
+  expect(typeof ref, `bankRef of ${t.id}: ${g.raw}`).toBe('string')
+  return ref
+}
+
+/** The dead worker's lease runs out: a new worker takes the payout on and sends it, once. */
+class LeaseLapses implements Cmd {
+  constructor(readonly idx: number) {}
+  check = (m: Readonly<Model>) => m.txns.some((t) => t.leasedBy)
+  async run(m: Model, r: Real) {
+    const t = pick(m, this.idx, (x) => !!x.leasedBy)!
+    m.log.push(`leaseLapses(${t.id}${t.bankRef ? ', the bank has it' : ''})`)
+    await r.w.leaseLapses(t.leasedBy!)
+    t.leasedBy = undefined
+    move(t, 'destsent')
+    const ref = await bankRefOf(r, t)
+    // After the bank accepted it, the new worker's submission finds that same transfer.
+    if (t.bankRef) expect(ref, 'the payout keeps the transfer the dead worker made').toBe(t.bankRef)
+    t.bankRef = ref
+    await verify(m, r.w, r.run)
+  }
+  toString = () => `leaseLapses(#${this.idx})`
+}
+
+/** The sandbox bank settles a payout it accepted: paid (hold posted), failed or rejected (released). */
+class BankSettles implements Cmd {
+  constructor(readonly idx: number) {}
+  static due = (t: MTxn) => t.rail === 'vndout' && t.state === 'destsent'
+  check = (m: Readonly<Model>) => m.txns.some(BankSettles.due)
+  async run(m: Model, r: Real) {
+    const t = pick(m, this.idx, BankSettles.due)!
+    m.log.push(`bankSettles(${t.outcome} ${t.id})`)
+    await r.w.bankSettles(t.id)
+    if (t.outcome === 'paid') {
+      move(t, 'completed')
+      post(m, t)
+    } else {
+      move(t, t.outcome!, BANK_REASONS[t.outcome!])
+      release(m, t)
+    }
+    await verify(m, r.w, r.run)
+  }
+  toString = () => `bankSettles(#${this.idx})`
 }
 
 class Confirm implements Cmd {
@@ -529,6 +689,21 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     [1, who.map((w) => new ReleaseAddress(w))],
     [1, fc.tuple(fc.nat({ max: 1 }), fc.constantFrom(2_000n, 25_000n)).map(([n, s]) => new PayAddress(n, s))],
     [1, who.map((w) => new Fund(w))],
+    [1, who.map((w) => new Fund(w, 'VND'))],
+    [
+      2,
+      fc
+        .tuple(who, fc.constantFrom(50_000n, 200_000n), fc.constantFrom<BankOutcome>('paid', 'failed', 'rejected'))
+        .map(([w, d, o]) => new QuotePayout(w, d, o)),
+    ],
+    [
+      2,
+      fc
+        .tuple(idx, fc.constantFrom<Crash>('none', 'none', 'before-bank', 'after-bank'))
+        .map(([i, c]) => new ConfirmPayout(i, c)),
+    ],
+    [1, idx.map((i) => new LeaseLapses(i))],
+    [2, idx.map((i) => new BankSettles(i))],
     [1, fc.tuple(who, fc.constantFrom(5_000n, 40_000n)).map(([w, s]) => new QuoteSend(w, s))],
     [1, fc.boolean().map((up) => new Receiver(up))],
   ]

@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import { checkBooks } from '../../src/ledger/ledger.js'
-import { toMinor, type RunAccounts, type World } from './world.js'
+import { STREAMS_PER_ACCOUNT, toMinor, type RunAccounts, type World } from './world.js'
 
 /**
  * The model: what the service must show after each command, kept small and exact. Per account and
@@ -12,7 +12,7 @@ import { toMinor, type RunAccounts, type World } from './world.js'
 
 export type Who = 'a' | 'b'
 export type Ccy = 'BTC' | 'VND'
-export type Rail = 'onchain' | 'ln' | 'vnd' | 'lnsend'
+export type Rail = 'onchain' | 'ln' | 'vnd' | 'lnsend' | 'vndout'
 
 export const DECIMALS: Record<Ccy, number> = { BTC: 8, VND: 0 }
 
@@ -42,6 +42,28 @@ export interface MTxn {
   address?: string
   memo?: string
   paymentRequest?: string
+  /** A VND payout: what the sandbox bank will answer (contract section 9, by the account number). */
+  outcome?: BankOutcome
+  /** A VND payout: the bank's reference once a worker handed it over (the first one, kept). */
+  bankRef?: string
+  /** A VND payout claimed by a worker that died: the rows it held until its lease runs out. */
+  leasedBy?: string[]
+}
+
+/**
+ * The sandbox bank's answers (contract section 9): an account number ending 0000 is rejected, one
+ * ending 1111 fails after it was accepted, any other is paid. The reasons are docs/payouts.md's.
+ */
+export type BankOutcome = 'paid' | 'failed' | 'rejected'
+export const BANK_ACCOUNTS: Record<BankOutcome, string> = {
+  paid: '0011223344',
+  failed: '0011221111',
+  rejected: '0011220000',
+}
+export const BANK_REASONS: Record<BankOutcome, string> = {
+  paid: '',
+  failed: 'beneficiary_account_closed',
+  rejected: 'rejected_by_bank',
 }
 
 export interface Wallet {
@@ -103,6 +125,12 @@ export function complete(m: Model, t: MTxn, arrived: bigint): void {
 /** A quote's hold is released (cancel, expiry): available comes back, amount never moved. */
 export function release(m: Model, t: MTxn): void {
   if (t.held > 0n) m.wallets[t.who][t.ccy].available += t.held
+  t.held = 0n
+}
+
+/** A payout's hold is posted: the money left the wallet (amount falls; available fell at the hold). */
+export function post(m: Model, t: MTxn): void {
+  m.wallets[t.who][t.ccy].amount -= t.held
   t.held = 0n
 }
 
@@ -199,6 +227,20 @@ export async function verify(m: Model, w: World, run: RunAccounts): Promise<void
     }
   }
 
+  // A payout is handed to the bank once at most, whatever died on the way (the bank's own record).
+  for (const t of m.txns.filter((x) => x.rail === 'vndout')) {
+    const { rows } = await w.h.c.db.query<{ ref: string }>(
+      `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'bank'`,
+      [t.id],
+    )
+    expect({ id: t.id, bankRefs: rows.map((r) => r.ref) }, `bank transfers of ${t.id}, ${where()}`).toEqual({
+      id: t.id,
+      bankRefs: t.bankRef ? [t.bankRef] : [],
+    })
+  }
+
+  await verifyStreams(m, w, run, where)
+
   const report = await checkBooks(w.h.c.db)
   expect(report, JSON.stringify(report)).toMatchObject({
     ok: true,
@@ -206,4 +248,45 @@ export async function verify(m: Model, w: World, run: RunAccounts): Promise<void
     walletMismatches: 0,
     holdMismatches: 0,
   })
+}
+
+/**
+ * The status stream of every transaction (docs/webhooks.md, "The status stream"), opened from its
+ * first event as the model learns of it and kept open for the run: after each step it must have
+ * sent exactly the model's events, in order, with the recorded event ids, and have ended once the
+ * transaction is final. An account holds at most STREAMS_PER_ACCOUNT at once; a transaction seen
+ * while its account holds them all is opened at a later step, from its first event all the same.
+ */
+async function verifyStreams(m: Model, w: World, run: RunAccounts, where: () => string): Promise<void> {
+  for (const t of m.txns) {
+    if (run.streams.has(t.id)) continue
+    const open = [...run.streams.values()].filter((s) => s.who === t.who && !s.ended).length
+    if (open >= STREAMS_PER_ACCOUNT) continue
+    const s = await w.openStream(t.id, run[t.who].token, t.who)
+    if (s) run.streams.set(t.id, s)
+  }
+  const ids = m.txns.map((t) => t.id)
+  if (ids.length === 0) return
+  const { rows } = await w.h.c.db.query<{ id: string; txn_id: string }>(
+    'SELECT e.id::text AS id, e.txn_id FROM events e WHERE e.txn_id = ANY($1) ORDER BY e.id',
+    [ids],
+  )
+  const deadline = Date.now() + 5_000
+  for (const t of m.txns) {
+    const s = run.streams.get(t.id)
+    if (!s) continue
+    const final = FINAL.has(t.state)
+    // Changes reach a stream through the notifier, a moment after their commit.
+    while ((s.messages.length < t.events.length || (final && !s.ended)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10))
+    const eventIds = rows.filter((e) => e.txn_id === t.id).map((e) => e.id)
+    expect(
+      { id: t.id, stream: s.messages, ended: s.ended },
+      `status stream of ${t.rail} ${t.kind}, ${where()}`,
+    ).toEqual({
+      id: t.id,
+      stream: t.events.map((e, i) => ({ id: eventIds[i], state: e.state, msg: e.msg })),
+      ended: final,
+    })
+  }
 }
