@@ -17,6 +17,11 @@ import { deliveryDepsOf, startReceiver, type Receiver } from '../../src/events/t
  * longer moves. Nothing of ours is mocked: requests go through the HTTP layer (inject), the
  * workers are the production functions, and time reaching a deadline is the deadline moved into
  * the past in the database, as the flow tests do. Test code only.
+ *
+ * Not played here, because the sandbox networks (RAILS=sandbox) have no control for them: a bank
+ * payout returned after `completed` (only the partner stand-in, VND=bank-http, returns one:
+ * src/payouts/flows.return.test.ts) and a reorganisation of the chain (only the Bitcoin Core and
+ * Esplora stand-ins' chain, test/standins/chain.ts, reorganises: src/onchain/flows-rails.test.ts).
  */
 
 /** One answer: the status and the body parsed with every number kept as its exact text. */
@@ -191,10 +196,10 @@ export async function createWorld(): Promise<World> {
     openStream: (txnId, token, who) => openStream(base, txnId, token, who),
     async bankSettles(txnId) {
       const past = Date.now() - 1
-      await h.c.db.query(`UPDATE sandbox_payouts SET settle_at = $2 WHERE request_id = $1 AND kind = 'bank'`, [
-        txnId,
-        past,
-      ])
+      await h.c.db.query(
+        `UPDATE sandbox_payouts SET settle_at = $2 WHERE request_id = $1 AND kind = 'bank'`,
+        [txnId, past],
+      )
       await h.c.db.query('UPDATE transactions SET next_check_at = $2 WHERE id = $1', [txnId, past])
       await settle()
     },
@@ -223,10 +228,10 @@ export async function createWorld(): Promise<World> {
       return { claimed, bankRef }
     },
     async leaseLapses(claimed) {
-      await h.c.db.query('UPDATE transactions SET next_check_at = $2 WHERE id = ANY($1) AND next_check_at > $2', [
-        claimed,
-        Date.now() - 1,
-      ])
+      await h.c.db.query(
+        'UPDATE transactions SET next_check_at = $2 WHERE id = ANY($1) AND next_check_at > $2',
+        [claimed, Date.now() - 1],
+      )
       await settle()
     },
     async passDeadline(txnId, graceMs = 0) {
