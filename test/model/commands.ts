@@ -699,7 +699,7 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     [1, fc.tuple(fc.nat({ max: 1 }), fc.constantFrom(2_000n, 25_000n)).map(([n, s]) => new PayAddress(n, s))],
     [1, who.map((w) => new Fund(w))],
     [
-      2,
+      1,
       fc
         .tuple(
           who,
@@ -710,8 +710,8 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
         .map(([w, d, o, c]) => new QuotePayout(w, d, o, c)),
     ],
     [1, fc.tuple(idx, crashArb).map(([i, c]) => new ConfirmPayout(i, c))],
-    [2, idx.map((i) => new LeaseLapses(i))],
-    [3, idx.map((i) => new BankSettles(i))],
+    [1, idx.map((i) => new LeaseLapses(i))],
+    [2, idx.map((i) => new BankSettles(i))],
     [1, fc.tuple(who, fc.constantFrom(5_000n, 40_000n)).map(([w, s]) => new QuoteSend(w, s))],
     [1, fc.boolean().map((up) => new Receiver(up))],
   ]
