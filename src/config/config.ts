@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path'
 import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
 import { NETWORKS, type Network } from '../rails/network.js'
 import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from '../rails/attempts.js'
+import { parseCorsOrigins } from '../http/cors.js'
 
 /**
  * Every environment variable the service reads, parsed and checked in one place. A bad value stops
@@ -71,6 +72,8 @@ export interface Config {
   approvalTtlS: number
   dbPoolMax: number
   bodyLimitBytes: number
+  // Browser origins allowed to call the public API (CORS_ORIGINS, src/http/cors.ts); none by default.
+  corsOrigins: readonly string[]
   env: Record<string, string | undefined>
 }
 
@@ -165,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     approvalTtlS: int(env, 'APPROVAL_TTL_S', 86_400, 60, 30 * 86_400),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
     bodyLimitBytes: 64 * 1024,
+    corsOrigins: corsOrigins(env),
     env,
   }
 }
@@ -222,6 +226,12 @@ function approvalThresholds(env: Record<string, string | undefined>): Record<str
     out[ccy] = BigInt(m[1]! + frac.padEnd(precision, '0'))
   }
   return out
+}
+
+function corsOrigins(env: Record<string, string | undefined>): string[] {
+  const parsed = parseCorsOrigins(env.CORS_ORIGINS)
+  if (parsed instanceof Error) throw new ConfigError(`CORS_ORIGINS: ${parsed.message}`)
+  return parsed
 }
 
 /** PAGE_FIAT_CCY: a fiat currency we have a BTC rate for (crypto codes make no sense beside BTC). */
