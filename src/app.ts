@@ -7,8 +7,9 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { installJson } from './http/json-body.js'
 import { refuseNulCharacters } from './http/text-input.js'
 import { installRateLimitHeaders } from './http/rate-limit-headers.js'
+import { installCors } from './http/cors.js'
 import { ErrorBodySchema } from './http/schemas.js'
-import { finishOpenapi, openapiRefResolver } from './http/openapi.js'
+import { docsServers, finishOpenapi, openapiRefResolver } from './http/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
@@ -71,6 +72,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   installJson(app)
   refuseNulCharacters(app)
   installErrorHandling(app)
+  // Before the guards and rate limits, so that their refusals reach the browser too (http/cors.ts).
+  installCors(app, c.config.corsOrigins)
   installRateLimitHeaders(app)
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)
@@ -96,7 +99,12 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     refResolver: openapiRefResolver,
     transformObject: finishOpenapi,
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // "Try it out" calls the address the page was opened from (localhost or 127.0.0.1, or the public
+    // one), so it never crosses origins: /docs/json lists that address first (http/openapi.ts).
+    transformSpecification: (spec) => docsServers(spec, c.config.publicBaseUrl),
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   observabilityRoutes(app, { db: c.db, metrics: c.metrics })

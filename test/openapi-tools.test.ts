@@ -150,6 +150,15 @@ const swap: CreateBody = {
   destReq: { ccy: 'USDT', method: 'USDT_TRON' },
 }
 const token: TokenBody = { content: { 'application/json': { payload: 'x', signature: 'y' } } } as TokenBody
+type ListQuery = NonNullable<operations['listTransactions']['parameters']['query']>
+const listQuery: ListQuery = { limit: 2, page: 1, time: '7d', txnStatuses: ['completed', 'failed'] }
+// @ts-expect-error limit is an integer, not text
+const textLimit: ListQuery = { limit: '2' }
+// @ts-expect-error time takes only the values of the specification
+const badTime: ListQuery = { time: '2d' }
+type TokenHeaders = operations['authenticate']['parameters']['header']
+// @ts-expect-error the token exchange's headers are required
+const noSignature: TokenHeaders = { 'x-api-key': 'key_1' }
 const txn = {} as Transaction
 const state: string = txn.txnState
 const wallets = [] as unknown as Wallets
@@ -159,6 +168,6 @@ void txn.noSuchField
 type Missing = operations['noSuchOperation']
 // @ts-expect-error the wallet list's path is written with its trailing slash
 type WithoutSlash = paths['/api/v2/account/{accountId}/wallet']
-export { getTransaction, swap, token, state, wallets }
+export { getTransaction, swap, token, state, wallets, listQuery, textLimit, badTime, noSignature }
 export type { Missing, WithoutSlash }
 `

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
 import { NETWORKS, type Network } from '../rails/network.js'
 import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from '../rails/attempts.js'
+import { parseCorsOrigins } from '../http/cors.js'
 
 /**
  * Every environment variable the service reads, parsed and checked in one place. A bad value stops
@@ -75,6 +76,8 @@ export interface Config {
   // Which peers may say who the client is in X-Forwarded-For (TRUST_PROXY): none, the number of
   // proxy hops in front of the service, or the proxies' addresses and CIDR ranges.
   trustProxy: TrustProxy
+  // Browser origins allowed to call the public API (CORS_ORIGINS, src/http/cors.ts); none by default.
+  corsOrigins: readonly string[]
   env: Record<string, string | undefined>
 }
 
@@ -172,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1, 500),
     trustProxy: trustProxy(env.TRUST_PROXY),
     bodyLimitBytes: 64 * 1024,
+    corsOrigins: corsOrigins(env),
     env,
   }
 }
@@ -231,6 +235,12 @@ function approvalThresholds(env: Record<string, string | undefined>): Record<str
     out[ccy] = BigInt(m[1]! + frac.padEnd(precision, '0'))
   }
   return out
+}
+
+function corsOrigins(env: Record<string, string | undefined>): string[] {
+  const parsed = parseCorsOrigins(env.CORS_ORIGINS)
+  if (parsed instanceof Error) throw new ConfigError(`CORS_ORIGINS: ${parsed.message}`)
+  return parsed
 }
 
 /** PAGE_FIAT_CCY: a fiat currency we have a BTC rate for (crypto codes make no sense beside BTC). */

@@ -7,13 +7,13 @@ import { liveWebhook, webhookNotFound } from './registration.js'
 
 export const DELIVERY_PAGE_SIZE_DEFAULT = 20
 export const DELIVERY_PAGE_SIZE_MAX = 100
-const PAGE_MAX = 100_000
+export const DELIVERY_PAGE_MAX = 100_000
 
 /** Attempts shown with each delivery; the schedule has 27 at most, so this shows them all. */
 const HISTORY_MAX = 30
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled'
-const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'cancelled']
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'cancelled']
 
 /** One recorded attempt of a delivery. */
 export interface AttemptView {
@@ -94,7 +94,7 @@ export async function listDeliveries(
 ): Promise<DeliveryPage> {
   const { db } = deps
   const limit = wholeNumber(query.limit, 'limit', DELIVERY_PAGE_SIZE_DEFAULT, DELIVERY_PAGE_SIZE_MAX)
-  const page = wholeNumber(query.page, 'page', 1, PAGE_MAX)
+  const page = wholeNumber(query.page, 'page', 1, DELIVERY_PAGE_MAX)
   const where: Sql[] = []
   if (filter.accountId !== undefined) where.push(sql`w.account_id = ${filter.accountId}`)
   if (filter.txnId !== undefined) where.push(sql`e.txn_id = ${filter.txnId}`)

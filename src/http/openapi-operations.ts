@@ -9,6 +9,8 @@
  * each new operation (test/openapi-tools.test.ts fails without it).
  */
 
+import { describeParameters } from './openapi-parameters.js'
+
 type Json = Record<string, any>
 
 /** `METHOD /path` (as the document writes the path) -> operationId. */
@@ -81,6 +83,7 @@ export function describeOperations(openapiObject: Json): void {
       const id = OPERATION_IDS[key]
       if (id) op.operationId ??= id
       if (PUBLIC_OPERATIONS.has(key)) op.security ??= []
+      describeParameters(key, op)
       if (path.endsWith('/') && path !== '/') {
         op['x-svcpay-trailing-slash'] = 'intended'
         if (!op.description?.includes(TRAILING_SLASH_NOTE))

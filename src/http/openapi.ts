@@ -17,6 +17,26 @@ export const openapiRefResolver = {
   },
 }
 
+/**
+ * The document as the page at /docs reads it (/docs/json): its first server is the public address's
+ * path without a host, which OpenAPI resolves against the address the document was fetched from, so
+ * "Try it out" works from whichever address the page was opened at (http://localhost:8080/docs as
+ * well as http://127.0.0.1:8080/docs) without crossing origins; the public address follows. The
+ * document at /openapi.json, for generators, keeps the public address alone.
+ */
+export function docsServers(spec: Readonly<Json>, publicBaseUrl: string): Json {
+  return {
+    ...spec,
+    servers: [
+      {
+        url: new URL(publicBaseUrl).pathname,
+        description: 'This service, at the address this page was opened from',
+      },
+      { url: publicBaseUrl, description: 'The public address (PUBLIC_BASE_URL)' },
+    ],
+  }
+}
+
 /** When each error status is answered, with the contract's codes (section 3). */
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   '400':

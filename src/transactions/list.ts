@@ -9,8 +9,8 @@ import type { ListQuerySchema } from './schemas.js'
 
 export const PAGE_SIZE_DEFAULT = 20
 export const PAGE_SIZE_MAX = 100
-const PAGE_MAX = 100_000
-const LIST_VALUES_MAX = 20
+export const PAGE_MAX = 100_000
+export const LIST_VALUES_MAX = 20
 
 const DAY_MS = 86_400_000
 const WINDOWS: Record<string, number> = {
@@ -21,6 +21,8 @@ const WINDOWS: Record<string, number> = {
   '6m': 182 * DAY_MS,
   '1y': 365 * DAY_MS,
 }
+/** The values of `time` (docs: the OpenAPI document's enum, src/http/openapi-parameters.ts). */
+export const LIST_TIMES = [...Object.keys(WINDOWS), 'other']
 /** The methods the list's method filters take. */
 export const LIST_METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']
 

@@ -59,13 +59,13 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
     const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}
     const apiKey = options.apiKey ?? env.SVCPAY_API_KEY
     const apiSecret = options.apiSecret ?? env.SVCPAY_API_SECRET
-    if (!apiKey || !apiSecret)
+    if (!apiKey || (!apiSecret && !options.signTokenRequest))
       throw new TypeError('Set SVCPAY_API_KEY and SVCPAY_API_SECRET (and SVCPAY_URL)')
     return new SvcpayClient<F>({
       ...options,
       baseUrl: options.baseUrl ?? env.SVCPAY_URL ?? 'http://localhost:8080',
       apiKey,
-      apiSecret,
+      ...(options.signTokenRequest ? {} : { apiSecret }),
     })
   }
 

@@ -3,14 +3,26 @@ import { errorFromResponse, SvcpayError, SvcpayNetworkError } from './errors.js'
 import { hmacSha256, randomHex, toHex } from './hmac.js'
 import type { AmountFormat } from './amounts.js'
 
-/** Options of {@link SvcpayClient}; only `baseUrl`, `apiKey` and `apiSecret` are required. */
+/**
+ * Options of {@link SvcpayClient}; only `baseUrl`, `apiKey` and one of `apiSecret` or
+ * `signTokenRequest` are required.
+ */
 export interface ClientOptions<F extends AmountFormat = 'decimal'> {
   /** The service's base address, e.g. `http://localhost:8080` (no `/api/v2`). */
   baseUrl: string
   /** The API key (`X-Api-Key`). */
   apiKey: string
-  /** The API secret; it signs token requests and never leaves this process. */
-  apiSecret: string
+  /**
+   * The API secret; it signs token requests and never leaves this process. Only on a server: code
+   * that runs in a browser must never hold it (use `signTokenRequest` there).
+   */
+  apiSecret?: string
+  /**
+   * Instead of `apiSecret`, for browsers: asks your backend for the signature of a token request.
+   * Given the text to sign (`<API_KEY>&payload=<body>`), it resolves to its lowercase hex
+   * HMAC-SHA256 under the API secret, computed where the secret is kept.
+   */
+  signTokenRequest?: (message: string) => Promise<string>
   /** Amounts in responses as exact decimal strings (`'decimal'`, the default) or bigint minor units (`'minor'`). */
   amounts?: F
   /** Decimals of currencies the SDK does not know yet, e.g. `{ XYZ: 4 }`. */
@@ -70,8 +82,11 @@ const TRANSIENT_STATUSES = new Set([502, 503, 504])
  */
 export class Transport {
   readonly baseUrl: string
-  private readonly opts: Required<Omit<ClientOptions<AmountFormat>, 'currencies' | 'fetch'>> & {
+  private readonly opts: Required<
+    Omit<ClientOptions<AmountFormat>, 'currencies' | 'fetch' | 'apiSecret' | 'signTokenRequest'>
+  > & {
     currencies: Readonly<Record<string, number>> | undefined
+    signTokenRequest: (message: string) => Promise<string>
   }
   private readonly fetchFn: typeof fetch
   private cached: CachedToken | undefined
@@ -81,12 +96,17 @@ export class Transport {
 
   constructor(options: ClientOptions<AmountFormat>) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required')
-    if (!options.apiKey || !options.apiSecret) throw new TypeError('apiKey and apiSecret are required')
+    if (!options.apiKey) throw new TypeError('apiKey is required')
+    if (!options.apiSecret === !options.signTokenRequest)
+      throw new TypeError('Give one of apiSecret (on a server) or signTokenRequest (in a browser)')
+    const { apiSecret, signTokenRequest } = options
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.opts = {
       baseUrl: this.baseUrl,
       apiKey: options.apiKey,
-      apiSecret: options.apiSecret,
+      signTokenRequest: apiSecret
+        ? async (message) => toHex(await hmacSha256(apiSecret, message))
+        : signTokenRequest!,
       amounts: options.amounts ?? 'decimal',
       currencies: options.currencies,
       maxRetries: options.maxRetries ?? 3,
@@ -117,7 +137,7 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       // A signature is accepted once, so every attempt signs a fresh body with a new nonce.
       const body = JSON.stringify({ nonce: randomHex(16), ts: Date.now() })
-      const signature = toHex(await hmacSha256(this.opts.apiSecret, `${this.opts.apiKey}&payload=${body}`))
+      const signature = await this.opts.signTokenRequest(`${this.opts.apiKey}&payload=${body}`)
       const request = { method: 'POST', path: TOKEN_PATH }
       let res: Response
       let text: string

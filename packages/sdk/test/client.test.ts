@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -183,6 +184,27 @@ describe('SvcpayClient against a running service', () => {
     const err = await wrong.listWallets().catch((e) => e)
     expect(err).toBeInstanceOf(SvcpayAuthenticationError)
     expect(err).toMatchObject({ code: 'invalid_signature', status: 401 })
+  })
+
+  it('works without the secret, as in a browser: a backend signs each token request', async () => {
+    const signed: string[] = []
+    // Stands for the app's backend, the one place that holds the secret.
+    const backend = async (message: string) => {
+      signed.push(message)
+      return createHmac('sha256', s.account.apiSecret).update(message).digest('hex')
+    }
+    const browser = new SvcpayClient({
+      baseUrl: s.baseUrl,
+      apiKey: s.account.apiKey,
+      signTokenRequest: backend,
+    })
+    expect((await browser.listWallets()).length).toBeGreaterThan(0)
+    expect(signed).toHaveLength(1)
+    expect(signed[0]).toMatch(new RegExp(`^${s.account.apiKey}&payload=\\{"nonce":"[0-9a-f]+"`))
+    // One way to sign, never both and never none.
+    const both = { baseUrl: s.baseUrl, apiKey: s.account.apiKey, apiSecret: 'x', signTokenRequest: backend }
+    expect(() => new SvcpayClient(both)).toThrow(TypeError)
+    expect(() => new SvcpayClient({ baseUrl: s.baseUrl, apiKey: s.account.apiKey })).toThrow(TypeError)
   })
 })
 
