@@ -91,10 +91,15 @@ export async function recordReadings(
       )
     }
   }
+  return { paused: await pausedRails(q), appeared, cleared, orphansAppeared, orphansCleared }
+}
+
+/** The rails whose sends the brake holds now, as recorded by the last counted readings. */
+export async function pausedRails(q: Queryable): Promise<RailKind[]> {
   const { rows } = await q.query<{ rail: RailKind }>(
     'SELECT rail FROM reconcile_brake WHERE paused_at IS NOT NULL ORDER BY rail',
   )
-  return { paused: rows.map((r) => r.rail), appeared, cleared, orphansAppeared, orphansCleared }
+  return rows.map((r) => r.rail)
 }
 
 /** The rail a send's money leaves by, from the request's destination method or the transaction's kind. */
