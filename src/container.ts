@@ -230,7 +230,7 @@ export async function createContainer(
   }
   flows.push(...bitcoinFlows(bitcoin))
   const transactions = createTransactionsService({ db, config, rates, flows, repository, log })
-  const approvals = createApprovalsService({ db, transactions })
+  const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake })
   const webhooks = createWebhooksService({
     db,
     box,

@@ -13,6 +13,7 @@ import { completeLnReceive, RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
 import { lnSendDetails, type LnSendDetails } from './send-details.js'
+import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 
 /** A payment in flight is asked about again this often. */
 const PAYMENT_POLL_MS = 2_000
@@ -240,6 +241,16 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
         'the Lightning node refuses to say where a payment stands',
       )
     await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+    return
+  }
+  if (
+    result.status === 'unknown' &&
+    (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind))
+  ) {
+    // The brake holds the rail: nothing is sent; the send waits in srccreated, its funds held, and
+    // is looked at again (a payment the node already has is still followed above).
+    deps.log?.warn({ txnId: txn.id }, 'Lightning send waits: sends on the rail are paused')
+    await checkAgainAt(deps.db, txn, now() + PAUSED_RECHECK_MS)
     return
   }
   try {
