@@ -5,6 +5,7 @@ import { startBankStandin, type BankStandin, type CreditDelivery } from '../../t
 import { runDueDeliveries } from '../events/delivery-worker.js'
 import { deliveryDepsOf, startReceiver, type Receiver } from '../events/testing.js'
 import { runBankCreditPoll } from '../payouts/vnd/bank-credit-poll.js'
+import { ATTENTION_SECTIONS } from '../console/attention.js'
 
 /**
  * A VND receive paid over the bank partner (`VND=bank-http`), end to end: the partner played by the
@@ -163,6 +164,52 @@ describe(`VND receive over the bank partner (${ENGINE})`, () => {
       expect.objectContaining({ bankRef: credit.id, amount: 33_000, status: 'unassigned', txnId: null }),
     )
     expect(await vndWallet()).toBe(before)
+    await h.expectBooksBalanced()
+  })
+
+  it('an unrecordable statement item is left out and shown to operators; the rest is read, its notification is a 400', async () => {
+    const t = await receive(64_000)
+    // An amount no ledger can hold, listed before a genuine credit that was never notified.
+    const huge = {
+      type: 'credit',
+      id: 'CRHUGE1',
+      amount: '99999999999999999999',
+      currency: 'VND',
+      description: 'chuyen tien',
+      bookedAt: Date.now() - 1_000,
+    }
+    partner.listRaw(huge)
+    const { credit } = await pay(t, 'none')
+    await poll()
+    expect(await get(t.txnId)).toMatchObject({ txnState: 'completed', msg: '' })
+    expect(await creditsOf(credit.id)).toEqual([{ status: 'matched', txn_id: t.txnId }])
+    const cursor = await h.c.db.query<{ failures: number }>('SELECT failures FROM bank_credit_cursor')
+    expect(Number(cursor.rows[0]!.failures)).toBe(0)
+    // The same item as a signed notification: refused for good (400), not "try again" (503).
+    const body = JSON.stringify(huge)
+    const { createHmac } = await import('node:crypto')
+    const told = await h.app.inject({
+      method: 'POST',
+      url: '/partners/bank/credits',
+      headers: {
+        'content-type': 'application/json',
+        'x-partner-signature': createHmac('sha256', NOTIFY_SECRET).update(body).digest('hex'),
+      },
+      payload: body,
+    })
+    expect(told.statusCode, told.body).toBe(400)
+    expect(await creditsOf('CRHUGE1')).toEqual([])
+    // Operators see it on the attention list, by its id and the field at fault only.
+    const section = ATTENTION_SECTIONS.find((s) => s.key === 'bank-credits-skipped')
+    expect(section).toBeDefined()
+    const listed = await section!.read(h.c, Date.now(), 10)
+    expect(listed.rows).toContainEqual(
+      expect.objectContaining({
+        ref: expect.objectContaining({ id: 'CRHUGE1' }),
+        why: expect.stringContaining('amount'),
+      }),
+    )
+    expect(JSON.stringify(listed.rows)).not.toContain('99999999999999999999')
     await h.expectBooksBalanced()
   })
 })

@@ -10,7 +10,7 @@ import type { Txn } from '../transactions/txn.js'
 import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { parseRate } from '../shared/amount.js'
 import { newDeposit, receiveFee } from '../bitcoin/common.js'
-import type { BankCredit, CreditSink } from './bank-credit.js'
+import { BANK_CREDIT_AMOUNT_MAX, type BankCredit, type CreditSink } from './bank-credit.js'
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
 
@@ -50,8 +50,16 @@ type Source = 'bank' | 'suspense'
 export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Promise<IngestOutcome> {
   if (!BANK_REF.test(credit.bankRef))
     throw fieldError('invalid_request', 'bankRef', 'is not a bank reference')
-  if (typeof credit.amountMinor !== 'bigint' || credit.amountMinor <= 0n)
-    throw fieldError('invalid_amount', 'amount', 'must be a positive whole number of dong')
+  if (
+    typeof credit.amountMinor !== 'bigint' ||
+    credit.amountMinor <= 0n ||
+    credit.amountMinor > BANK_CREDIT_AMOUNT_MAX
+  )
+    throw fieldError(
+      'invalid_amount',
+      'amount',
+      `must be a positive whole number of dong, at most ${BANK_CREDIT_AMOUNT_MAX}`,
+    )
   if (credit.memo.length > MEMO_MAX)
     throw fieldError('invalid_request', 'memo', `is longer than ${MEMO_MAX} characters`)
   if (!Number.isSafeInteger(credit.bookedAtMs))

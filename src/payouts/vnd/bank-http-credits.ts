@@ -43,7 +43,7 @@ export interface CreditPage {
 export type CreditNotice =
   | { ok: true; credit: BankCredit }
   | { ok: false; error: 'unauthorized' }
-  | { ok: false; error: 'malformed'; problem: SkippedCredit['problem'] | 'type' }
+  | { ok: false; error: 'malformed'; problem: SkippedCredit['problem'] | 'type'; id?: string }
 
 /** A partner's credit (a notification body or a listed item) as a `BankCredit`, or why not. */
 export function readCredit(value: unknown): BankCredit | SkippedCredit {
@@ -108,7 +108,7 @@ export function verifyCredit(
   const read = readCredit(json)
   return isCredit(read)
     ? { ok: true, credit: read }
-    : { ok: false, error: 'malformed', problem: read.problem }
+    : { ok: false, error: 'malformed', problem: read.problem, ...(read.id ? { id: read.id } : {}) }
 }
 
 /** `BankHttpRail.listCredits`: one page of the credits booked at or after `sinceMs`, oldest first. */
