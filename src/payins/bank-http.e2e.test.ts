@@ -212,4 +212,58 @@ describe(`VND receive over the bank partner (${ENGINE})`, () => {
     expect(JSON.stringify(listed.rows)).not.toContain('99999999999999999999')
     await h.expectBooksBalanced()
   })
+
+  it('reconciliation matches credits against the statement: genuine ones clear, a suspense transfer is one orphan until assigned, a credit the statement never lists is its own alarm', async () => {
+    const bankOrphans = async () =>
+      ((await h.api('GET', '/admin/reconciliation', h.adminToken)).body.orphans as any[]).filter(
+        (o) => o.rail === 'bank',
+      )
+    // Every credit so far is on the statement: none of the credited receives is an orphan.
+    const first = await bankOrphans()
+    expect(first.filter((o) => o.reason === 'not_on_rail')).toEqual([])
+    // The transfer in suspense: one orphan, for its reference.
+    const { credit } = await partner.receiveCredit({ amount: 41_000n, description: 'khong co ma' })
+    const mine = (await bankOrphans()).filter((o) => o.ref === credit.id)
+    expect(mine).toEqual([
+      expect.objectContaining({ side: 'ledger', reason: 'unassigned_credit', amount: '41000' }),
+    ])
+    const listed = await h.api('GET', '/admin/bank-credits?status=unassigned', h.adminToken)
+    const creditId = listed.body.data.find((c: any) => c.bankRef === credit.id).creditId
+    const assigned = await h.api('POST', `/admin/bank-credits/${creditId}/assign`, h.adminToken, {
+      accountId: a.accountId,
+      reason: 'the shop says it is theirs',
+    })
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200)
+    expect((await bankOrphans()).filter((o) => o.ref === credit.id)).toEqual([])
+    // A signed notification of a credit the partner's statement never lists (a leaked secret).
+    const t = await receive(55_000)
+    const forged = {
+      type: 'credit',
+      id: 'FORGED1',
+      amount: '55000',
+      currency: 'VND',
+      description: t.sourceReq.reqDetails.memo,
+      bookedAt: Date.now(),
+    }
+    const body = JSON.stringify(forged)
+    const { createHmac } = await import('node:crypto')
+    const told = await h.app.inject({
+      method: 'POST',
+      url: '/partners/bank/credits',
+      headers: {
+        'content-type': 'application/json',
+        'x-partner-signature': createHmac('sha256', NOTIFY_SECRET).update(body).digest('hex'),
+      },
+      payload: body,
+    })
+    expect(told.statusCode).toBe(200)
+    // Within the grace window the statement may still be catching up: no alarm yet.
+    expect((await bankOrphans()).filter((o) => o.ref === 'FORGED1')).toEqual([])
+    await h.c.db.query('UPDATE journal_entries SET created_at = created_at - 7200000 WHERE txn_id = $1', [
+      t.txnId,
+    ])
+    expect((await bankOrphans()).filter((o) => o.ref === 'FORGED1')).toEqual([
+      expect.objectContaining({ side: 'ledger', reason: 'credit_not_on_statement', txnId: t.txnId }),
+    ])
+  })
 })

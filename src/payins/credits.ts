@@ -97,6 +97,13 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
           { accountId: systemAccountId('suspense', 'VND'), ccy: 'VND', amount: credit.amountMinor },
         ],
       })
+      // The entry names no transaction: reconciliation finds it by this credit (src/reconcile/refs.ts).
+      // It is the last journal entry this connection wrote, in this database transaction.
+      await q.query(
+        `UPDATE bank_credits SET suspense_entry_id = currval(pg_get_serial_sequence('journal_entries', 'id'))
+          WHERE id = $1`,
+        [creditId],
+      )
       result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
     } else if (named.txn.state === 'srccreated') {
       const done = await completeVndReceive(
