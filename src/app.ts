@@ -34,6 +34,7 @@ import { lightningAddressRoutes } from './lightning/address/routes.js'
 import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
 import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
+import { recordSkippedCredit } from './payins/skipped.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
 import { installAdminGuard } from './admin/guard.js'
 import { operatorRoutes } from './operators/routes.js'
@@ -131,7 +132,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   lnurlRoutes(app, c.lightningAddresses)
   lnAddressPageRoutes(app, c)
   bankNotificationRoutes(app, { db: c.db, verify: c.verifyBankNotification })
-  bankCreditRoutes(app, { verify: c.bankCredits?.verify, sink: c.bankCredits?.sink })
+  bankCreditRoutes(app, {
+    verify: c.bankCredits?.verify,
+    sink: c.bankCredits?.sink,
+    recordSkip: (item) => recordSkippedCredit(c.db, item, 'notification', Date.now()),
+  })
   if (c.config.rails === 'sandbox') sandboxFundRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // Bitcoin: the static deposit address, and the sandbox networks' controls.
   depositRoutes(app, c)

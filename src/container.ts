@@ -57,11 +57,10 @@ import { observeRail } from './rails/attempts.js'
 import { checkRails, type RailsCheckResult } from './rails/check.js'
 import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
-import { createReconciler } from './reconcile/service.js'
+import { createReconciler, type Reconciler } from './reconcile/service.js'
 import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
 import { alertSettings } from './reconcile/alert.js'
-import type { ReconciliationReport } from './reconcile/reconcile.js'
 import { registerStuckGauge } from './transactions/stuck.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
@@ -104,8 +103,11 @@ export interface Container {
   operatorsConfig: OperatorsConfig
   /** Asks every configured rail how it is (`svcpay rails check`, GET /admin/rails). */
   checkRails(): Promise<RailsCheckResult>
-  /** Reconciles the ledger with every rail and updates the reserve gauges (`svcpay reconcile`). */
-  reconcile(): Promise<ReconciliationReport>
+  /**
+   * Reconciles the ledger with every rail and updates the reserve gauges (`svcpay reconcile`); only
+   * with `record` (the schedule, an operator's audited run) does it count towards the brake.
+   */
+  reconcile: Reconciler
   /** RECONCILE_HALT_SENDS and RECONCILE_HALT_AFTER. */
   reconcileBrake: BrakeSettings
   /** RECONCILE_INTERVAL_S in milliseconds; 0: the worker does not reconcile on its own. */
@@ -228,7 +230,7 @@ export async function createContainer(
   }
   flows.push(...bitcoinFlows(bitcoin))
   const transactions = createTransactionsService({ db, config, rates, flows, repository, log })
-  const approvals = createApprovalsService({ db, transactions })
+  const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake })
   const webhooks = createWebhooksService({
     db,
     box,

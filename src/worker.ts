@@ -45,7 +45,8 @@ export function startWorkers(c: Container): Workers {
             db: c.db,
             intervalMs: c.reconcileIntervalMs,
             leaseMs: c.config.railsCheckTimeoutMs * 2 + 30_000,
-            reconcile: c.reconcile,
+            // The scheduled run is the one that counts towards the brake (docs/reconciliation.md).
+            reconcile: () => c.reconcile({ record: {} }),
             log: c.log,
           }),
         log: c.log,

@@ -124,6 +124,13 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'GET /admin/onchain/reorgs': { need: 'transactions.read' },
   // Reconciliation (src/reconcile/routes.ts)
   'GET /admin/reconciliation': { need: 'ledger.read' },
+  // A run that counts towards the brake (it can pause sends): finance and admin, audited by the
+  // route itself in the transaction that records the readings.
+  'POST /admin/reconciliation/run': {
+    need: 'transactions.write',
+    audit: 'self',
+    action: 'reconciliation.record',
+  },
   // A fee bump asks the node before it writes: audited once it succeeded, outside one transaction.
   'POST /admin/onchain/sends/:txnId/bumpfee': {
     need: 'transactions.write',

@@ -3,7 +3,8 @@
  * `processing` with its funds held (see policy.ts and the confirm in transactions/service.ts). Then:
  *
  * - review: the first operator with `approvals.decide` looks at it and says so; it stays waiting.
- * - approve: a different operator (not the reviewer, not the operator who made it) lets it go on.
+ * - approve: a different operator (not the reviewer, not the operator who made it) lets it go on;
+ *   refused with 503 `sends_paused`, nothing recorded, while the brake holds the send's rail.
  *   The flow's own confirm runs from `processing`, exactly as it would have at the customer's
  *   confirm, so the send continues on its normal path (srccreated, the worker hands it to the rail).
  * - reject: any operator with `approvals.decide` refuses it: the hold is voided and the transaction
@@ -24,6 +25,7 @@ import type { Txn } from '../transactions/txn.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
+import { refuseIfPaused, type BrakeSettings } from '../reconcile/brake.js'
 import {
   APPROVALS_PAGE_MAX,
   listApprovals,
@@ -100,6 +102,8 @@ function closedMessage(a: ApprovalRow, txn: Txn): string {
 export function createApprovalsService(deps: {
   db: Db
   transactions: TransactionsService
+  /** RECONCILE_HALT_SENDS: an approval on a paused rail is refused (`sends_paused`), recording nothing. */
+  brake?: BrakeSettings
   now?: () => number
 }): ApprovalsService {
   const now = deps.now ?? Date.now
@@ -172,6 +176,9 @@ export function createApprovalsService(deps: {
             'forbidden',
             'The operator who made or reviewed a transaction cannot approve it: another operator must approve it',
           )
+        // The brake: an approval lets the money go, so on a paused rail it is refused before
+        // anything is written; the approval stays waiting (until its deadline) for a later try.
+        if (deps.brake) await refuseIfPaused(q, deps.brake, txn.kind)
         const decided = await recordDecision(q, txn.id, 'approved', by(actor), note, at)
         assert(decided, 'a waiting approval under its row lock can be decided')
         const flow = deps.transactions.flows.get(txn.kind)

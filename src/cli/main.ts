@@ -24,7 +24,8 @@ const HELP = `svcpay <command>
   key revoke API_KEY
   ledger check
   rails check [--json]                 (exit 1 when any rail is not ready)
-  reconcile [--json]                   (exit 1 on a deficit or an orphan, 3 when a rail is unknown)
+  reconcile [--record] [--json]        (exit 1 on a deficit or an orphan, 3 when a rail is unknown;
+                                        --record counts the run towards the brake, audited)
   capital add --rail tron|bank|lightning|onchain --amount AMOUNT --note TEXT [--reference REF] [--json]
   capital withdraw --rail RAIL --amount AMOUNT --note TEXT [--reference REF] [--json]
   capital list [--json]              (operator money on the rails, booked against equity)
@@ -200,7 +201,12 @@ export async function run(argv: string[], out: (s: string) => void): Promise<voi
       return
     }
     case 'reconcile': {
-      const r = (await call('GET', '/admin/reconciliation')) as ReconciliationReport
+      // A reading by default; --record makes it a run the brake counts (docs/reconciliation.md).
+      const r = (
+        flags.record === true
+          ? await call('POST', '/admin/reconciliation/run', {})
+          : await call('GET', '/admin/reconciliation')
+      ) as ReconciliationReport
       print(r, formatReconciliation(r))
       // A deficit or orphan first; a rail that could not be read is never taken for a clean one.
       if (!r.ok || r.orphans.length > 0) process.exitCode = 1

@@ -2,6 +2,7 @@ import type { Container } from '../container.js'
 import { listStuck } from '../transactions/stuck.js'
 import { awaitingApproval } from './approvals.js'
 import { listCredits } from '../payins/credits.js'
+import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payins/skipped.js'
 import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
@@ -109,10 +110,40 @@ const unassignedCredits: AttentionSection = {
   },
 }
 
+/**
+ * Credits the bank partner reported that could not be recorded (src/payins/skipped.ts), seen in the
+ * last week: left out of the statement or refused as a notification. Only the partner's id and the
+ * field at fault are shown, never the item's amount or payer; the operator takes it up with the
+ * partner.
+ */
+const skippedCredits: AttentionSection = {
+  key: 'bank-credits-skipped',
+  heading: { en: 'Bank credits that could not be read', vi: 'Khoản ghi có không đọc được' },
+  none: {
+    en: 'Every credit the bank reported could be read.',
+    vi: 'Mọi khoản ghi có ngân hàng báo đều đọc được.',
+  },
+  async read(c, now, limit) {
+    const page = await listSkippedCredits(c.db, now - SKIPPED_SHOWN_MS, limit)
+    return {
+      total: page.total,
+      rows: page.rows.map((r) => ({
+        txnId: '',
+        accountId: '',
+        ref: { id: r.bankRef ?? '(no valid id)', href: `${CONSOLE_BASE}/bank-credits` },
+        state: `skipped: ${r.problem}`,
+        since: r.firstSeen,
+        why: `${r.source}, ${r.problem}, seen ${r.times} time(s)`,
+      })),
+    }
+  },
+}
+
 /** Appended to by later work (approvals awaiting a second operator). */
 export const ATTENTION_SECTIONS: AttentionSection[] = [
   stuck,
   failedDeliveries,
   awaitingApproval,
   unassignedCredits,
+  skippedCredits,
 ]

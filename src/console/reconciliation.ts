@@ -13,9 +13,11 @@ import type { Localized } from './strings.js'
 /**
  * Reconciliation (permission `ledger.read`). The page shows the last run as stored (the schedule's
  * last result and each rail's brake readings) without starting one; "Run now" posts, runs the
- * reconciliation of src/reconcile/service.ts (it asks every rail, updates the gauges and the brake's
- * readings) and answers with its report: per rail the ledger's figure and its outgoing part, the
- * rail's figure and its incoming part, the delta computed from those four, and a status; liabilities against assets per currency; and the orphans item matching found. The run
+ * reconciliation of src/reconcile/service.ts (it asks every rail and updates the gauges; a reading
+ * only, it never counts towards the brake) and answers with its report: per rail the ledger's
+ * figure and its outgoing part, the rail's figure and its incoming part, the delta computed from
+ * those four, and a status; liabilities against assets per currency; and the orphans item matching
+ * found. The run
  * is audited (`reconciliation.run`) once it has finished, as it waits on the rails.
  */
 const TEXT: Localized<{

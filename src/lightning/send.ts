@@ -16,6 +16,7 @@ import { isLocalPending, lnSendDetails, withLocalInvoice, type LnSendDetails } f
 import { localInvoice } from './send-destination.js'
 import { approvalReasons } from '../approvals/policy.js'
 import { ApiError } from '../shared/errors.js'
+import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 
 /** A payment in flight is asked about again this often. */
 const PAYMENT_POLL_MS = 2_000
@@ -299,6 +300,16 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
         'the Lightning node refuses to say where a payment stands',
       )
     await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
+    return
+  }
+  if (
+    result.status === 'unknown' &&
+    (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind))
+  ) {
+    // The brake holds the rail: nothing is sent; the send waits in srccreated, its funds held, and
+    // is looked at again (a payment the node already has is still followed above).
+    deps.log?.warn({ txnId: txn.id }, 'Lightning send waits: sends on the rail are paused')
+    await checkAgainAt(deps.db, txn, now() + PAUSED_RECHECK_MS)
     return
   }
   try {

@@ -8,6 +8,7 @@ import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { FEE_TARGET_BLOCKS } from './send-quote.js'
 import { failSend } from './send-release.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
+import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 
 /** How long a send waits for the network fee to come back within its quote before it fails. */
 export const FEE_WAIT_MAX_MS = 30 * 60_000
@@ -63,6 +64,13 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
 
 /** Broadcast a send at the rate it may pay, and move it to destsent with its txid. */
 export async function broadcast(deps: BitcoinDeps, txn: Txn) {
+  // The brake holds the rail: nothing is broadcast (not even a send asked for before, whose answer
+  // was lost); the send waits in srccreated, its funds held, and is looked at again.
+  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind)) {
+    deps.log?.warn({ txnId: txn.id }, 'on-chain send waits: sends on the rail are paused')
+    await checkAgainAt(deps.db, txn, nowBy(deps) + PAUSED_RECHECK_MS)
+    return
+  }
   // A send already attempted (its answer lost, a crash) may be in the network: it is only ever
   // asked for again at the same rate, never re-priced or failed for its fee.
   const attempted = onchainSendDetails(txn).feeRateSentSatPerVb

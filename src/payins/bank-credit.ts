@@ -16,4 +16,10 @@ export interface BankCredit {
   /** The payer's bank BIN and account if the partner gives them (personal data: never logged). */
   payer?: { bankBin?: string; accountNumber?: string; name?: string }
 }
+/**
+ * The largest credit taken, in whole đồng (just under 10^15, far above any real transfer): a bigger
+ * amount is a fault at the partner, left out rather than allowed to overflow the ledger's sums.
+ */
+export const BANK_CREDIT_AMOUNT_MAX = 999_999_999_999_999n
+
 export type CreditSink = (credit: BankCredit) => Promise<void> // idempotent on bankRef; throws if it could not record

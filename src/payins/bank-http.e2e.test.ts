@@ -5,6 +5,7 @@ import { startBankStandin, type BankStandin, type CreditDelivery } from '../../t
 import { runDueDeliveries } from '../events/delivery-worker.js'
 import { deliveryDepsOf, startReceiver, type Receiver } from '../events/testing.js'
 import { runBankCreditPoll } from '../payouts/vnd/bank-credit-poll.js'
+import { ATTENTION_SECTIONS } from '../console/attention.js'
 
 /**
  * A VND receive paid over the bank partner (`VND=bank-http`), end to end: the partner played by the
@@ -164,5 +165,105 @@ describe(`VND receive over the bank partner (${ENGINE})`, () => {
     )
     expect(await vndWallet()).toBe(before)
     await h.expectBooksBalanced()
+  })
+
+  it('an unrecordable statement item is left out and shown to operators; the rest is read, its notification is a 400', async () => {
+    const t = await receive(64_000)
+    // An amount no ledger can hold, listed before a genuine credit that was never notified.
+    const huge = {
+      type: 'credit',
+      id: 'CRHUGE1',
+      amount: '99999999999999999999',
+      currency: 'VND',
+      description: 'chuyen tien',
+      bookedAt: Date.now() - 1_000,
+    }
+    partner.listRaw(huge)
+    const { credit } = await pay(t, 'none')
+    await poll()
+    expect(await get(t.txnId)).toMatchObject({ txnState: 'completed', msg: '' })
+    expect(await creditsOf(credit.id)).toEqual([{ status: 'matched', txn_id: t.txnId }])
+    const cursor = await h.c.db.query<{ failures: number }>('SELECT failures FROM bank_credit_cursor')
+    expect(Number(cursor.rows[0]!.failures)).toBe(0)
+    // The same item as a signed notification: refused for good (400), not "try again" (503).
+    const body = JSON.stringify(huge)
+    const { createHmac } = await import('node:crypto')
+    const told = await h.app.inject({
+      method: 'POST',
+      url: '/partners/bank/credits',
+      headers: {
+        'content-type': 'application/json',
+        'x-partner-signature': createHmac('sha256', NOTIFY_SECRET).update(body).digest('hex'),
+      },
+      payload: body,
+    })
+    expect(told.statusCode, told.body).toBe(400)
+    expect(await creditsOf('CRHUGE1')).toEqual([])
+    // Operators see it on the attention list, by its id and the field at fault only.
+    const section = ATTENTION_SECTIONS.find((s) => s.key === 'bank-credits-skipped')
+    expect(section).toBeDefined()
+    const listed = await section!.read(h.c, Date.now(), 10)
+    expect(listed.rows).toContainEqual(
+      expect.objectContaining({
+        ref: expect.objectContaining({ id: 'CRHUGE1' }),
+        why: expect.stringContaining('amount'),
+      }),
+    )
+    expect(JSON.stringify(listed.rows)).not.toContain('99999999999999999999')
+    await h.expectBooksBalanced()
+  })
+
+  it('reconciliation matches credits against the statement: genuine ones clear, a suspense transfer is one orphan until assigned, a credit the statement never lists is its own alarm', async () => {
+    const bankOrphans = async () =>
+      ((await h.api('GET', '/admin/reconciliation', h.adminToken)).body.orphans as any[]).filter(
+        (o) => o.rail === 'bank',
+      )
+    // Every credit so far is on the statement: none of the credited receives is an orphan.
+    const first = await bankOrphans()
+    expect(first.filter((o) => o.reason === 'not_on_rail')).toEqual([])
+    // The transfer in suspense: one orphan, for its reference.
+    const { credit } = await partner.receiveCredit({ amount: 41_000n, description: 'khong co ma' })
+    const mine = (await bankOrphans()).filter((o) => o.ref === credit.id)
+    expect(mine).toEqual([
+      expect.objectContaining({ side: 'ledger', reason: 'unassigned_credit', amount: '41000' }),
+    ])
+    const listed = await h.api('GET', '/admin/bank-credits?status=unassigned', h.adminToken)
+    const creditId = listed.body.data.find((c: any) => c.bankRef === credit.id).creditId
+    const assigned = await h.api('POST', `/admin/bank-credits/${creditId}/assign`, h.adminToken, {
+      accountId: a.accountId,
+      reason: 'the shop says it is theirs',
+    })
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200)
+    expect((await bankOrphans()).filter((o) => o.ref === credit.id)).toEqual([])
+    // A signed notification of a credit the partner's statement never lists (a leaked secret).
+    const t = await receive(55_000)
+    const forged = {
+      type: 'credit',
+      id: 'FORGED1',
+      amount: '55000',
+      currency: 'VND',
+      description: t.sourceReq.reqDetails.memo,
+      bookedAt: Date.now(),
+    }
+    const body = JSON.stringify(forged)
+    const { createHmac } = await import('node:crypto')
+    const told = await h.app.inject({
+      method: 'POST',
+      url: '/partners/bank/credits',
+      headers: {
+        'content-type': 'application/json',
+        'x-partner-signature': createHmac('sha256', NOTIFY_SECRET).update(body).digest('hex'),
+      },
+      payload: body,
+    })
+    expect(told.statusCode).toBe(200)
+    // Within the grace window the statement may still be catching up: no alarm yet.
+    expect((await bankOrphans()).filter((o) => o.ref === 'FORGED1')).toEqual([])
+    await h.c.db.query('UPDATE journal_entries SET created_at = created_at - 7200000 WHERE txn_id = $1', [
+      t.txnId,
+    ])
+    expect((await bankOrphans()).filter((o) => o.ref === 'FORGED1')).toEqual([
+      expect.objectContaining({ side: 'ledger', reason: 'credit_not_on_statement', txnId: t.txnId }),
+    ])
   })
 })

@@ -10,7 +10,7 @@ import type { Txn } from '../transactions/txn.js'
 import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { parseRate } from '../shared/amount.js'
 import { newDeposit, receiveFee } from '../bitcoin/common.js'
-import type { BankCredit, CreditSink } from './bank-credit.js'
+import { BANK_CREDIT_AMOUNT_MAX, type BankCredit, type CreditSink } from './bank-credit.js'
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
@@ -51,8 +51,16 @@ type Source = 'bank' | 'suspense'
 export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Promise<IngestOutcome> {
   if (!BANK_REF.test(credit.bankRef))
     throw fieldError('invalid_request', 'bankRef', 'is not a bank reference')
-  if (typeof credit.amountMinor !== 'bigint' || credit.amountMinor <= 0n)
-    throw fieldError('invalid_amount', 'amount', 'must be a positive whole number of dong')
+  if (
+    typeof credit.amountMinor !== 'bigint' ||
+    credit.amountMinor <= 0n ||
+    credit.amountMinor > BANK_CREDIT_AMOUNT_MAX
+  )
+    throw fieldError(
+      'invalid_amount',
+      'amount',
+      `must be a positive whole number of dong, at most ${BANK_CREDIT_AMOUNT_MAX}`,
+    )
   if (credit.memo.length > MEMO_MAX)
     throw fieldError('invalid_request', 'memo', `is longer than ${MEMO_MAX} characters`)
   if (!Number.isSafeInteger(credit.bookedAtMs))
@@ -90,6 +98,13 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
           { accountId: systemAccountId('suspense', 'VND'), ccy: 'VND', amount: credit.amountMinor },
         ],
       })
+      // The entry names no transaction: reconciliation finds it by this credit (src/reconcile/refs.ts).
+      // It is the last journal entry this connection wrote, in this database transaction.
+      await q.query(
+        `UPDATE bank_credits SET suspense_entry_id = currval(pg_get_serial_sequence('journal_entries', 'id'))
+          WHERE id = $1`,
+        [creditId],
+      )
       result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
     } else if (named.txn.state === 'srccreated') {
       const done = await completeVndReceive(

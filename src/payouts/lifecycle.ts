@@ -11,6 +11,7 @@ import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { payoutPostings } from './postings.js'
 import { lookForReturn } from './returns.js'
+import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 
 /**
  * Payouts out of an internal wallet to an outside network: USDT over TRON (`tron`) and VND to a
@@ -76,6 +77,13 @@ function endWithoutPaying(
 }
 
 async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
+  // The brake holds the rail: nothing is submitted; the payout waits in srccreated, its funds held,
+  // and is looked at again.
+  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind)) {
+    deps.log.warn({ txnId: txn.id, kind: net.kind }, 'payout waits: sends on the rail are paused')
+    await scheduleCheck(deps.db, txn.id, nowBy(deps) + PAUSED_RECHECK_MS, 'earliest', { state: 'srccreated' })
+    return
+  }
   let ref: string
   try {
     const submitted = await net.submit(txn)

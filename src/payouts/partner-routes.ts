@@ -1,3 +1,4 @@
+import { refusedField } from '../payins/skipped.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
@@ -71,7 +72,12 @@ export function bankNotificationRoutes(
  */
 export function bankCreditRoutes(
   app: FastifyInstance,
-  deps: { verify: BankHttpRail['verifyCredit'] | undefined; sink: CreditSink | undefined },
+  deps: {
+    verify: BankHttpRail['verifyCredit'] | undefined
+    sink: CreditSink | undefined
+    /** Keeps a signed credit that cannot be used, for operators (src/payins/skipped.ts). */
+    recordSkip?: (item: { id?: string; problem: string }) => Promise<void>
+  },
 ): void {
   app.post(
     '/partners/bank/credits',
@@ -95,16 +101,23 @@ export function bankCreditRoutes(
       )
       if (!notice.ok && notice.error === 'unauthorized')
         throw new ApiError('unauthorized', 'The notification is not signed by the bank partner')
-      if (!notice.ok)
+      if (!notice.ok) {
+        await deps.recordSkip?.({ ...(notice.id ? { id: notice.id } : {}), problem: notice.problem })
         throw new ApiError('invalid_request', 'The notification is not a well-formed credit', [
           {
             field: notice.problem === 'booked_at' ? 'bookedAt' : notice.problem,
             issue: 'missing or malformed',
           },
         ])
+      }
       try {
         await deps.sink(notice.credit)
       } catch (err) {
+        // Refused as it stands (not a failure to record): sending it again will not help.
+        if (err instanceof ApiError && err.status < 500) {
+          await deps.recordSkip?.({ id: notice.credit.bankRef, problem: refusedField(err) })
+          throw new ApiError('invalid_request', 'The credit cannot be recorded as it stands', err.details)
+        }
         request.log.warn(
           { bankRef: notice.credit.bankRef, error: (err as Error).name },
           'a bank credit could not be recorded; the partner will retry',

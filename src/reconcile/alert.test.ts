@@ -12,7 +12,8 @@ describe('the operator alert: ALERT_WEBHOOK_URL', () => {
   let h: Harness
   let server: Server
   const received: Array<{ body: string; signature: string }> = []
-  const reconcile = async () => (await h.api('GET', '/admin/reconciliation', h.adminToken)).body
+  // Alerts come from runs that count (POST); GET /admin/reconciliation only reads.
+  const reconcile = async () => (await h.api('POST', '/admin/reconciliation/run', h.adminToken, {})).body
   const move = (direction: 'in' | 'out') =>
     h.api('POST', '/admin/sandbox/drift/move', h.adminToken, { rail: 'tron', direction, amount: '3' })
 

@@ -8,7 +8,7 @@ import type { Queryable } from '../db/db.js'
 import type { RailKind, RailPayment } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import type { Orphan } from './reconcile.js'
-import { RAIL_REF_JOIN } from './refs.js'
+import { ENTRY_REF_JOIN, RAIL_REF_JOIN } from './refs.js'
 
 export async function amountMismatches(
   q: Queryable,
@@ -20,7 +20,7 @@ export async function amountMismatches(
     payments: RailPayment[]
     /** References of the payments that some transaction with an entry on the account carries. */
     known: ReadonlySet<string>
-    /** railRefSql of the rail: how a transaction's reference is read. */
+    /** entryRefSql of the rail: how an entry's reference is read. */
     refSql: string
   },
 ): Promise<Orphan[]> {
@@ -37,8 +37,8 @@ export async function amountMismatches(
   // account is credited (negative) by money coming in, so the ledger's figure is the negated sum.
   const { rows } = await q.query<{ rail_ref: string; txn_id: string; total: unknown }>(
     `SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
-       FROM transactions t ${RAIL_REF_JOIN} JOIN journal_entries e ON e.txn_id = t.id
-       JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
+       FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
+       LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
       WHERE ${input.refSql} = ANY($2::text[])
       GROUP BY 1`,
     [input.account, [...railByRef.keys()]],

@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { createReconciler } from './service.js'
 import { brakeSettings } from './brake.js'
+import { operatorClient } from '../../test/admin/operator-client.js'
 
 describe('the brake: RECONCILE_HALT_SENDS', () => {
   let h: Harness
   let a: TestAccount
   let address: string
   const admin = (method: string, url: string, body?: unknown) => h.api(method, url, h.adminToken, body)
-  const reconcile = async () => (await admin('GET', '/admin/reconciliation')).body
+  // A run that counts towards the brake: the operator's audited POST (a GET only reads).
+  const reconcile = async () => (await admin('POST', '/admin/reconciliation/run', {})).body
   const onchainSend = () =>
     h.api('POST', '/api/v2/transaction', a.token, {
       sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
@@ -82,8 +84,51 @@ describe('the brake: RECONCILE_HALT_SENDS', () => {
       timeoutMs: 50,
       brake: h.c.reconcileBrake,
     })
-    for (let i = 0; i < 4; i++) expect((await hanging()).pausedRails).toEqual([])
+    for (let i = 0; i < 4; i++) expect((await hanging({ record: {} })).pausedRails).toEqual([])
     expect((await lnSend()).status).toBe(200)
+  })
+
+  it('a reading by a viewer never moves the brake; only an audited run by finance counts', async () => {
+    const client = operatorClient(h.app, h.adminToken)
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const finance = await client.signIn(await client.createOperator('finance'))
+    const readings = async () =>
+      (
+        await h.c.db.query<{ deficit_readings: number; paused_at: unknown }>(
+          "SELECT deficit_readings, paused_at FROM reconcile_brake WHERE rail = 'bank'",
+        )
+      ).rows.map((r) => [Number(r.deficit_readings), r.paused_at])
+    const before = await readings()
+    await admin('POST', '/admin/sandbox/drift/move', { rail: 'bank', direction: 'out', amount: '1000' })
+    for (let i = 0; i < 3; i++) {
+      const read = await client.request('GET', '/admin/reconciliation', { session: viewer })
+      expect(read.status).toBe(200)
+      expect(read.body.rails.find((e: any) => e.rail === 'bank').status).toBe('deficit')
+      expect(read.body.pausedRails).toEqual([])
+    }
+    // Three readings with a deficit (K = 2) left the brake exactly as it was.
+    expect(await readings()).toEqual(before)
+    // A counted run is a state change: not for a viewer.
+    const refused = await client.request('POST', '/admin/reconciliation/run', { session: viewer, body: {} })
+    expect([refused.status, refused.body.error]).toEqual([403, 'forbidden'])
+    const audited = async () =>
+      Number(
+        (
+          await h.c.db.query<{ n: unknown }>(
+            "SELECT count(*)::int8 AS n FROM admin_audit WHERE action = 'reconciliation.record'",
+          )
+        ).rows[0]!.n,
+      )
+    const rowsBefore = await audited()
+    let last
+    for (let i = 0; i < 2; i++) {
+      last = await client.request('POST', '/admin/reconciliation/run', { session: finance, body: {} })
+      expect(last.status, last.raw).toBe(200)
+    }
+    expect(last!.body.pausedRails).toEqual(['bank'])
+    expect(await audited()).toBe(rowsBefore + 2)
+    await admin('POST', '/admin/sandbox/drift/move', { rail: 'bank', direction: 'in', amount: '1000' })
+    expect((await reconcile()).pausedRails).toEqual([])
   })
 
   it('checks its settings', () => {

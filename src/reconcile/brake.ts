@@ -6,7 +6,9 @@
  * times out never stops the service (a time-out is not a zero balance).
  *
  * What is refused: creating and confirming a send whose money leaves by that rail (Lightning send,
- * on-chain send, TRON payout, VND payout). Sends already confirmed before the pause go on.
+ * on-chain send, TRON payout, VND payout), and an operator's approval of one (sendsPausedFor).
+ * A send confirmed before the pause waits in srccreated: the worker's send step asks the same and
+ * hands nothing to the rail while it lasts. What is already on the rail is still followed.
  */
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
@@ -91,10 +93,15 @@ export async function recordReadings(
       )
     }
   }
+  return { paused: await pausedRails(q), appeared, cleared, orphansAppeared, orphansCleared }
+}
+
+/** The rails whose sends the brake holds now, as recorded by the last counted readings. */
+export async function pausedRails(q: Queryable): Promise<RailKind[]> {
   const { rows } = await q.query<{ rail: RailKind }>(
     'SELECT rail FROM reconcile_brake WHERE paused_at IS NOT NULL ORDER BY rail',
   )
-  return { paused: rows.map((r) => r.rail), appeared, cleared, orphansAppeared, orphansCleared }
+  return rows.map((r) => r.rail)
 }
 
 /** The rail a send's money leaves by, from the request's destination method or the transaction's kind. */
@@ -124,6 +131,41 @@ function refuse(rail: RailKind): never {
     'sends_paused',
     `Sends on the ${rail} rail are paused: reconciliation found a deficit on it. Try again later.`,
   )
+}
+
+/** How long a send held by the brake waits before the worker looks at it again. */
+export const PAUSED_RECHECK_MS = 60_000
+
+const settingsOfEnv = new WeakMap<object, BrakeSettings>()
+
+/** The brake settings of a configuration's environment (parsed once per environment object). */
+export function brakeSettingsOf(config: { env: Record<string, string | undefined> }): BrakeSettings {
+  let settings = settingsOfEnv.get(config.env)
+  if (!settings) {
+    settings = brakeSettings(config.env)
+    settingsOfEnv.set(config.env, settings)
+  }
+  return settings
+}
+
+/**
+ * The rail whose brake holds a send of this kind now (RECONCILE_HALT_SENDS on and the rail paused),
+ * or undefined. Every step that hands money to a rail asks first: the worker's send of a Lightning
+ * payment, an on-chain broadcast, a TRON or bank payout's submission, and an operator's approval.
+ */
+export async function sendsPausedFor(
+  q: Queryable,
+  settings: BrakeSettings,
+  kind: string,
+): Promise<RailKind | undefined> {
+  if (!settings.haltSends) return undefined
+  return pausedRail(q, RAIL_OF_KIND[kind])
+}
+
+/** Refuse a step (an approval) that would let money leave by a paused rail: 503 `sends_paused`. */
+export async function refuseIfPaused(q: Queryable, settings: BrakeSettings, kind: string): Promise<void> {
+  const paused = await sendsPausedFor(q, settings, kind)
+  if (paused) refuse(paused)
 }
 
 /**

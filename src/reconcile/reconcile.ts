@@ -19,7 +19,13 @@ import { formatMinor, formatScaled, parseAmount } from '../shared/amount.js'
 import { capitalByRail } from './capital.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import { amountMismatches } from './amount-match.js'
-import { RAIL_CURRENCIES, RAIL_REF_JOIN, railRefSql } from './refs.js'
+import {
+  CREDIT_STATEMENT_GRACE_MS,
+  ENTRY_REF_JOIN,
+  entryRefSql,
+  RAIL_CURRENCIES,
+  RAIL_REF_JOIN,
+} from './refs.js'
 
 export { RAIL_CURRENCIES }
 
@@ -101,7 +107,15 @@ export interface Orphan {
    * rail never moved; `both`: a payment both know, for different amounts (`amount_mismatch`).
    */
   side: 'rail' | 'ledger' | 'both'
-  reason: 'not_in_ledger' | 'not_on_rail' | 'entry_without_transaction' | 'amount_mismatch'
+  reason:
+    | 'not_in_ledger'
+    | 'not_on_rail'
+    | 'entry_without_transaction'
+    | 'amount_mismatch'
+    /** A bank transfer in suspense, on the statement, that no operator has assigned yet. */
+    | 'unassigned_credit'
+    /** A bank transfer credited (from a signed notification) that the partner's statement never lists. */
+    | 'credit_not_on_statement'
   ref: string | null
   txnId: string | null
   ccy: string
@@ -120,6 +134,7 @@ async function matchItems(
   ccy: string,
   sinceMs: number,
   timeoutMs: number,
+  now: number,
 ): Promise<Orphan[] | { unknown: string }> {
   const { impl, rail } = configured
   if (typeof impl.payments !== 'function')
@@ -132,21 +147,26 @@ async function matchItems(
     return { unknown: `the rail failed: ${((err as Error).message ?? String(err)).slice(0, 300)}` }
   }
   const account = systemAccountId(rail as SystemPurpose, ccy)
-  const refSql = railRefSql(rail)
+  const refSql = entryRefSql(rail)
   const orphans: Orphan[] = []
-  // Ledger side: every entry on the rail's account in the window, with its transaction's reference.
+  // Ledger side: every entry on the rail's account in the window, with its reference (a suspense
+  // entry's is its bank credit's), and whether that reference is a bank transfer in.
   const entries = await q.query<{
     entry_id: unknown
     txn_id: string | null
     rail_ref: string | null
+    suspense: string | null
+    is_credit: boolean
     total: unknown
     at: unknown
   }>(
-    `SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, SUM(p.amount)::int8 AS total, e.created_at AS at
+    `SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, sc.status AS suspense,
+            EXISTS (SELECT 1 FROM bank_credits bc WHERE bc.bank_ref = ${refSql}) AS is_credit,
+            SUM(p.amount)::int8 AS total, e.created_at AS at
        FROM postings p JOIN journal_entries e ON e.id = p.entry_id LEFT JOIN transactions t ON t.id = e.txn_id
-       ${RAIL_REF_JOIN}
+       ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
       WHERE p.ledger_account_id = $1 AND e.created_at >= $2 AND e.kind <> 'operator_capital'
-      GROUP BY e.id, e.txn_id, t.id, o.rail_ref, t.rail_ref, e.created_at ORDER BY e.id`,
+      GROUP BY e.id, e.txn_id, t.id, o.rail_ref, t.rail_ref, sc.bank_ref, sc.status, e.created_at ORDER BY e.id`,
     [account, sinceMs],
   )
   const onRail = new Set(payments.map((p) => p.ref))
@@ -158,7 +178,20 @@ async function matchItems(
   for (const e of entries.rows) {
     const amount = formatMinor(-BigInt(e.total as bigint), ccy)
     const at = Number(e.at)
-    if (e.txn_id === null) {
+    const missing = !e.rail_ref || (!onRail.has(e.rail_ref) && netByRef.get(e.rail_ref) !== 0n)
+    if (e.suspense !== null || (e.is_credit && e.txn_id !== null && missing)) {
+      // A bank transfer in: the partner's statement is the rail's truth for it. Missing from it past
+      // the grace window, it is money the books credited on a notification alone; listed, a
+      // transfer still in suspense waits for an operator.
+      const reason =
+        missing && now - at >= CREDIT_STATEMENT_GRACE_MS
+          ? 'credit_not_on_statement'
+          : !missing && e.suspense === 'unassigned'
+            ? 'unassigned_credit'
+            : null
+      if (reason)
+        orphans.push({ rail, side: 'ledger', reason, ref: e.rail_ref, txnId: e.txn_id, ccy, amount, at })
+    } else if (e.txn_id === null) {
       orphans.push({
         rail,
         side: 'ledger',
@@ -169,7 +202,7 @@ async function matchItems(
         amount,
         at,
       })
-    } else if (!e.rail_ref || (!onRail.has(e.rail_ref) && netByRef.get(e.rail_ref) !== 0n)) {
+    } else if (missing) {
       orphans.push({
         rail,
         side: 'ledger',
@@ -187,8 +220,9 @@ async function matchItems(
   const known = new Set<string>()
   if (refs.length) {
     const { rows } = await q.query<{ rail_ref: string }>(
-      `SELECT DISTINCT ${refSql} AS rail_ref FROM transactions t ${RAIL_REF_JOIN}
-        JOIN journal_entries e ON e.txn_id = t.id JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
+      `SELECT DISTINCT ${refSql} AS rail_ref
+         FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
+         LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
         WHERE ${refSql} = ANY($2::text[])`,
       [account, refs],
     )
@@ -397,7 +431,7 @@ export async function reconcile(
   for (const { rail, ccy } of RAIL_CURRENCIES) {
     const configured = byRail.get(rail)
     if (!configured) continue
-    const matched = await matchItems(q, configured, ccy, since, opts.timeoutMs)
+    const matched = await matchItems(q, configured, ccy, since, opts.timeoutMs, now)
     if ('unknown' in matched) unmatched.push({ rail, note: matched.unknown })
     else orphans.push(...matched)
   }

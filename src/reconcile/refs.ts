@@ -25,3 +25,21 @@ export function railRefSql(rail: RailKind): string {
 
 /** The join railRefSql needs after `transactions t`. */
 export const RAIL_REF_JOIN = `LEFT JOIN transactions o ON t.kind = 'payout_return' AND o.id = t.rail_ref`
+
+/**
+ * The join and expression that give every journal entry its reference, over `journal_entries e`
+ * left-joined with `transactions t` and RAIL_REF_JOIN: its transaction's (railRefSql), or, for the
+ * entry that put a bank credit in suspense (which names no transaction), that credit's bank
+ * reference, so that the transfer on the statement and the suspense entry match.
+ */
+export const ENTRY_REF_JOIN = 'LEFT JOIN bank_credits sc ON sc.suspense_entry_id = e.id'
+export function entryRefSql(rail: RailKind): string {
+  return `COALESCE(${railRefSql(rail)}, sc.bank_ref)`
+}
+
+/**
+ * How long a credited bank transfer may be missing from the partner's statement before it is an
+ * orphan of its own (`credit_not_on_statement`): the statement may list a transfer a little after
+ * its notification came.
+ */
+export const CREDIT_STATEMENT_GRACE_MS = 3_600_000

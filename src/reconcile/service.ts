@@ -1,11 +1,26 @@
-import type { Queryable } from '../db/db.js'
+import type { Db, Queryable } from '../db/db.js'
 import type { Metrics } from '../http/observability.js'
 import { RAIL_KINDS } from '../rails/attempts.js'
 import type { RailKind } from '../rails/rail.js'
 import { precisionOf } from '../shared/currency.js'
 import { reconcile, type ReconcilableRail, type ReconciliationReport } from './reconcile.js'
-import { recordReadings, type BrakeSettings } from './brake.js'
+import { pausedRails, recordReadings, type BrakeSettings } from './brake.js'
 import { sendAlert, type AlertSettings } from './alert.js'
+
+/**
+ * How a run is counted. A run reads every rail and updates the gauges; only a run with `record`
+ * (the worker's schedule, or an operator's audited POST /admin/reconciliation/run) counts towards the
+ * brake and sends alerts: a reading that can pause sends is a state change, so a plain read (GET
+ * /admin/reconciliation, `svcpay reconcile`, the console's Run now) never does.
+ */
+export interface RunOptions {
+  record?: {
+    /** Written in the same database transaction as the readings (the operator's audit row). */
+    inTx?: (q: Queryable, report: ReconciliationReport) => Promise<void>
+  }
+}
+
+export type Reconciler = (opts?: RunOptions) => Promise<ReconciliationReport>
 
 /**
  * Runs a reconciliation and publishes it as Prometheus gauges:
@@ -14,7 +29,7 @@ import { sendAlert, type AlertSettings } from './alert.js'
  * - `svcpay_reconciliation_orphans{rail}`: orphans found by item matching (0 until it is built).
  */
 export function createReconciler(deps: {
-  db: Queryable
+  db: Db
   metrics: Metrics
   rails: ReconcilableRail[]
   timeoutMs: number
@@ -25,7 +40,7 @@ export function createReconciler(deps: {
   /** ALERT_WEBHOOK_URL: told when a deficit appears or clears (needs `brake`, which keeps the readings). */
   alert?: AlertSettings
   log?: { warn(obj: object, msg: string): void }
-}): () => Promise<ReconciliationReport> {
+}): Reconciler {
   const delta = deps.metrics.gauge(
     'svcpay_reserve_delta',
     'What the rail reports it holds less what the ledger says it holds, in minor units, at the last reconciliation (NaN: the rail did not answer)',
@@ -36,7 +51,7 @@ export function createReconciler(deps: {
     'Payments the rail and the ledger do not both know, at the last reconciliation',
     ['rail'],
   )
-  return async () => {
+  return async (opts = {}) => {
     const report = await reconcile(deps.db, deps.rails, {
       timeoutMs: deps.timeoutMs,
       ...(deps.windowMs === undefined ? {} : { windowMs: deps.windowMs }),
@@ -49,32 +64,43 @@ export function createReconciler(deps: {
       const unmatched = report.unmatched.some((u) => u.rail === rail)
       orphans.set({ rail }, unmatched ? NaN : report.orphans.filter((o) => o.rail === rail).length)
     }
-    if (deps.brake) {
-      const counts = new Map<RailKind, number>()
-      for (const rail of RAIL_KINDS)
-        if (report.rails.some((e) => e.rail === rail) && !report.unmatched.some((u) => u.rail === rail))
-          counts.set(rail, report.orphans.filter((o) => o.rail === rail).length)
-      const readings = await recordReadings(deps.db, deps.brake, report.rails, report.checkedAt, counts)
-      report.pausedRails = readings.paused
-      const findings = [
-        ...readings.appeared.map((rail) => ({ event: 'reconciliation.deficit' as const, rail })),
-        ...readings.cleared.map((rail) => ({ event: 'reconciliation.cleared' as const, rail })),
-        ...readings.orphansAppeared.map((rail) => ({ event: 'reconciliation.orphans' as const, rail })),
-        ...readings.orphansCleared.map((rail) => ({
-          event: 'reconciliation.orphans_cleared' as const,
-          rail,
-        })),
-      ].map(({ event, rail }) => ({
-        event,
-        entry: report.rails.find((e) => e.rail === rail)!,
-        orphans: counts.get(rail) ?? 0,
-      }))
-      if (deps.alert && findings.length)
-        await sendAlert(deps.alert, findings, report.checkedAt, {
-          timeoutMs: deps.timeoutMs,
-          log: deps.log ?? { warn: () => {} },
-        })
+    if (!deps.brake) return report
+    if (!opts.record) {
+      // A reading only: the brake's state is shown as it stands, never moved.
+      report.pausedRails = await pausedRails(deps.db)
+      return report
     }
+    const brake = deps.brake
+    const inTx = opts.record.inTx
+    const counts = new Map<RailKind, number>()
+    for (const rail of RAIL_KINDS)
+      if (report.rails.some((e) => e.rail === rail) && !report.unmatched.some((u) => u.rail === rail))
+        counts.set(rail, report.orphans.filter((o) => o.rail === rail).length)
+    // The readings and the operator's audit row commit together, or neither does.
+    const readings = await deps.db.tx(async (q) => {
+      const r = await recordReadings(q, brake, report.rails, report.checkedAt, counts)
+      report.pausedRails = r.paused
+      if (inTx) await inTx(q, report)
+      return r
+    })
+    const findings = [
+      ...readings.appeared.map((rail) => ({ event: 'reconciliation.deficit' as const, rail })),
+      ...readings.cleared.map((rail) => ({ event: 'reconciliation.cleared' as const, rail })),
+      ...readings.orphansAppeared.map((rail) => ({ event: 'reconciliation.orphans' as const, rail })),
+      ...readings.orphansCleared.map((rail) => ({
+        event: 'reconciliation.orphans_cleared' as const,
+        rail,
+      })),
+    ].map(({ event, rail }) => ({
+      event,
+      entry: report.rails.find((e) => e.rail === rail)!,
+      orphans: counts.get(rail) ?? 0,
+    }))
+    if (deps.alert && findings.length)
+      await sendAlert(deps.alert, findings, report.checkedAt, {
+        timeoutMs: deps.timeoutMs,
+        log: deps.log ?? { warn: () => {} },
+      })
     return report
   }
 }

@@ -27,8 +27,9 @@ const ELSEWHERE = 'bcrt1q3zxmh4ue370cp48c9d8eeek43qhnzzhvquj2zm'
 function driver(get: () => Harness) {
   const h = () => get()
   return {
+    // A run that counts towards the brake (POST); GET /admin/reconciliation only reads.
     async report(): Promise<ReconciliationReport> {
-      const r = await h().api('GET', '/admin/reconciliation', h().adminToken)
+      const r = await h().api('POST', '/admin/reconciliation/run', h().adminToken, {})
       expect(r.status).toBe(200)
       return r.body
     },

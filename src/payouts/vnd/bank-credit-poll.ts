@@ -9,6 +9,9 @@
  * - the position moves only after the sink took every credit of a page, to the newest booking time
  *   handed on less `OVERLAP_MS`, so a credit the partner lists late, or books a little out of order,
  *   is still read on the next poll; it never moves back;
+ * - an item that cannot be used (malformed, or refused by the sink as it stands) is left out, logged
+ *   with its id and the field at fault, and kept for operators (src/payins/skipped.ts): one bad item
+ *   never stops the rest of the statement from being read;
  * - a poll that fails (the partner down, the sink unable to record) keeps the position, and the
  *   next one is tried after a growing pause (`backoffMs`); `svcpay rails check` shows the failures.
  */
@@ -17,6 +20,8 @@ import type { Queryable } from '../../db/db.js'
 import type { CreditSink } from '../../payins/bank-credit.js'
 import { RailFailure, type CheckableRail } from '../../rails/rail.js'
 import type { CreditPage } from './bank-http-credits.js'
+import { ApiError } from '../../shared/errors.js'
+import { recordSkippedCredit, refusedField } from '../../payins/skipped.js'
 
 export const BANK_CREDITS_POLL_S_DEFAULT = 60
 /** How far before the newest credit handed on the next poll reads again. */
@@ -114,9 +119,26 @@ export async function runBankCreditPoll(deps: CreditPollDeps): Promise<boolean> 
     for (let page = 0; page < PAGES_PER_POLL; page++) {
       const { credits, skipped, nextCursor } = await deps.list(since, cursor)
       // Only the partner's id (when valid) and the field at fault: a credit's details are personal.
-      for (const item of skipped)
+      for (const item of skipped) {
         deps.log.warn({ ...item }, 'the bank partner listed a malformed credit; left out')
-      for (const credit of credits) await deps.sink(credit)
+        await recordSkippedCredit(deps.db, item, 'statement', now())
+      }
+      for (const credit of credits) {
+        try {
+          await deps.sink(credit)
+        } catch (err) {
+          // A credit the sink refuses as it stands (an ApiError: bad input, not a failure to
+          // record) will be refused at every poll: left out and shown to operators, and the rest of
+          // the statement is read. Anything else (the database down) fails the poll as before.
+          if (!(err instanceof ApiError) || err.status >= 500) throw err
+          const item = { id: credit.bankRef, problem: refusedField(err) }
+          deps.log.warn(
+            { ...item, error: err.code },
+            'the bank partner listed a credit that cannot be recorded; left out',
+          )
+          await recordSkippedCredit(deps.db, item, 'statement', now())
+        }
+      }
       if (credits.length > 0) {
         const newest = Math.max(...credits.map((c) => c.bookedAtMs))
         await advance(deps.db, newest - OVERLAP_MS, now())

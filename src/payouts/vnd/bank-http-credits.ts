@@ -8,7 +8,7 @@
  * never thrown, so one bad item cannot stop the statement from being read. A credit carries the
  * payer's name and account: nothing here logs, and no reported problem quotes a credit's fields.
  */
-import { RailFailure } from '../../rails/rail.js'
+import { RailFailure, type RailPayment } from '../../rails/rail.js'
 import type { BankCredit } from '../../payins/bank-credit.js'
 import type { BankHttpDeps } from './bank-http-deps.js'
 import { parseObject, partnerSignedBody, type Json } from './bank-http-request.js'
@@ -43,7 +43,7 @@ export interface CreditPage {
 export type CreditNotice =
   | { ok: true; credit: BankCredit }
   | { ok: false; error: 'unauthorized' }
-  | { ok: false; error: 'malformed'; problem: SkippedCredit['problem'] | 'type' }
+  | { ok: false; error: 'malformed'; problem: SkippedCredit['problem'] | 'type'; id?: string }
 
 /** A partner's credit (a notification body or a listed item) as a `BankCredit`, or why not. */
 export function readCredit(value: unknown): BankCredit | SkippedCredit {
@@ -108,7 +108,7 @@ export function verifyCredit(
   const read = readCredit(json)
   return isCredit(read)
     ? { ok: true, credit: read }
-    : { ok: false, error: 'malformed', problem: read.problem }
+    : { ok: false, error: 'malformed', problem: read.problem, ...(read.id ? { id: read.id } : {}) }
 }
 
 /** `BankHttpRail.listCredits`: one page of the credits booked at or after `sinceMs`, oldest first. */
@@ -145,4 +145,39 @@ export async function listCredits(
     page.nextCursor = next
   }
   return page
+}
+
+/** How far before the matching window the statement is read: a credit booked just before it may be credited inside it. */
+const CREDITS_LOOKBACK_MS = 2 * 86_400_000
+const CREDIT_PAGES_MAX = 50
+
+/**
+ * The credits of the statement since `sinceMs` (less CREDITS_LOOKBACK_MS) as payments into the
+ * rail, for reconciliation's item matching (docs/reconciliation.md): the statement is the rail's
+ * truth for money in. A listed item that is not a usable Credit is left out (the poll keeps it for
+ * operators). A partner without the statement (404) lists none, so that every credit it notified
+ * shows as missing from it.
+ */
+export async function creditPayments(deps: BankHttpDeps, sinceMs: number): Promise<RailPayment[]> {
+  const out: RailPayment[] = []
+  let cursor: string | null = null
+  const since = Math.max(0, sinceMs - CREDITS_LOOKBACK_MS)
+  for (let page = 0; page < CREDIT_PAGES_MAX; page++) {
+    let read: CreditPage
+    try {
+      read = await listCredits(deps, since, cursor)
+    } catch (err) {
+      if (err instanceof RailFailure && err.code === 'bank_http_404' && cursor === null) return out
+      throw err
+    }
+    for (const c of read.credits)
+      out.push({ ref: c.bankRef, direction: 'in', amountMinor: c.amountMinor, at: c.bookedAtMs })
+    if (read.nextCursor === null) return out
+    cursor = read.nextCursor
+  }
+  throw new RailFailure(
+    'bank_history_too_long',
+    `more than ${CREDIT_PAGES_MAX * CREDIT_PAGE_SIZE} credits in the window: shorten it`,
+    true,
+  )
 }

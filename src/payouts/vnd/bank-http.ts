@@ -31,7 +31,13 @@ import type { BankPayoutRail, RailCheckReport } from '../../rails/rail.js'
 import { bankHttpDeps, type BankHttpConfig } from './bank-http-deps.js'
 import { bankPayments, bankReserves, checkBankHttp } from './bank-http-holdings.js'
 import { getPayout, submitPayout, verifyNotification } from './bank-http-payouts.js'
-import { listCredits, verifyCredit, type CreditNotice, type CreditPage } from './bank-http-credits.js'
+import {
+  creditPayments,
+  listCredits,
+  verifyCredit,
+  type CreditNotice,
+  type CreditPage,
+} from './bank-http-credits.js'
 import { accountName } from './bank-http-accounts.js'
 
 export { BANK_TIMEOUT_MS_DEFAULT, type BankHttpConfig } from './bank-http-deps.js'
@@ -65,7 +71,11 @@ export function createBankHttpRail(config: BankHttpConfig): BankHttpRail {
     getPayout: (bankRef) => getPayout(deps, bankRef),
     check: () => checkBankHttp(deps),
     reserves: () => bankReserves(deps),
-    payments: (sinceMs) => bankPayments(deps, sinceMs),
+    // Payouts that left, and the statement's credits that came in (docs/reconciliation.md).
+    payments: async (sinceMs) => [
+      ...(await bankPayments(deps, sinceMs)),
+      ...(await creditPayments(deps, sinceMs)),
+    ],
     verifyNotification: (rawBody, signature) => verifyNotification(deps, rawBody, signature),
     verifyCredit: (rawBody, signature) => verifyCredit(deps, rawBody, signature),
     listCredits: (sinceMs, cursor) => listCredits(deps, sinceMs, cursor),
