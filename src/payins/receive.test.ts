@@ -344,9 +344,16 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
         }).toString(),
       })
     expect((await post('wrong')).statusCode).toBe(403)
+    // Post/Redirect/Get: the assignment answers 303 to a result page, which names the credit.
     const done = await post(session.csrfToken)
-    expect(done.statusCode, done.body).toBe(200)
-    expect(done.body).toContain(credit.creditId)
+    expect(done.statusCode, done.body).toBe(303)
+    const shown = await h.app.inject({
+      method: 'GET',
+      url: done.headers.location!,
+      headers: { cookie: session.cookie },
+    })
+    expect(shown.statusCode).toBe(200)
+    expect(shown.body).toContain(credit.creditId)
     const { rows } = await h.c.db.query<{ status: string }>('SELECT status FROM bank_credits WHERE id = $1', [
       credit.creditId,
     ])

@@ -11,7 +11,8 @@
  *   timestamp more than five minutes from its clock 401 `stale_signature`.
  * - "Payouts": `POST /v1/payouts` with `Idempotency-Key` (201, or 409 with the payout that key
  *   made), `GET /v1/payouts/{id}` (404 for an id it never gave).
- * - "Balance": `GET /v1/balance` -> `{ currency: 'VND', available }`, or 404 when `balance` is unset.
+ * - "Balance": `GET /v1/balance` -> `{ currency: 'VND', available }`, or 404 when `balance` is unset;
+ *   it counts every credit the statement lists, as an account's balance counts money received.
  *   `available` is the opening float plus what was deposited (`deposit()`), less every payout not
  *   failed, rejected or returned: a payout's money is set aside when the partner accepts it.
  * - "List payouts": `GET /v1/payouts?since=<ms>&limit=<1..200>&cursor=<c>` -> `{ data: Payout[],
@@ -204,6 +205,9 @@ export class BankStandin {
       ...(input.payer ? { payer: input.payer } : {}),
     }
     this.credits.push(credit)
+    // A transfer in is booked to the account the moment the bank lists it: the balance counts it
+    // whether or not our notification got through.
+    this.deposited += BigInt(credit.amount)
     const statuses: number[] = []
     if (delivery === 'held') this.held.push(credit)
     if (delivery === 'once' || delivery === 'twice') statuses.push(await this.postCredit(credit))
