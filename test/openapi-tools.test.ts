@@ -85,8 +85,9 @@ describe('the OpenAPI document, for generators and linters', () => {
       .map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location?.[0]?.pointer}`)
     expect(problems).toEqual([])
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
-    // The exceptions are used, and only they: one trailing slash, three operational endpoints.
-    expect(report.totals.ignored).toBe(4)
+    // The exception is used, and only it: the trailing slash. The operational endpoints list their
+    // 400 (a NUL character in a query value), so they need no exception (src/http/openapi-errors.ts).
+    expect(report.totals.ignored).toBe(1)
   })
 
   it('generates a client with openapi-typescript that a program type-checks against', async () => {

@@ -5,7 +5,8 @@
  * described where they are sent. Route files keep declaring only what is particular to them.
  */
 
-import { describeOperations } from './openapi-operations.js'
+import { CODE_MEANINGS, errorCodesOf, errorStatusesOf } from './openapi-errors.js'
+import { describeOperations, OPERATION_IDS } from './openapi-operations.js'
 import { RATE_LIMIT_EXEMPT_PATHS } from './rate-limit-headers.js'
 
 type Json = Record<string, any>
@@ -35,24 +36,6 @@ export function docsServers(spec: Readonly<Json>, publicBaseUrl: string): Json {
       { url: publicBaseUrl, description: 'The public address (PUBLIC_BASE_URL)' },
     ],
   }
-}
-
-/** When each error status is answered, with the contract's codes (section 3). */
-const ERROR_DESCRIPTIONS: Record<string, string> = {
-  '400':
-    'The request is invalid: `invalid_request` (schema; see details), `invalid_json`, `invalid_amount`, `amount_below_minimum`, `invalid_address`, `invalid_payment_request`, `unsupported_method`, `unsupported_currency_pair`, `method_not_available`, `kyc_required` or `invalid_institution`.',
-  '401':
-    'Missing, malformed or expired token, unknown or revoked key (`unauthorized`), or a bad or reused token-request signature (`invalid_signature`, `signature_reused`). Counted against the client address, never in an account window.',
-  '403': 'The token may not read that resource (`forbidden`).',
-  '404': 'No such resource, or it belongs to another account (`not_found`).',
-  '409': '`duplicate_ext_ref_id`, `invalid_state` or `quote_expired`.',
-  '413': 'The body is larger than 64 KiB (`payload_too_large`).',
-  '415': 'The body is not sent as application/json (`unsupported_media_type`).',
-  '429':
-    'A rate limit is exceeded (`rate_limit_exceeded`): an account or endpoint window, or the client address window of requests that failed authentication; wait `Retry-After` seconds, or until `X-RateLimit-Reset`.',
-  '500': 'An unexpected failure on the service side (`internal_error`); it is logged, never detailed.',
-  '503':
-    'The database, the market rates or the bank are unavailable for the moment (`service_unavailable`, `rate_unavailable`), or the operator has paused sends on this rail while its reserves are reconciled (`sends_paused`, see docs/reconciliation.md); try again shortly.',
 }
 
 /** One example error body per status. */
@@ -146,9 +129,47 @@ const TAGS = [
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'])
 
+/** The error answers of the operation's codes (openapi-errors.ts) that its route does not declare. */
+function addErrorAnswers(op: Json, operationId: string | undefined): void {
+  if (!operationId) return
+  op.responses ??= {}
+  for (const status of errorStatusesOf(operationId)) {
+    op.responses[status] ??= {
+      description: 'Default Response',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+    }
+  }
+}
+
+/**
+ * One error answer of an operation: its description names only the codes the operation answers
+ * with this status, the body's `error` is an enum of them, and its example is one of them.
+ */
+function describeErrorAnswer(response: Json, codes: readonly string[], status: string): void {
+  if (codes.length === 0) return
+  if (!response.description || response.description === 'Default Response') {
+    response.description = codes
+      .map((code) => `\`${code}\`: ${CODE_MEANINGS[code as keyof typeof CODE_MEANINGS]}.`)
+      .join(' ')
+  }
+  const media = response.content?.['application/json']
+  if (!media) return
+  if (media.schema?.$ref === '#/components/schemas/ErrorBody') {
+    media.schema.properties = { error: { type: 'string', enum: [...codes] } }
+  }
+  if (!media.example && !media.examples) {
+    const shared = ERROR_EXAMPLES[status]
+    media.example =
+      shared && codes.includes(shared.error)
+        ? shared
+        : { error: codes[0], message: capitalized(CODE_MEANINGS[codes[0] as keyof typeof CODE_MEANINGS]) }
+  }
+}
+
 /**
  * `transformObject` of @fastify/swagger: completes every operation's answers. Error answers that
- * refer to the shared ErrorBody get their description and an example; every answer of a counted
+ * refer to the shared ErrorBody name the operation's own codes (openapi-errors.ts) in their
+ * description and an enum, and show an example of one of them; every answer of a counted
  * route (all but the operational ones) lists the rate-limit headers.
  */
 export function finishOpenapi(documentObject: { openapiObject: unknown } | { swaggerObject: unknown }): Json {
@@ -161,14 +182,12 @@ export function finishOpenapi(documentObject: { openapiObject: unknown } | { swa
     const counted = !RATE_LIMIT_EXEMPT_PATHS.has(path)
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       if (!HTTP_METHODS.has(method)) continue
+      const operationId = op.operationId ?? OPERATION_IDS[`${method.toUpperCase()} ${path}`]
+      addErrorAnswers(op, operationId)
       for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
         const isError = !/^[23]/.test(status)
-        if (isError && ERROR_DESCRIPTIONS[status]) {
-          if (!response.description || response.description === 'Default Response') {
-            response.description = ERROR_DESCRIPTIONS[status]
-          }
-          const media = response.content?.['application/json']
-          if (media && !media.example && !media.examples) media.example = ERROR_EXAMPLES[status]
+        if (isError) {
+          describeErrorAnswer(response, errorCodesOf(operationId, Number(status)), status)
         } else if (response.description === 'Default Response') {
           response.description = 'Success'
         }
@@ -187,4 +206,8 @@ export function finishOpenapi(documentObject: { openapiObject: unknown } | { swa
   // operationIds, public operations' empty security, the license (http/openapi-operations.ts).
   describeOperations(openapiObject)
   return openapiObject
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }
