@@ -202,8 +202,8 @@ export async function createContainer(
   const lightningAddresses = createLnurlDeps({ db, config, transactions: () => transactions })
   const localAddresses: LocalLnurl = {
     payRequestFor: (username) => payRequestFor(lightningAddresses, username),
-    invoiceFor: (username, amountMsat, comment) =>
-      invoiceFor(lightningAddresses, username, amountMsat, comment),
+    invoiceFor: (username, amountMsat, comment, forSend) =>
+      invoiceFor(lightningAddresses, username, amountMsat, comment, forSend),
   }
   const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
     accountXpub: config.env.ONCHAIN_XPUB || undefined,

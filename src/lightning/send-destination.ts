@@ -26,10 +26,17 @@ import { parseInvoiceText } from './send-invoice.js'
  */
 export interface LocalLnurl {
   payRequestFor(username: string): Promise<PayRequest | LnurlError>
+  /**
+   * `forSend`, the id of a send of this service: the address then issues one invoice for that send
+   * however often it is asked (a retried confirm, a worker that died, two confirms at once), and a
+   * failure of our own (the node, the database) is thrown for the caller to retry, not answered as
+   * the address's refusal.
+   */
   invoiceFor(
     username: string,
     amountMsat: bigint,
     comment?: string,
+    forSend?: string,
   ): Promise<{ pr: string; routes: [] } | LnurlError>
 }
 
@@ -114,10 +121,11 @@ export async function localInvoice(
   amountSats: bigint,
   comment: string | undefined,
   at: number,
+  sendTxnId: string,
 ): Promise<{ paymentRequest: string; paymentHash: string } | { refused: string }> {
   const { local } = deps.lnurl ?? LNURL_DEPS_DEFAULT
   const amountMsat = amountSats * MSAT_PER_SAT
-  const answer = await local.invoiceFor(username, amountMsat, comment)
+  const answer = await local.invoiceFor(username, amountMsat, comment, sendTxnId)
   if ('status' in answer) return { refused: answer.reason }
   const invoice = parseInvoiceText(deps.config.network, answer.pr, at, 'destReq.reqDetails')
   if (isFlowRefusal(invoice) || invoice.decoded.amountMsat !== amountMsat)

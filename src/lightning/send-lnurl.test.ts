@@ -582,4 +582,34 @@ describe('Lightning send to an address of this service: the payee is touched onl
     expect(await txnsOf(payee)).toBe(1)
     await h.expectBooksBalanced()
   })
+
+  it('one send gets one receive in the payee account, however often it is confirmed at once', async () => {
+    const payer = await h.createAccount({ name: 'Eager payer' })
+    await h.fund(payer.accountId, 'BTC', '0.01')
+    const payee = await h.createAccount({ name: 'Eager payee' })
+    const path = `/api/v2/account/${payee.accountId}/lightning-address`
+    await h.api('PUT', path, payee.token, { username: 'eager', creditCcy: 'BTC' })
+    const q = (
+      await h.api(
+        'POST',
+        '/api/v2/transaction',
+        payer.token,
+        send({ lnAddress: 'eager@pay.example.com' }, '0.00004'),
+      )
+    ).body
+    const confirms = await Promise.all(
+      Array.from({ length: 4 }, () => h.api('PUT', `/api/v2/transaction/${q.txnId}/confirm`, payer.token)),
+    )
+    expect(confirms.filter((c) => c.status === 200).length).toBeGreaterThanOrEqual(1)
+    for (const c of confirms) if (c.status !== 200) expect(c.body.error).toBe('invalid_state')
+    const done = (await h.api('GET', `/api/v2/transaction/${q.txnId}`, payer.token)).body
+    expect(done.txnState).toBe('completed')
+    // One receive, completed; none left open by the confirms that lost the race.
+    const { rows } = await h.c.db.query<{ state: string }>(
+      `SELECT state FROM transactions WHERE account_id = $1`,
+      [payee.accountId],
+    )
+    expect(rows.map((r) => r.state)).toEqual(['completed'])
+    await h.expectBooksBalanced()
+  })
 })

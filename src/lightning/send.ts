@@ -134,7 +134,7 @@ async function prepareLnSendConfirm(deps: LnSendDeps, txn: Txn): Promise<Prepare
 
 const askLocalAddress = (deps: LnSendDeps, txn: Txn) => {
   const d = lnSendDetails(txn)
-  return localInvoice(deps, d.localUsername!, txn.destAmountMinor, d.comment, deps.now())
+  return localInvoice(deps, d.localUsername!, txn.destAmountMinor, d.comment, deps.now(), txn.id)
 }
 
 /** Whether the send's funds are already held (by its quote, or by its confirm). */

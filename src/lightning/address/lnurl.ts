@@ -6,6 +6,7 @@ import { ApiError } from '../../shared/errors.js'
 import { rateLimitConfigFromEnv } from '../../http/rate-limit.js'
 import type { CreateInput } from '../../transactions/flow.js'
 import type { TransactionsService } from '../../transactions/service.js'
+import type { Txn } from '../../transactions/txn.js'
 import { commentChars, hasUnsafeCommentChar } from '../comment-text.js'
 import { MSAT_PER_SAT } from '../invoices.js'
 import { addressByUsername, type LightningAddress } from './service.js'
@@ -163,6 +164,7 @@ export async function invoiceFor(
   username: string,
   amountMsat: bigint,
   comment?: string,
+  forSend?: string,
 ): Promise<{ pr: string; routes: [] } | LnurlError> {
   const address = await known(deps, username)
   if (isLnurlError(address)) return address
@@ -179,6 +181,9 @@ export async function invoiceFor(
     return lnurlError('comment must not contain control or bidirectional-override characters')
   const input: CreateInput = {
     accountId: address.accountId,
+    // A send of ours gets one receive however often it asks: keyed on the send, by a digest so that
+    // the payee never learns the sender's transaction id.
+    ...(forSend !== undefined ? { extRefId: `ln-send-${sha256Hex(forSend).slice(0, 32)}` } : {}),
     deductNetworkFeesFromDest: false,
     sourceReq: {
       ccy: 'BTC',
@@ -194,15 +199,28 @@ export async function invoiceFor(
   const transactions = deps.transactions()
   try {
     const quoted = await transactions.create(input, input)
-    const issued = await transactions.confirm(address.accountId, quoted.id)
+    const issued = quoted.state === 'quoted' ? await confirmOnce(transactions, quoted) : quoted
     const pr = issued.srcDetails.paymentRequest
-    if (issued.state !== 'srccreated' || typeof pr !== 'string')
-      return lnurlError('The invoice could not be issued; try again')
+    // Paid already: another confirm of the same send settled it a moment ago, and this one will
+    // find the send done under its lock.
+    const open = issued.state === 'srccreated' || (forSend !== undefined && issued.state === 'completed')
+    if (!open || typeof pr !== 'string') return lnurlError('The invoice could not be issued; try again')
     return { pr, routes: [] }
   } catch (err) {
     // A refusal of the quote (an amount the receive fee takes whole, a currency this receive cannot
-    // credit) or a node that does not answer: the wallet shows the reason to its user.
-    if (err instanceof ApiError) return lnurlError(err.message)
+    // credit) or a node that does not answer: the wallet shows the reason to its user. A send of
+    // ours retries a failure of our own instead of taking it for the address's refusal.
+    if (err instanceof ApiError && (forSend === undefined || err.status < 500)) return lnurlError(err.message)
     throw err
+  }
+}
+
+/** Confirm the receive; when another caller confirmed it a moment earlier, that confirm's answer. */
+async function confirmOnce(transactions: TransactionsService, quoted: Txn): Promise<Txn> {
+  try {
+    return await transactions.confirm(quoted.accountId, quoted.id)
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'invalid_state') throw err
+    return transactions.get(quoted.accountId, quoted.id)
   }
 }
