@@ -172,4 +172,21 @@ describe(`the brake holds approvals and the worker's sends (${ENGINE})`, () => {
     for (const s of sends) expect(await state(s.txnId), s.txnId).not.toBe('srccreated')
     await h.expectBooksBalanced()
   })
+
+  it("refuses an operator's fee bump on a paused on-chain rail: a replacement spends the hot wallet's money too", async () => {
+    const s = await create(onchain('0.0002'))
+    await work()
+    expect(await state(s.txnId)).toBe('destsent')
+    const before = (await h.api('GET', `/api/v2/transaction/${s.txnId}`, a.token)).body.destReq.reqDetails
+    await pauseAll()
+    const refused = await admin('POST', `/admin/onchain/sends/${s.txnId}/bumpfee`, { feeRate: 50 })
+    expect([refused.status, refused.body.error]).toEqual([503, 'sends_paused'])
+    const after = (await h.api('GET', `/api/v2/transaction/${s.txnId}`, a.token)).body.destReq.reqDetails
+    expect(after).toEqual(before)
+    await liftAll()
+    const bumped = await admin('POST', `/admin/onchain/sends/${s.txnId}/bumpfee`, { feeRate: 50 })
+    expect(bumped.status, JSON.stringify(bumped.body)).toBe(200)
+    expect(bumped.body.replacedTxid).toBe(before.txid)
+    await h.expectBooksBalanced()
+  })
 })

@@ -1,4 +1,5 @@
 import { RailFailure } from '../rails/rail.js'
+import { brakeSettingsOf, refuseIfPaused } from '../reconcile/brake.js'
 import { getTxn, setDestDetails } from '../transactions/repository.js'
 import type { BitcoinDeps } from '../bitcoin/common.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
@@ -30,6 +31,9 @@ export async function bumpOnchainSend(
       error: 'invalid_state',
       message: `the send is ${txn.state}: only a broadcast send (destsent) can be bumped`,
     }
+  // A replacement pays more of the hot wallet's money to the chain: the brake holds it like a send
+  // (503 sends_paused), until reconciliation lifts it.
+  await refuseIfPaused(deps.db, brakeSettingsOf(deps.config), txn.kind)
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }
