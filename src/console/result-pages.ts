@@ -31,6 +31,9 @@ export function installFlashes(app: FastifyInstance, db: Db): void {
   // The page a form's 303 leads to: its result, once. `section` is chosen per result below.
   consolePage(app, `${CONSOLE_BASE}/done/:flashId`, undefined, async (ctx) => {
     const { flashId } = paramsOf(ctx.request, Type.Object({ flashId: Type.String() }))
+    // A HEAD (a prefetch, a link checker) would take the result and show it to nobody: it leaves
+    // the result for the GET.
+    if (ctx.request.method === 'HEAD') return { title: TEXT[ctx.lang].goneTitle, body: markup`` }
     const flash = await app.consoleFlashes.take(operatorCredential(ctx.request), flashId)
     if (flash)
       return {

@@ -60,6 +60,10 @@ describe(`console Post/Redirect/Get (${ENGINE})`, () => {
     // Another operator's session, or none, cannot take it; it stays for the one that posted.
     expect((await get(location, other)).statusCode).toBe(410)
     expect((await get(location)).statusCode).toBe(303)
+    // A HEAD (a browser's or a link checker's prefetch) takes nothing: the GET still shows it.
+    const head = await h.app.inject({ method: 'HEAD', url: location, headers: { cookie: admin.cookie } })
+    expect(head.statusCode).toBe(200)
+    expect(await flashes()).toBe(stored.length)
     const shown = await get(location, admin)
     expect(shown.statusCode).toBe(200)
     expect(shown.body).toContain('Đã tạo khóa API')
