@@ -1,3 +1,4 @@
+import { clientNet } from '../shared/client-net.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:net'
@@ -10,7 +11,6 @@ import {
   applyRateLimitHeaders,
   rateLimitConfigFromEnv,
   rateLimitErrorBody,
-  clientKey,
   DEFAULT_RATE_LIMITS,
   type ConsumeInput,
   type Decision,
@@ -500,12 +500,12 @@ describe.each([
 
 describe('configuration', () => {
   it('counts an IPv6 client by its /64 and an IPv4 one (mapped or not) by its address (issue 28.9)', () => {
-    expect(clientKey('203.0.113.7')).toBe('203.0.113.7')
-    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7')
-    expect(clientKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64')
-    expect(clientKey('2001:0DB8:0001:0002:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
-    expect(clientKey('2001:db8::5')).toBe('2001:db8:0:0::/64')
-    expect(clientKey('::1')).toBe('0:0:0:0::/64')
+    expect(clientNet('203.0.113.7')).toBe('203.0.113.7')
+    expect(clientNet('::ffff:203.0.113.7')).toBe('203.0.113.7')
+    expect(clientNet('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64')
+    expect(clientNet('2001:0DB8:0001:0002:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
+    expect(clientNet('2001:db8::5')).toBe('2001:db8:0:0::/64')
+    expect(clientNet('::1')).toBe('0:0:0:0::/64')
   })
 
   it('defaults to the numbers of the specification', () => {

@@ -6,6 +6,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible'
+import { clientNet } from '../shared/client-net.js'
 import { ConfigError } from '../config/config.js'
 
 /**
@@ -336,7 +337,7 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
 
     async consumeAddress(username, client) {
       if (!config.enabled) return openDecision(lnAddress, now())
-      const key = clientKey(client)
+      const key = clientNet(client)
       return decide(
         username === undefined
           ? [[lnClient, key]]
@@ -418,26 +419,6 @@ function openDecision(w: Window, nowMs: number): Decision {
     windowSec: w.windowSec,
     scope: w.scope,
   }
-}
-
-/**
- * The client a per-client window counts: an IPv4 address as it is, an IPv6 address by its /64
- * (one host is routinely given a whole /64, so single addresses would be free to rotate).
- */
-export function clientKey(ip: string): string {
-  const v4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip)
-  if (v4) return v4[1]!
-  if (!ip.includes(':')) return ip
-  const [head = '', tail = ''] = ip.toLowerCase().split('::', 2)
-  const left = head === '' ? [] : head.split(':')
-  const right = ip.includes('::') ? (tail === '' ? [] : tail.split(':')) : []
-  const groups = ip.includes('::')
-    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
-    : left
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`
 }
 
 function endpointId(method: string, route: string): string {

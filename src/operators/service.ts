@@ -1,8 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { isIP } from 'node:net'
 import type { Db, Queryable } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import { ApiError } from '../shared/errors.js'
+import { clientNet } from '../shared/client-net.js'
 import { ConfigError } from '../config/config.js'
 import { newId } from '../shared/ids.js'
 import { writeAudit } from '../admin/audit.js'
@@ -103,29 +103,6 @@ const SECRET_BYTES = 32
 const FAILED = 'Email, password or code not accepted'
 // Failed sign-ins of an email from an address are counted afresh after this long without one.
 const FAILURES_FORGOTTEN_AFTER_MS = 24 * 3600_000
-
-/**
- * The part of a client address that sign-in failures are counted by: an IPv4 address as it is
- * (IPv4-mapped IPv6 too), an IPv6 address by its /64, which one network holds as a whole.
- */
-export function clientNet(ip: string | null): string {
-  if (!ip) return ''
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip)
-  if (mapped) return mapped[1]!
-  const bare = ip.replace(/%.*$/, '')
-  if (isIP(bare) !== 6) return ip
-  const [head = '', tail] = bare.toLowerCase().split('::')
-  const groups = (part: string): string[] =>
-    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]))
-  const h = groups(head)
-  const t = tail === undefined ? [] : groups(tail)
-  const all =
-    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t]
-  return `${all
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(':')}::/64`
-}
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
 

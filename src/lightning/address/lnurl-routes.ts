@@ -2,9 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../../http/rate-limit.js'
-import { invoiceFor, lnurlError, payRequestFor, type LnurlDeps } from './lnurl.js'
-import { isUsernameShape } from './names.js'
-import { addressByUsername } from './service.js'
+import type { LnurlError } from '../lnurl-pay.js'
+import { invoiceFor, isLnurlError, knownAddress, lnurlError, payRequestFor, type LnurlDeps } from './lnurl.js'
+import type { LightningAddress } from './service.js'
 
 /**
  * The public LNURL-pay endpoints of the Lightning Addresses (no token): LUD-16's
@@ -12,8 +12,8 @@ import { addressByUsername } from './service.js'
  *
  * Every refusal has LUD-06's shape `{ "status": "ERROR", "reason" }`, with HTTP 200 as LUD-06
  * services answer it (wallets read the body, and several show nothing useful for a 4xx), except a
- * spent request limit: 429 with Retry-After. Requests are counted per username (a name that cannot
- * be one is counted against the client address instead). Answers carry
+ * spent request limit: 429 with Retry-After. Requests are counted per client, and per username for
+ * a claimed name (the address is looked up once, before counting). Answers carry
  * `Access-Control-Allow-Origin: *` so that web wallets may call them (LUD-01).
  */
 // The router keeps parameters to 200 characters; nothing here can fail validation, so every answer
@@ -33,10 +33,14 @@ export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
    * against the client alone, so probing names spends the prober's window, and no counter is kept
    * per name nobody holds.
    */
-  async function admitted(request: FastifyRequest, reply: FastifyReply, username: string): Promise<boolean> {
+  async function admitted(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    address: LightningAddress | LnurlError,
+  ): Promise<boolean> {
     const limiter = request.server.rateLimiter
-    const claimed = isUsernameShape(username) && (await addressByUsername(deps.db, username)) !== undefined
-    const decision = await limiter.consumeAddress(claimed ? username : undefined, request.ip)
+    const claimed = isLnurlError(address) ? undefined : address.username
+    const decision = await limiter.consumeAddress(claimed, request.ip)
     applyRateLimitHeaders(reply, decision)
     reply.header('Access-Control-Allow-Origin', '*')
     reply.header('Cache-Control', 'no-store')
@@ -49,9 +53,9 @@ export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
     '/.well-known/lnurlp/:username',
     { schema: { hide: true, params: UsernameParams } },
     async (request, reply) => {
-      const { username } = request.params
-      if (!(await admitted(request, reply, username))) return reply
-      return payRequestFor(deps, username)
+      const address = await knownAddress(deps, request.params.username)
+      if (!(await admitted(request, reply, address))) return reply
+      return payRequestFor(deps, address)
     },
   )
 
@@ -59,14 +63,14 @@ export function lnurlRoutes(fastify: FastifyInstance, deps: LnurlDeps): void {
     '/lnurlp/:username/callback',
     { schema: { hide: true, params: UsernameParams, querystring: CallbackQuery } },
     async (request, reply) => {
-      const { username } = request.params
-      if (!(await admitted(request, reply, username))) return reply
+      const address = await knownAddress(deps, request.params.username)
+      if (!(await admitted(request, reply, address))) return reply
       const { amount, comment } = request.query
       if (typeof amount !== 'string' || !/^[1-9][0-9]{0,18}$/.test(amount))
         return lnurlError('amount must be given once, as a whole number of millisatoshis')
       if (comment !== undefined && typeof comment !== 'string')
         return lnurlError('comment must be given once')
-      return invoiceFor(deps, username, BigInt(amount), comment === '' ? undefined : comment)
+      return invoiceFor(deps, address, BigInt(amount), comment === '' ? undefined : comment)
     },
   )
 }

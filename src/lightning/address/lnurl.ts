@@ -133,15 +133,29 @@ function sendable(deps: LnurlDeps): { min: bigint; max: bigint } {
   return { min: deps.limits.minSats, max }
 }
 
-async function known(deps: LnurlDeps, username: string): Promise<LightningAddress | LnurlError> {
+/** The address a username names, or the LNURL error an unknown one is answered with. */
+export async function knownAddress(
+  deps: LnurlDeps,
+  username: string,
+): Promise<LightningAddress | LnurlError> {
   const address = isUsernameShape(username) ? await addressByUsername(deps.db, username) : undefined
   return address ?? lnurlError(`No Lightning Address ${payeeName(deps.config, username)}`)
 }
 
+/** A username, or what `knownAddress` already found for it (the LNURL routes look it up once). */
+type AddressOrName = string | LightningAddress | LnurlError
+
+const resolved = (deps: LnurlDeps, target: AddressOrName) =>
+  typeof target === 'string' ? knownAddress(deps, target) : target
+
 /** LUD-06/16: what a wallet learns from `/.well-known/lnurlp/{username}`. */
-export async function payRequestFor(deps: LnurlDeps, username: string): Promise<PayRequest | LnurlError> {
-  const address = await known(deps, username)
+export async function payRequestFor(
+  deps: LnurlDeps,
+  target: AddressOrName,
+): Promise<PayRequest | LnurlError> {
+  const address = await resolved(deps, target)
   if (isLnurlError(address)) return address
+  const { username } = address
   const { min, max } = sendable(deps)
   return {
     tag: 'payRequest',
@@ -161,13 +175,14 @@ export async function payRequestFor(deps: LnurlDeps, username: string): Promise<
  */
 export async function invoiceFor(
   deps: LnurlDeps,
-  username: string,
+  target: AddressOrName,
   amountMsat: bigint,
   comment?: string,
   forSend?: string,
 ): Promise<{ pr: string; routes: [] } | LnurlError> {
-  const address = await known(deps, username)
+  const address = await resolved(deps, target)
   if (isLnurlError(address)) return address
+  const { username } = address
   const { min, max } = sendable(deps)
   if (amountMsat % MSAT_PER_SAT !== 0n)
     return lnurlError('amount must be a whole number of satoshis (a multiple of 1000 millisatoshis)')
