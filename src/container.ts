@@ -34,7 +34,7 @@ import { creditSink } from './payins/credits.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './bitcoin/keys.js'
 import { createRails } from './bitcoin/rails.js'
-import { bitcoinFlows, type BitcoinDeps } from './bitcoin/flows.js'
+import { bitcoinFlows, type BitcoinFlowDeps } from './bitcoin/flows.js'
 import { Redis } from 'ioredis'
 import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 // Events: the in-process hub of committed state changes, webhook registration and deliveries.
@@ -78,7 +78,7 @@ export interface Container {
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
-  bitcoin: BitcoinDeps
+  bitcoin: BitcoinFlowDeps
   /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
   payins: PayinDeps
   /** The LNURL-pay of this service's Lightning Addresses: its HTTP routes and in-process sends share it. */
@@ -209,7 +209,7 @@ export async function createContainer(
     accountXpub: config.env.ONCHAIN_XPUB || undefined,
   })
   const bitcoinRails = createRails(config, db, bitcoinKeys)
-  const bitcoin: BitcoinDeps = {
+  const bitcoin: BitcoinFlowDeps = {
     db,
     config,
     accounts,

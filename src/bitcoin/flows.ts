@@ -1,14 +1,18 @@
 import type { Flow } from '../transactions/flow.js'
-import type { BitcoinDeps } from './common.js'
+import type { LightningDeps } from '../lightning/deps.js'
 import { lnReceiveFlow } from '../lightning/receive.js'
 import { lnSendFlow } from '../lightning/send.js'
 import { depositFlow, onchainReceiveFlow } from '../onchain/receive.js'
 import { onchainSendFlow } from '../onchain/send.js'
 
-export type { BitcoinDeps } from './common.js'
+/**
+ * What the container builds the Bitcoin flows from: the deps both rails share
+ * (src/bitcoin/deps.ts) and the Lightning send's reach to LNURL payees.
+ */
+export type BitcoinFlowDeps = LightningDeps
 
 /** Every Bitcoin flow: Lightning receive and send, on-chain receive and send, and watcher-made deposits. */
-export function bitcoinFlows(deps: BitcoinDeps): Flow[] {
+export function bitcoinFlows(deps: BitcoinFlowDeps): Flow[] {
   return [
     lnReceiveFlow(deps),
     lnSendFlow(deps),

@@ -8,7 +8,7 @@ import { migrate } from '../db/migrate.js'
 import type { Db } from '../db/db.js'
 import { createSecretBox } from '../shared/secret-box.js'
 import { loadBitcoinKeys } from './keys.js'
-import { deriveReceiveAddress } from '../onchain/bip84.js'
+import { deriveReceiveAddress } from './bip84.js'
 
 describe('the service Bitcoin keys', () => {
   let db: Db

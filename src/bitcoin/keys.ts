@@ -5,7 +5,7 @@ import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import type { Network } from '../rails/network.js'
-import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from '../onchain/bip84.js'
+import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
 
 /**
  * The service's own Bitcoin keys, shared by every instance: generated once by whichever instance

@@ -10,15 +10,11 @@ import { postReceiveEntry, receiveFxQuote } from '../transactions/receive-fx.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { allInRate } from '../rates/fx.js'
-import {
-  checkAgainAt,
-  invoicePageUrl,
-  newPageId,
-  nodeCall,
-  pollDelayMs,
-  receiveQuote,
-  type BitcoinDeps,
-} from '../bitcoin/common.js'
+import { checkAgainAt, pollDelayMs } from '../bitcoin/schedule.js'
+import { invoicePageUrl, newPageId } from '../bitcoin/hosted-page.js'
+import { nodeCall } from '../bitcoin/node-call.js'
+import { receiveQuote } from '../bitcoin/receive-quote.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { canonicalInvoice, MSAT_PER_SAT } from './invoices.js'
 import { creditSecondPayment } from './second-payment.js'
 import { lnReceiveExtras, type LnReceiveExtras } from './receive-details.js'

@@ -4,7 +4,9 @@ import { parseRate } from '../shared/amount.js'
 import { receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { setRailRef } from '../transactions/repository.js'
 import { txnFromRow, type Txn } from '../transactions/txn.js'
-import { newDeposit, receiveFee, type BitcoinDeps } from '../bitcoin/common.js'
+import { newDeposit } from '../bitcoin/deposit.js'
+import { receiveFee } from '../bitcoin/receive-credit.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { MSAT_PER_SAT, receiveFor } from './invoices.js'
 
 /**

@@ -3,7 +3,7 @@ import { formatMinor, ceilDiv } from '../shared/amount.js'
 import type { CreateInput, Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, sameCurrencySendQuote, type Requested } from '../transactions/money.js'
 import { isFlowRefusal, isMoneyError, isRefusal, type MoneyError } from '../transactions/errors.js'
-import type { BitcoinDeps } from '../bitcoin/common.js'
+import type { LightningDeps } from './deps.js'
 import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { lnSendError, type LnSendError } from './errors.js'
 import { COMMENT_FIELD, parseComment, payDestination } from './lnurl-pay.js'
@@ -73,7 +73,7 @@ export function invoiceAmountSats(
  * requested amount (an address or an LNURL has no amount of its own), with what named it.
  */
 async function invoiceToPay(
-  deps: Pick<BitcoinDeps, 'config' | 'lnurl'>,
+  deps: Pick<LightningDeps, 'config' | 'lnurl'>,
   input: CreateInput,
   at: number,
 ): Promise<
@@ -119,7 +119,7 @@ async function invoiceToPay(
  * quoted from its pay request alone: its invoice comes at confirm, and is settled with no route.
  */
 export async function quoteLnSend(
-  deps: Pick<BitcoinDeps, 'db' | 'config' | 'lnurl'>,
+  deps: Pick<LightningDeps, 'db' | 'config' | 'lnurl'>,
   { input, now: at }: QuoteContext,
 ): Promise<Quote | MoneyError | LnSendError> {
   const invoice = await invoiceToPay(deps, input, at)

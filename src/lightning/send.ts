@@ -7,7 +7,8 @@ import { scheduleCheck } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import { checkAgainAt, wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
+import { checkAgainAt, wakeWorkers } from '../bitcoin/schedule.js'
+import type { LightningDeps } from './deps.js'
 import { internalInvoiceIssue, MSAT_PER_SAT, receiveFor } from './invoices.js'
 import { completeLnReceive, RAIL_RETRY_MS } from './receive.js'
 import { creditSecondPayment } from './second-payment.js'
@@ -23,8 +24,8 @@ const PAYMENT_POLL_MS = 2_000
 /** How long a receive's own check waits while an internal send cancels its invoice and settles it. */
 const SETTLE_INSIDE_MS = 30_000
 
-/** What the send's functions are given: the Bitcoin deps with the clock filled in. */
-export type LnSendDeps = BitcoinDeps & { now: () => number }
+/** What the send's functions are given: the Lightning deps with the clock filled in. */
+export type LnSendDeps = LightningDeps & { now: () => number }
 
 /**
  * Lightning send: quote checks the invoice and the amount rules; confirm holds amount + fees and
@@ -33,7 +34,7 @@ export type LnSendDeps = BitcoinDeps & { now: () => number }
  * by payment hash: completed with the preimage and the unused routing fee returned, or failed with
  * the hold released.
  */
-export function lnSendFlow(options: BitcoinDeps): Flow {
+export function lnSendFlow(options: LightningDeps): Flow {
   const deps: LnSendDeps = { ...options, now: options.now ?? Date.now }
   return {
     kind: 'ln_send',

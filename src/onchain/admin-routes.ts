@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { adminAuth } from '../admin/routes.js'
 import { fieldOf } from '../http/request-fields.js'
 import { ApiError } from '../shared/errors.js'
-import type { BitcoinDeps } from '../bitcoin/common.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { reorgedDeposits } from './deposits.js'
 import { bumpOnchainSend } from './bump.js'
 

@@ -1,7 +1,7 @@
 import { RailFailure } from '../rails/rail.js'
 import { brakeSettingsOf, refuseIfPaused } from '../reconcile/brake.js'
 import { getTxn, setDestDetails } from '../transactions/repository.js'
-import type { BitcoinDeps } from '../bitcoin/common.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 
 /** What `bumpOnchainSend` reports. */

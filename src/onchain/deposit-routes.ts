@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
-import type { BitcoinDeps } from '../bitcoin/common.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { staticAddress } from './deposits.js'
 
 /** `GET /api/v2/account/onchain-address`: the caller's permanent on-chain deposit address. */

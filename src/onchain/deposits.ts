@@ -13,7 +13,10 @@ import {
 } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
-import { newDeposit, nodeCall, receiveFee, receivePostings, type BitcoinDeps } from '../bitcoin/common.js'
+import { newDeposit } from '../bitcoin/deposit.js'
+import { nodeCall } from '../bitcoin/node-call.js'
+import { receiveFee, receivePostings } from '../bitcoin/receive-credit.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 
 /**
  * The on-chain deposit watcher. Every address we hand out (a receive's, or an account's static

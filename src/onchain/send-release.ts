@@ -4,7 +4,7 @@ import { voidHolds, type Posting } from '../ledger/ledger.js'
 import { walletOutPostings } from '../transactions/money.js'
 import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
-import type { BitcoinDeps } from '../bitcoin/common.js'
+import type { BitcoinDeps } from '../bitcoin/deps.js'
 
 /** The entry of a confirmed send: the wallet pays its debit, the fee to revenue, the rest out on chain. */
 export const sendPostings = (txn: Txn, walletId: string): Posting[] =>

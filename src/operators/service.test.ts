@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../test/helpers/harness.js'
+import { Sql, toQuery } from '../db/sql.js'
 import {
   createOperatorsService,
   lockoutMs,
@@ -293,7 +294,7 @@ describe('operators: set-up, sign-in, lockout, sessions', () => {
     const record = (q: { query: (...a: any[]) => Promise<any> }) => ({
       ...q,
       query: (text: any, params?: unknown[]) => {
-        statements.push(typeof text === 'string' ? text.replace(/\s+/g, ' ') : 'sql fragment')
+        statements.push((text instanceof Sql ? toQuery(text).text : String(text)).replace(/\s+/g, ' '))
         return q.query(text, params)
       },
     })

@@ -48,7 +48,7 @@ export interface PageSnapshot {
 }
 
 /**
- * Page ids are 128 random bits in base64url (`newPageId` in bitcoin/common.ts, 22
+ * Page ids are 128 random bits in base64url (`newPageId` in bitcoin/hosted-page.ts, 22
  * characters). Anything else is answered as unknown without a query.
  */
 const PAGE_ID_RE = /^[A-Za-z0-9_-]{22,64}$/

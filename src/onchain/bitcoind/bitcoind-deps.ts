@@ -5,7 +5,7 @@
  */
 import { NODE_TIMEOUT_MS_DEFAULT } from '../../rails/http-json.js'
 import type { Network } from '../../rails/network.js'
-import { deriveAccountXpub } from '../bip84.js'
+import { deriveAccountXpub } from '../../bitcoin/bip84.js'
 import { bitcoindRpc, type RpcFunction } from './bitcoind-rpc.js'
 
 export interface BitcoindRailOptions {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { createBitcoindRail } from './bitcoind.js'
-import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from '../bip84.js'
+import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from '../../bitcoin/bip84.js'
 import { payFromOutside } from '../../../test/standins/chain.js'
 import { startBitcoindStandin, type BitcoindStandin } from '../../../test/standins/bitcoind.js'
 

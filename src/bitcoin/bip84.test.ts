@@ -6,7 +6,7 @@ import { HDKey } from '@scure/bip32'
 import * as bitcoin from 'bitcoinjs-lib'
 import { describe, expect, it } from 'vitest'
 import { NETWORKS, type Network } from '../rails/network.js'
-import { validateAddress } from './address.js'
+import { validateAddress } from '../onchain/address.js'
 import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
 
 // The BIP84 test vectors (bitcoin/bips bip-0084.mediawiki).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { CreateInput } from '../transactions/flow.js'
-import { receiveQuote } from './common.js'
+import { receiveQuote } from './receive-quote.js'
 import type { MoneyError } from '../transactions/errors.js'
 
 /** The quote of a receive alone: the fee sits between what the payer pays and what the wallet gets. */

@@ -1,0 +1,29 @@
+import type { Config } from '../config/config.js'
+import type { Db } from '../db/db.js'
+import type { AccountsService } from '../accounts/service.js'
+import type { RatesService } from '../rates/service.js'
+import type { TxnRepository } from '../transactions/repository.js'
+import type { TransactionsService } from '../transactions/service.js'
+import type { BitcoinRails } from './rails.js'
+import type { BitcoinKeys } from './keys.js'
+
+/**
+ * What the Bitcoin flows, the deposit watcher and the sandbox endpoints are built from: the part
+ * both rails share. What only the Lightning send needs (its LNURL client) is added to it in
+ * src/lightning/deps.ts, so that this folder names neither rail's modules.
+ */
+export interface BitcoinDeps {
+  db: Db
+  config: Config
+  accounts: AccountsService
+  /** Rates, for a receive credited to a wallet in another currency than BTC. */
+  rates: RatesService
+  rails: BitcoinRails
+  keys: BitcoinKeys
+  /** The transactions service. It is built from the flows, so it is bound after them. */
+  transactions(): TransactionsService
+  /** The writes of transactions, built with the service's webhook variant and clock. */
+  repository: TxnRepository
+  now?: () => number
+  log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
+}
