@@ -50,8 +50,8 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the brake becomes a confirm gate the container hands the engine',
   },
   {
-    from: 'bitcoin/common.ts',
-    to: 'lightning/send-destination.ts',
+    from: 'bitcoin/flows.ts',
+    to: 'lightning/deps.ts',
     why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
   },
   {
@@ -72,11 +72,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
   {
     from: 'bitcoin/flows.ts',
     to: 'onchain/send.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/keys.ts',
-    to: 'onchain/bip84.ts',
     why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
   },
   {
@@ -202,7 +197,7 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
   { from: 'events/testing.ts', to: 'container.ts', why: 'a test helper in src/; it moves to test/helpers' },
   {
     from: 'fiat/account-name.ts',
-    to: 'bitcoin/common.ts',
+    to: 'bitcoin/node-call.ts',
     why: 'a text helper shared by both; it moves down to src/shared',
   },
   { from: 'http/auth-hook.ts', to: 'auth/service.ts', why: 'the auth hook is auth; it moves into src/auth' },
@@ -262,6 +257,21 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {
+    from: 'operators/manage.ts',
+    to: 'admin/permissions.ts',
+    why: 'audit and permissions are operator access; they move down into src/operators',
+  },
+  {
+    from: 'operators/operator.ts',
+    to: 'admin/audit.ts',
+    why: 'audit and permissions are operator access; they move down into src/operators',
+  },
+  {
+    from: 'operators/operator.ts',
+    to: 'admin/permissions.ts',
+    why: 'audit and permissions are operator access; they move down into src/operators',
+  },
+  {
     from: 'operators/routes.ts',
     to: 'admin/guard.ts',
     why: 'audit and permissions are operator access; they move down into src/operators',
@@ -273,11 +283,11 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
   },
   {
     from: 'operators/service.ts',
-    to: 'admin/audit.ts',
+    to: 'admin/permissions.ts',
     why: 'audit and permissions are operator access; they move down into src/operators',
   },
   {
-    from: 'operators/service.ts',
+    from: 'operators/sessions.ts',
     to: 'admin/permissions.ts',
     why: 'audit and permissions are operator access; they move down into src/operators',
   },
