@@ -159,9 +159,10 @@ export async function redeliver(
       throw new ApiError('invalid_state', 'The account has no webhook to deliver to')
     }
     const at = deps.now()
+    const atParam = sql.param(at)
     const { rows: inserted } = await q.query<{ id: bigint }>(
       sql`INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
-       VALUES (${found.event_id}, ${target.id}, 'pending', ${at}, ${at}, ${at}) RETURNING id`,
+       VALUES (${found.event_id}, ${target.id}, 'pending', ${atParam}, ${atParam}, ${atParam}) RETURNING id`,
     )
     // Wakes the delivery workers of every instance, as a new event would.
     await q.notify(DELIVERY_CHANNEL)
