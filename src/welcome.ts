@@ -1,4 +1,5 @@
 import type { Container } from './container.js'
+import { sql } from './db/sql.js'
 
 /**
  * On the first start of a fresh installation, create a demo account and print how to use it: the
@@ -6,7 +7,7 @@ import type { Container } from './container.js'
  */
 export async function firstRunWelcome(c: Container): Promise<void> {
   const claimed = await c.db.query(
-    `INSERT INTO settings (name, value) VALUES ('demo_account', '') ON CONFLICT DO NOTHING`,
+    sql`INSERT INTO settings (name, value) VALUES ('demo_account', '') ON CONFLICT DO NOTHING`,
   )
   const base = c.config.publicBaseUrl
   if (claimed.rowCount === 0) {
@@ -15,7 +16,7 @@ export async function firstRunWelcome(c: Container): Promise<void> {
   }
   const account = await c.accounts.create({ displayName: 'Demo account' })
   const key = await c.auth.createKey(account.id)
-  await c.db.query(`UPDATE settings SET value = $1 WHERE name = 'demo_account'`, [account.id])
+  await c.db.query(sql`UPDATE settings SET value = ${account.id} WHERE name = 'demo_account'`)
   const body = '{"nonce":"1"}'
   process.stdout.write(`
 svcpay is running at ${base}  (API reference: ${base}/docs)

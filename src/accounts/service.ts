@@ -2,6 +2,7 @@ import type { Db, Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
 import { openWallet } from '../ledger/ledger.js'
+import { sql } from '../db/sql.js'
 
 export type Tier = 'standard' | 'premium'
 
@@ -46,12 +47,11 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
       const id = newId('acc')
       await db.tx(async (q) => {
         if (parentId) {
-          const parent = await q.query('SELECT 1 FROM accounts WHERE id = $1', [parentId])
+          const parent = await q.query(sql`SELECT 1 FROM accounts WHERE id = ${parentId}`)
           if (parent.rows.length === 0) throw new ApiError('not_found', 'Parent account not found')
         }
         await q.query(
-          'INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES ($1, $2, $3, $4, $5)',
-          [id, name, parentId, tier, now],
+          sql`INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES (${id}, ${name}, ${parentId}, ${tier}, ${now})`,
         )
         for (const ccy of deps.walletCurrencies) {
           await openWallet(q, { id: newId('wal'), accountId: id, ccy, now })
@@ -61,48 +61,45 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
     },
 
     async get(accountId) {
-      const { rows } = await db.query('SELECT * FROM accounts WHERE id = $1', [accountId])
+      const { rows } = await db.query(sql`SELECT * FROM accounts WHERE id = ${accountId}`)
       return rows[0] ? toAccount(rows[0]) : undefined
     },
 
     async list(limit) {
-      const { rows } = await db.query('SELECT * FROM accounts ORDER BY created_at DESC LIMIT $1', [limit])
+      const { rows } = await db.query(sql`SELECT * FROM accounts ORDER BY created_at DESC LIMIT ${limit}`)
       return rows.map(toAccount)
     },
 
     async setTier(accountId, tier) {
-      const r = await db.query('UPDATE accounts SET tier = $2 WHERE id = $1', [accountId, tier])
+      const r = await db.query(sql`UPDATE accounts SET tier = ${tier} WHERE id = ${accountId}`)
       return r.rowCount > 0
     },
 
     async canAccess(principalAccountId, accountId) {
       if (principalAccountId === accountId) return true
       const { rows } = await db.query<{ parent_id: string | null }>(
-        'SELECT parent_id FROM accounts WHERE id = $1',
-        [accountId],
+        sql`SELECT parent_id FROM accounts WHERE id = ${accountId}`,
       )
       return rows[0]?.parent_id === principalAccountId
     },
 
     async wallets(accountId) {
       const { rows } = await db.query(
-        `SELECT * FROM ledger_accounts WHERE account_id = $1 AND kind = 'wallet' ORDER BY created_at, ccy`,
-        [accountId],
+        sql`SELECT * FROM ledger_accounts WHERE account_id = ${accountId} AND kind = 'wallet' ORDER BY created_at, ccy`,
       )
       return sortByCurrency(rows.map(toWallet), deps.walletCurrencies)
     },
 
     async wallet(walletId) {
-      const { rows } = await db.query(`SELECT * FROM ledger_accounts WHERE id = $1 AND kind = 'wallet'`, [
-        walletId,
-      ])
+      const { rows } = await db.query(
+        sql`SELECT * FROM ledger_accounts WHERE id = ${walletId} AND kind = 'wallet'`,
+      )
       return rows[0] ? toWallet(rows[0]) : undefined
     },
 
     async walletFor(q, accountId, ccy) {
       const { rows } = await q.query(
-        `SELECT * FROM ledger_accounts WHERE account_id = $1 AND ccy = $2 AND kind = 'wallet'`,
-        [accountId, ccy],
+        sql`SELECT * FROM ledger_accounts WHERE account_id = ${accountId} AND ccy = ${ccy} AND kind = 'wallet'`,
       )
       return rows[0] ? toWallet(rows[0]) : undefined
     },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The token signing key is shared by every instance: JWT_SECRET when configured, otherwise one
@@ -14,9 +15,10 @@ export async function loadJwtKey(
   if (configured) return new TextEncoder().encode(configured)
   const fresh = box.seal(randomBytes(32).toString('base64url'))
   await db.query(
-    `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`,
-    [fresh],
+    sql`INSERT INTO settings (name, value) VALUES ('jwt_secret', ${fresh}) ON CONFLICT (name) DO NOTHING`,
   )
-  const { rows } = await db.query<{ value: string }>(`SELECT value FROM settings WHERE name = 'jwt_secret'`)
+  const { rows } = await db.query<{ value: string }>(
+    sql`SELECT value FROM settings WHERE name = 'jwt_secret'`,
+  )
   return new TextEncoder().encode(box.open(rows[0]!.value))
 }

@@ -4,6 +4,7 @@ import type { Db } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import { ApiError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
+import { sql } from '../db/sql.js'
 
 export interface AuthDeps {
   db: Db
@@ -91,9 +92,8 @@ export function createAuthService(deps: AuthDeps): AuthService {
       display_name: string
       secret_enc: string
     }>(
-      `SELECT k.account_id, k.revoked_at, k.secret_enc, a.tier, a.display_name
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1`,
-      [apiKey],
+      sql`SELECT k.account_id, k.revoked_at, k.secret_enc, a.tier, a.display_name
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ${apiKey}`,
     )
     const row = rows[0]
     if (!row) {
@@ -121,16 +121,14 @@ export function createAuthService(deps: AuthDeps): AuthService {
       const apiKey = newId('key')
       const apiSecret = 'sk_' + randomBytes(32).toString('base64url')
       await deps.db.query(
-        'INSERT INTO api_keys (id, account_id, secret_enc, created_at) VALUES ($1, $2, $3, $4)',
-        [apiKey, accountId, deps.box.seal(apiSecret), now()],
+        sql`INSERT INTO api_keys (id, account_id, secret_enc, created_at) VALUES (${apiKey}, ${accountId}, ${deps.box.seal(apiSecret)}, ${now()})`,
       )
       return { apiKey, apiSecret }
     },
 
     async revokeKey(apiKey) {
       const r = await deps.db.query(
-        'UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL',
-        [apiKey, now()],
+        sql`UPDATE api_keys SET revoked_at = ${now()} WHERE id = ${apiKey} AND revoked_at IS NULL`,
       )
       cache.delete(apiKey)
       return r.rowCount > 0
@@ -156,8 +154,7 @@ export function createAuthService(deps: AuthDeps): AuthService {
         throw new ApiError('invalid_signature', 'The signature does not match the API key and body')
       }
       const inserted = await deps.db.query(
-        'INSERT INTO used_signatures (key_id, signature, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-        [apiKey, signature.toLowerCase(), now()],
+        sql`INSERT INTO used_signatures (key_id, signature, used_at) VALUES (${apiKey}, ${signature.toLowerCase()}, ${now()}) ON CONFLICT DO NOTHING`,
       )
       if (inserted.rowCount === 0) {
         throw new ApiError(

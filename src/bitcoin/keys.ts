@@ -6,6 +6,7 @@ import type { Queryable } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import type { Network } from '../rails/network.js'
 import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The service's own Bitcoin keys, shared by every instance: generated once by whichever instance
@@ -83,12 +84,11 @@ async function sealedSetting(
   name: string,
   generate: () => string,
 ): Promise<string> {
-  const existing = await q.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name])
+  const existing = await q.query<{ value: string }>(sql`SELECT value FROM settings WHERE name = ${name}`)
   if (existing.rows[0]) return box.open(existing.rows[0].value)
-  await q.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
-    name,
-    box.seal(generate()),
-  ])
-  const { rows } = await q.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name])
+  await q.query(
+    sql`INSERT INTO settings (name, value) VALUES (${name}, ${box.seal(generate())}) ON CONFLICT (name) DO NOTHING`,
+  )
+  const { rows } = await q.query<{ value: string }>(sql`SELECT value FROM settings WHERE name = ${name}`)
   return box.open(rows[0]!.value)
 }

@@ -8,6 +8,7 @@ import { createSandboxLightningRail, type SandboxLightningRail } from '../lightn
 import { createBitcoindRail } from '../onchain/bitcoind/bitcoind.js'
 import { createEsploraRail } from '../onchain/esplora/esplora.js'
 import { createSandboxOnchainRail, type SandboxOnchainRail } from '../onchain/sandbox.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The Bitcoin rails the service runs on, chosen by configuration: `LIGHTNING=sandbox|lnd`,
@@ -83,7 +84,7 @@ export function createRails(config: Config, db: Db, keys: BitcoinKeys): BitcoinR
       // The addresses handed out (derived from the xpub): what reconciliation sums and lists.
       receiveAddresses: async () =>
         (
-          await db.query<{ address: string }>('SELECT address FROM onchain_addresses ORDER BY address')
+          await db.query<{ address: string }>(sql`SELECT address FROM onchain_addresses ORDER BY address`)
         ).rows.map((r) => r.address),
       creditConfirmations: config.onchainConfirmations,
     })

@@ -1,5 +1,6 @@
 import { ScopedStorage } from '../shared/scoped-storage.js'
 import type { Db, Queryable } from './db.js'
+import { sql } from './sql.js'
 
 /**
  * One database transaction around work that calls services built on the shared `Db`. Inside
@@ -29,19 +30,19 @@ function currentScope(): Scope | undefined {
 export function joinAmbientTransactions(db: Db): Db {
   return {
     engine: db.engine,
-    query: (sql, params) => (currentScope()?.q ?? db).query(sql, params),
+    query: (statement, params) => (currentScope()?.q ?? db).query(statement, params),
     notify: (channel, payload) => (currentScope()?.q ?? db).notify(channel, payload),
     async tx(fn) {
       const scope = currentScope()
       if (!scope) return db.tx(fn)
-      const name = `ambient_${++scope.savepoints}`
-      await scope.q.query(`SAVEPOINT ${name}`)
+      const name = sql.ident(`ambient_${++scope.savepoints}`)
+      await scope.q.query(sql`SAVEPOINT ${name}`)
       try {
         const result = await fn(scope.q)
-        await scope.q.query(`RELEASE SAVEPOINT ${name}`)
+        await scope.q.query(sql`RELEASE SAVEPOINT ${name}`)
         return result
       } catch (err) {
-        await scope.q.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {})
+        await scope.q.query(sql`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {})
         throw err
       }
     },

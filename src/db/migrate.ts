@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import type { Db } from './db.js'
+import { sql } from './sql.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
 // Any constant works; it only has to be the same for every instance of the service.
@@ -17,18 +18,19 @@ export async function migrate(db: Db): Promise<string[]> {
     .sort()
   const applied: string[] = []
   await db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await q.query(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`)
     await q.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)',
+      sql`CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)`,
     )
     const done = new Set(
-      (await q.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name),
+      (await q.query<{ name: string }>(sql`SELECT name FROM schema_migrations`)).rows.map((r) => r.name),
     )
     for (const file of files) {
       if (done.has(file)) continue
-      const sql = readFileSync(join(MIGRATIONS_DIR, file), 'utf8')
-      for (const statement of splitStatements(sql)) await q.query(statement)
-      await q.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [file, Date.now()])
+      const text = readFileSync(join(MIGRATIONS_DIR, file), 'utf8')
+      // A migration's statements are constant text shipped with the code, written as they are.
+      for (const statement of splitStatements(text)) await q.query(sql.unsafeRaw(statement))
+      await q.query(sql`INSERT INTO schema_migrations (name, applied_at) VALUES (${file}, ${Date.now()})`)
       applied.push(file)
     }
   })

@@ -138,10 +138,9 @@ export async function redeliver(
       webhook_id: string
       txn_id: string
     }>(
-      `SELECT d.event_id, w.account_id, d.webhook_id, e.txn_id
+      sql`SELECT d.event_id, w.account_id, d.webhook_id, e.txn_id
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-        WHERE d.id = $1`,
-      [deliveryId],
+        WHERE d.id = ${deliveryId}`,
     )
     const found = rows[0]
     if (
@@ -152,8 +151,7 @@ export async function redeliver(
       throw new ApiError('not_found', 'Delivery not found')
     }
     const { rows: live } = await q.query<{ id: string }>(
-      'SELECT id FROM webhooks WHERE account_id = $1 AND deleted_at IS NULL',
-      [found.account_id],
+      sql`SELECT id FROM webhooks WHERE account_id = ${found.account_id} AND deleted_at IS NULL`,
     )
     const target = live[0]
     if (!target || (filter.webhookId !== undefined && target.id !== filter.webhookId)) {
@@ -161,10 +159,10 @@ export async function redeliver(
       throw new ApiError('invalid_state', 'The account has no webhook to deliver to')
     }
     const at = deps.now()
+    const atParam = sql.param(at)
     const { rows: inserted } = await q.query<{ id: bigint }>(
-      `INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
-       VALUES ($1, $2, 'pending', $3, $3, $3) RETURNING id`,
-      [found.event_id, target.id, at],
+      sql`INSERT INTO webhook_deliveries (event_id, webhook_id, status, next_attempt_at, created_at, updated_at)
+       VALUES (${found.event_id}, ${target.id}, 'pending', ${atParam}, ${atParam}, ${atParam}) RETURNING id`,
     )
     // Wakes the delivery workers of every instance, as a new event would.
     await q.notify(DELIVERY_CHANNEL)
@@ -210,11 +208,10 @@ async function histories(q: Queryable, ids: bigint[]): Promise<Map<string, Attem
     latency_ms: number
     error: string | null
   }>(
-    `SELECT delivery_id, attempt, at, http_status, latency_ms, error FROM (
+    sql`SELECT delivery_id, attempt, at, http_status, latency_ms, error FROM (
        SELECT a.*, row_number() OVER (PARTITION BY delivery_id ORDER BY id DESC) AS n
-         FROM delivery_attempts a WHERE delivery_id = ANY($1::bigint[])) recent
-      WHERE n <= ${HISTORY_MAX} ORDER BY delivery_id, attempt, at`,
-    [ids.map(String)],
+         FROM delivery_attempts a WHERE delivery_id = ANY(${ids.map(String)}::bigint[])) recent
+      WHERE n <= ${sql.int(HISTORY_MAX)} ORDER BY delivery_id, attempt, at`,
   )
   for (const r of rows) {
     const key = String(r.delivery_id)

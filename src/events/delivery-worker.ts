@@ -4,6 +4,7 @@ import { startLoop, type Loop } from '../shared/loop.js'
 import { BACKOFF_BASE_MS, nextAttemptDelayMs } from './backoff.js'
 import { deliver, type ResolveHost } from './http-deliver.js'
 import { signBody } from './signature.js'
+import { sql } from '../db/sql.js'
 
 /** Deliveries claimed by one query at most. */
 export const CLAIM_BATCH_MAX = 100
@@ -102,6 +103,7 @@ export interface AttemptOutcome {
  */
 async function claim(deps: DeliveryWorkerDeps, limit: number): Promise<Claimed[]> {
   const now = (deps.now ?? Date.now)()
+  const nowParam = sql.param(now)
   const { rows } = await deps.db.query<{
     id: bigint
     attempts: number
@@ -109,15 +111,14 @@ async function claim(deps: DeliveryWorkerDeps, limit: number): Promise<Claimed[]
     txn_id: string
     event_id: bigint
   }>(
-    `UPDATE webhook_deliveries d
-        SET attempts = d.attempts + 1, next_attempt_at = $2, updated_at = $1
+    sql`UPDATE webhook_deliveries d
+        SET attempts = d.attempts + 1, next_attempt_at = ${now + deps.timeoutMs + LEASE_MARGIN_MS}, updated_at = ${nowParam}
        FROM events e
       WHERE e.id = d.event_id
         AND d.id IN (SELECT id FROM webhook_deliveries
-                      WHERE status = 'pending' AND next_attempt_at <= $1
-                      ORDER BY next_attempt_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+                      WHERE status = 'pending' AND next_attempt_at <= ${nowParam}
+                      ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING d.id, d.attempts, d.webhook_id, d.event_id, e.txn_id`,
-    [now, now + deps.timeoutMs + LEASE_MARGIN_MS, limit],
   )
   // Oldest event first, so that the changes of one transaction go out in the order they happened.
   return rows
@@ -138,21 +139,19 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
   // have changed since the event). The attempt number fences: if the lease ran out while this
   // delivery waited and another worker claimed it, this update matches nothing and we step aside.
   const { rows } = await deps.db.query<EventRow & { callback: string; secret_enc: string }>(
-    `UPDATE webhook_deliveries d SET next_attempt_at = $3, updated_at = $4
+    sql`UPDATE webhook_deliveries d SET next_attempt_at = ${now() + deps.timeoutMs + LEASE_MARGIN_MS}, updated_at = ${now()}
        FROM webhooks w, events e
-      WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
+      WHERE d.id = ${claimed.id} AND d.attempts = ${claimed.attempt} AND d.status = 'pending'
         AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
       RETURNING w.callback, w.secret_enc, e.id, e.txn_id, e.txn_state, e.msg, e.ext_ref_id, e.updated_at`,
-    [claimed.id, claimed.attempt, now() + deps.timeoutMs + LEASE_MARGIN_MS, now()],
   )
   const row = rows[0]
   if (!row) {
     // The outbox may have queued it for a webhook that was being deleted at that moment.
     await deps.db.query(
-      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = $3
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'
+      sql`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ${now()}
+        WHERE id = ${claimed.id} AND attempts = ${claimed.attempt} AND status = 'pending'
           AND webhook_id IN (SELECT id FROM webhooks WHERE deleted_at IS NOT NULL)`,
-      [claimed.id, claimed.attempt, now()],
     )
     const skipped: AttemptOutcome = { deliveryId: claimed.id, attempt: claimed.attempt, result: 'skipped' }
     deps.onAttempt?.(skipped)
@@ -183,23 +182,13 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
   const applied = await deps.db.tx(async (q) => {
     // The attempt happened whatever became of the delivery meanwhile, so it is always recorded.
     await q.query(
-      `INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [claimed.id, claimed.attempt, startedAt, result.status ?? null, result.latencyMs, result.error ?? null],
+      sql`INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
+       VALUES (${claimed.id}, ${claimed.attempt}, ${startedAt}, ${result.status ?? null}, ${result.latencyMs}, ${result.error ?? null})`,
     )
     const updated = await q.query(
-      `UPDATE webhook_deliveries
-          SET status = $3, next_attempt_at = $4, last_status = $5, last_error = $6, updated_at = $7
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [
-        claimed.id,
-        claimed.attempt,
-        outcome === 'retrying' ? 'pending' : outcome,
-        outcome === 'retrying' ? finishedAt + delayMs! : null,
-        result.status ?? null,
-        result.error ?? null,
-        finishedAt,
-      ],
+      sql`UPDATE webhook_deliveries
+          SET status = ${outcome === 'retrying' ? 'pending' : outcome}, next_attempt_at = ${outcome === 'retrying' ? finishedAt + delayMs! : null}, last_status = ${result.status ?? null}, last_error = ${result.error ?? null}, updated_at = ${finishedAt}
+        WHERE id = ${claimed.id} AND attempts = ${claimed.attempt} AND status = 'pending'`,
     )
     return updated.rowCount > 0
   })
@@ -265,7 +254,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps & { idleMs?: number
   /** A retry due before the next poll wakes the loop on time (short schedules, and the first waits). */
   const wakeAtNextDue = async (): Promise<void> => {
     const { rows } = await deps.db.query<{ due: bigint | null }>(
-      `SELECT min(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'`,
+      sql`SELECT min(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'`,
     )
     const due = rows[0]?.due
     if (due === null || due === undefined || stopped) return

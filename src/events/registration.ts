@@ -7,6 +7,7 @@ import { newId } from '../shared/ids.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import { checkCallbackUrl, classifyAddress, isClassAllowed } from './callback-url.js'
 import type { ResolveHost } from './http-deliver.js'
+import { sql } from '../db/sql.js'
 
 /** Webhook secrets: at least this long (contract section 7), and a bound on the other side. */
 export const SECRET_LENGTH_MIN = 16
@@ -47,7 +48,7 @@ interface WebhookRow {
   updated_at: bigint
 }
 
-const WEBHOOK_COLUMNS = 'id, account_id, callback, created_at, updated_at'
+const WEBHOOK_COLUMNS = sql`id, account_id, callback, created_at, updated_at`
 
 const view = (row: WebhookRow): WebhookView => ({
   id: row.id,
@@ -70,18 +71,17 @@ export async function createWebhook(
       return await deps.db.tx(async (q) => {
         const at = deps.now()
         const { rows: live } = await q.query<{ id: string }>(
-          'SELECT id FROM webhooks WHERE account_id = $1 AND deleted_at IS NULL FOR UPDATE',
-          [accountId],
+          sql`SELECT id FROM webhooks WHERE account_id = ${accountId} AND deleted_at IS NULL FOR UPDATE`,
         )
         await retire(
           q,
           live.map((w) => w.id),
           at,
         )
+        const stamp = sql.param(at)
         const { rows } = await q.query<WebhookRow>(
-          `INSERT INTO webhooks (id, account_id, callback, secret_enc, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $5) RETURNING ${WEBHOOK_COLUMNS}`,
-          [newId('wh'), accountId, callback, secretEnc, at],
+          sql`INSERT INTO webhooks (id, account_id, callback, secret_enc, created_at, updated_at)
+           VALUES (${newId('wh')}, ${accountId}, ${callback}, ${secretEnc}, ${stamp}, ${stamp}) RETURNING ${WEBHOOK_COLUMNS}`,
         )
         return view(rows[0]!)
       })
@@ -99,9 +99,8 @@ export async function listWebhooks(
   accountId: string,
 ): Promise<WebhookView[]> {
   const { rows } = await deps.db.query<WebhookRow>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhooks
-      WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC`,
-    [accountId],
+    sql`SELECT ${WEBHOOK_COLUMNS} FROM webhooks
+      WHERE account_id = ${accountId} AND deleted_at IS NULL ORDER BY created_at DESC`,
   )
   return rows.map(view)
 }
@@ -123,9 +122,8 @@ export async function updateWebhook(
   return deps.db.tx(async (q) => {
     await liveWebhook(q, accountId, webhookId, true)
     const { rows } = await q.query<WebhookRow>(
-      `UPDATE webhooks SET callback = COALESCE($2, callback), secret_enc = COALESCE($3, secret_enc), updated_at = $4
-        WHERE id = $1 RETURNING ${WEBHOOK_COLUMNS}`,
-      [webhookId, callback ?? null, secretEnc ?? null, deps.now()],
+      sql`UPDATE webhooks SET callback = COALESCE(${callback ?? null}, callback), secret_enc = COALESCE(${secretEnc ?? null}, secret_enc), updated_at = ${deps.now()}
+        WHERE id = ${webhookId} RETURNING ${WEBHOOK_COLUMNS}`,
     )
     const row = rows[0]!
     return { ...view(row), updatedAt: Number(row.updated_at) }
@@ -152,9 +150,8 @@ export async function liveWebhook(
   lock = false,
 ): Promise<WebhookRow> {
   const { rows } = await q.query<WebhookRow>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhooks
-      WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL ${lock ? 'FOR UPDATE' : ''}`,
-    [webhookId, accountId],
+    sql`SELECT ${WEBHOOK_COLUMNS} FROM webhooks
+      WHERE id = ${webhookId} AND account_id = ${accountId} AND deleted_at IS NULL ${lock ? sql`FOR UPDATE` : sql.empty}`,
   )
   if (!rows[0]) throw webhookNotFound()
   return rows[0]
@@ -163,14 +160,13 @@ export async function liveWebhook(
 /** Marks the webhooks deleted and cancels their pending deliveries. */
 async function retire(q: Queryable, webhookIds: string[], at: number): Promise<void> {
   if (webhookIds.length === 0) return
-  await q.query('UPDATE webhooks SET deleted_at = $2, updated_at = $2 WHERE id = ANY($1::text[])', [
-    webhookIds,
-    at,
-  ])
+  const atParam = sql.param(at)
   await q.query(
-    `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = $2
-      WHERE webhook_id = ANY($1::text[]) AND status = 'pending'`,
-    [webhookIds, at],
+    sql`UPDATE webhooks SET deleted_at = ${atParam}, updated_at = ${atParam} WHERE id = ANY(${webhookIds}::text[])`,
+  )
+  await q.query(
+    sql`UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ${at}
+      WHERE webhook_id = ANY(${webhookIds}::text[]) AND status = 'pending'`,
   )
 }
 

@@ -12,6 +12,7 @@ import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
 import { eventBody, type EventRow } from './delivery-worker.js'
 import { liveStreams } from './live-streams.js'
 import type { Notifier } from './notifier.js'
+import { sql } from '../db/sql.js'
 
 /** Open status streams one account may hold on one process. */
 export const STREAMS_PER_ACCOUNT_MAX = 20
@@ -97,8 +98,7 @@ export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): 
       const { accountId } = principalOf(request)
       const { txnId } = request.params
       const { rows } = await deps.db.query<{ id: string }>(
-        'SELECT id FROM transactions WHERE id = $1 AND account_id = $2',
-        [txnId, accountId],
+        sql`SELECT id FROM transactions WHERE id = ${txnId} AND account_id = ${accountId}`,
       )
       if (!rows[0]) throw new ApiError('not_found', 'Transaction not found')
       const lastEventId = lastEventIdOf(request.headers['last-event-id'])
@@ -148,8 +148,7 @@ export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions)
     if (cursor === undefined) {
       // The current state: the latest event, which was written with the state it announces.
       const { rows } = await opts.db.query<EventRow>(
-        `SELECT id, txn_id, txn_state, msg, ext_ref_id, updated_at FROM events WHERE txn_id = $1 ORDER BY id DESC LIMIT 1`,
-        [opts.txnId],
+        sql`SELECT id, txn_id, txn_state, msg, ext_ref_id, updated_at FROM events WHERE txn_id = ${opts.txnId} ORDER BY id DESC LIMIT 1`,
       )
       if (rows[0]) {
         send(stream, rows[0])
@@ -158,9 +157,8 @@ export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions)
       cursor = 0n
     }
     const { rows } = await opts.db.query<EventRow>(
-      `SELECT id, txn_id, txn_state, msg, ext_ref_id, updated_at FROM events
-        WHERE txn_id = $1 AND id > $2 ORDER BY id LIMIT ${EVENTS_BATCH_MAX}`,
-      [opts.txnId, String(cursor)],
+      sql`SELECT id, txn_id, txn_state, msg, ext_ref_id, updated_at FROM events
+        WHERE txn_id = ${opts.txnId} AND id > ${String(cursor)} ORDER BY id LIMIT ${sql.int(EVENTS_BATCH_MAX)}`,
     )
     for (const row of rows) if (stream.ended || send(stream, row)) return false
     if (rows.length === 0 && cursor !== undefined && (await finishedBefore(opts.db, opts.txnId, cursor))) {
@@ -186,8 +184,7 @@ export function sendStatusStream(reply: FastifyReply, opts: StatusStreamOptions)
  */
 async function finishedBefore(db: Queryable, txnId: string, eventId: bigint): Promise<boolean> {
   const { rows } = await db.query<{ id: string | bigint; txn_state: string }>(
-    'SELECT id, txn_state FROM events WHERE txn_id = $1 ORDER BY id DESC LIMIT 1',
-    [txnId],
+    sql`SELECT id, txn_state FROM events WHERE txn_id = ${txnId} ORDER BY id DESC LIMIT 1`,
   )
   const latest = rows[0]
   return (

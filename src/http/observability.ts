@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import client from 'prom-client'
 import type { Db } from '../db/db.js'
 import { Type } from 'typebox'
+import { sql } from '../db/sql.js'
 
 export interface Metrics {
   registry: client.Registry
@@ -65,7 +66,7 @@ export function observabilityRoutes(app: FastifyInstance, deps: { db: Db; metric
     },
     async (_request, reply) => {
       try {
-        await deps.db.query('SELECT 1')
+        await deps.db.query(sql`SELECT 1`)
         return { status: 'ready' }
       } catch {
         return reply

@@ -47,10 +47,10 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
   const now = Date.now()
   for (const ccy of currencies) {
     for (const purpose of purposes) {
+      const stamp = sql.param(now)
       await db.query(
-        `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
-         VALUES ($1, NULL, 'system', $2, $3, $3) ON CONFLICT (id) DO NOTHING`,
-        [systemAccountId(purpose, ccy), ccy, now],
+        sql`INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
+         VALUES (${systemAccountId(purpose, ccy)}, NULL, 'system', ${ccy}, ${stamp}, ${stamp}) ON CONFLICT (id) DO NOTHING`,
       )
     }
   }
@@ -61,10 +61,10 @@ export async function openWallet(
   q: Queryable,
   wallet: { id: string; accountId: string; ccy: string; now: number },
 ): Promise<void> {
+  const now = sql.param(wallet.now)
   await q.query(
-    `INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
-     VALUES ($1, $2, 'wallet', $3, $4, $4)`,
-    [wallet.id, wallet.accountId, wallet.ccy, wallet.now],
+    sql`INSERT INTO ledger_accounts (id, account_id, kind, ccy, created_at, updated_at)
+     VALUES (${wallet.id}, ${wallet.accountId}, 'wallet', ${wallet.ccy}, ${now}, ${now})`,
   )
 }
 
@@ -81,17 +81,19 @@ export async function placeHold(
   ),
 ): Promise<boolean> {
   assert(input.amount > 0n, 'a hold must be positive')
-  const byId = 'walletId' in input
+  const amount = sql.param(input.amount)
+  const now = sql.param(input.now)
+  const wallet =
+    'walletId' in input
+      ? sql`id = ${input.walletId}`
+      : sql`account_id = ${input.accountId} AND ccy = ${input.ccy}`
   const r = await q.query(
-    `WITH w AS (
-       UPDATE ledger_accounts SET pending = pending + $2, updated_at = $3
-        WHERE ${byId ? 'id = $4' : 'account_id = $4 AND ccy = $5'} AND kind = 'wallet' AND posted - pending >= $2
+    sql`WITH w AS (
+       UPDATE ledger_accounts SET pending = pending + ${amount}, updated_at = ${now}
+        WHERE ${wallet} AND kind = 'wallet' AND posted - pending >= ${amount}
         RETURNING id)
      INSERT INTO holds (txn_id, ledger_account_id, amount, status, created_at, updated_at)
-     SELECT $1, w.id, $2, 'pending', $3, $3 FROM w`,
-    byId
-      ? [input.txnId, input.amount, input.now, input.walletId]
-      : [input.txnId, input.amount, input.now, input.accountId, input.ccy],
+     SELECT ${input.txnId}, w.id, ${amount}, 'pending', ${now}, ${now} FROM w`,
   )
   return r.rowCount > 0
 }
@@ -139,13 +141,12 @@ async function closeHolds(
 ): Promise<void> {
   // One statement: the holds close and their wallets' pending balances fall together.
   await q.query(
-    `WITH h AS (
-       UPDATE holds SET status = $2, updated_at = $3 WHERE txn_id = $1 AND status = 'pending'
+    sql`WITH h AS (
+       UPDATE holds SET status = ${status}, updated_at = ${now} WHERE txn_id = ${txnId} AND status = 'pending'
        RETURNING ledger_account_id, amount)
-     UPDATE ledger_accounts la SET pending = la.pending - s.amount, updated_at = $3
+     UPDATE ledger_accounts la SET pending = la.pending - s.amount, updated_at = ${now}
        FROM (SELECT ledger_account_id, SUM(amount) AS amount FROM h GROUP BY ledger_account_id) s
       WHERE la.id = s.ledger_account_id`,
-    [txnId, status, now],
   )
 }
 
@@ -256,7 +257,7 @@ export async function checkBooks(q: Queryable): Promise<BooksReport> {
     wallet_mismatch: bigint
     hold_mismatch: bigint
     totals: Record<string, string> | null
-  }>(`
+  }>(sql`
     SELECT
       (SELECT count(*) FROM (SELECT entry_id, ccy FROM postings GROUP BY entry_id, ccy HAVING SUM(amount) <> 0) u)::int8 AS unbalanced,
       (SELECT count(*) FROM ledger_accounts la

@@ -13,6 +13,7 @@ import type {
 import { decodeInvoice, encodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
 import { sandboxLightningPayments, sandboxLightningReserves } from '../reconcile/sandbox-reserves.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The sandbox Lightning network: our node and the rest of the world in one simulation, kept in the
@@ -107,19 +108,9 @@ export function createSandboxLightningRail(deps: {
     )
     const hash = bytesToHex(paymentHash)
     await db.query(
-      `INSERT INTO sandbox_ln_invoices
+      sql`INSERT INTO sandbox_ln_invoices
          (payment_hash, payment_request, preimage, amount_msat, ours, outcome, state, expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8)`,
-      [
-        hash,
-        paymentRequest,
-        bytesToHex(preimage),
-        input.amountMsat ?? null,
-        input.ours,
-        input.outcome,
-        (timestampSec + input.expirySeconds) * 1000,
-        now(),
-      ],
+       VALUES (${hash}, ${paymentRequest}, ${bytesToHex(preimage)}, ${input.amountMsat ?? null}, ${input.ours}, ${input.outcome}, 'open', ${(timestampSec + input.expirySeconds) * 1000}, ${now()})`,
     )
     return { paymentRequest, paymentHash: hash }
   }
@@ -190,8 +181,7 @@ export function createSandboxLightningRail(deps: {
 
     async lookupInvoice(paymentHash): Promise<LightningInvoiceState> {
       const { rows } = await db.query<InvoiceRow>(
-        'SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1',
-        [paymentHash],
+        sql`SELECT * FROM sandbox_ln_invoices WHERE payment_hash = ${paymentHash}`,
       )
       const inv = rows[0]
       if (!inv) return { state: 'canceled', amountPaidMsat: 0n }
@@ -202,12 +192,10 @@ export function createSandboxLightningRail(deps: {
 
     async cancelInvoice(paymentHash): Promise<void> {
       await db.query(
-        `UPDATE sandbox_ln_invoices SET state = 'canceled' WHERE payment_hash = $1 AND state = 'open'`,
-        [paymentHash],
+        sql`UPDATE sandbox_ln_invoices SET state = 'canceled' WHERE payment_hash = ${paymentHash} AND state = 'open'`,
       )
       const { rows } = await db.query<{ state: string }>(
-        'SELECT state FROM sandbox_ln_invoices WHERE payment_hash = $1',
-        [paymentHash],
+        sql`SELECT state FROM sandbox_ln_invoices WHERE payment_hash = ${paymentHash}`,
       )
       // Like LND: a settled invoice cannot be cancelled (its money arrived); a cancelled one can,
       // again and again.
@@ -221,43 +209,31 @@ export function createSandboxLightningRail(deps: {
       const hash = decoded.paymentHash
       return db.tx(async (q) => {
         const existing = await q.query<PaymentRow>(
-          'SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1 FOR UPDATE',
-          [hash],
+          sql`SELECT * FROM sandbox_ln_payments WHERE payment_hash = ${hash} FOR UPDATE`,
         )
         if (existing.rows[0]) return paymentState(existing.rows[0])
         const inv = (
-          await q.query<InvoiceRow>('SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1 FOR UPDATE', [
-            hash,
-          ])
+          await q.query<InvoiceRow>(
+            sql`SELECT * FROM sandbox_ln_invoices WHERE payment_hash = ${hash} FOR UPDATE`,
+          )
         ).rows[0]
         const outcome = outcomeOf(inv, paymentRequest, amountMsat, feeLimitMsat)
         const at = now()
         const preimage = outcome.status === 'succeeded' ? inv!.preimage : null
         // A concurrent first payment of the same hash wins the insert; this one reports its result.
         const inserted = await q.query(
-          `INSERT INTO sandbox_ln_payments (payment_hash, payment_request, amount_msat, fee_msat, status, preimage, reason, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (payment_hash) DO NOTHING`,
-          [
-            hash,
-            paymentRequest,
-            amountMsat,
-            outcome.status === 'succeeded' ? outcome.feeMsat : 0n,
-            outcome.status,
-            preimage,
-            outcome.status === 'failed' ? outcome.reason : null,
-            at,
-          ],
+          sql`INSERT INTO sandbox_ln_payments (payment_hash, payment_request, amount_msat, fee_msat, status, preimage, reason, created_at)
+           VALUES (${hash}, ${paymentRequest}, ${amountMsat}, ${outcome.status === 'succeeded' ? outcome.feeMsat : 0n}, ${outcome.status}, ${preimage}, ${outcome.status === 'failed' ? outcome.reason : null}, ${at}) ON CONFLICT (payment_hash) DO NOTHING`,
         )
         if (inserted.rowCount === 0) {
           const row = (
-            await q.query<PaymentRow>('SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1', [hash])
+            await q.query<PaymentRow>(sql`SELECT * FROM sandbox_ln_payments WHERE payment_hash = ${hash}`)
           ).rows[0]!
           return paymentState(row)
         }
         if (outcome.status === 'succeeded') {
           await q.query(
-            `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = $2, settled_at = $3 WHERE payment_hash = $1`,
-            [hash, amountMsat, at],
+            sql`UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = ${amountMsat}, settled_at = ${at} WHERE payment_hash = ${hash}`,
           )
           return { status: 'succeeded', preimage: preimage!, feeMsat: outcome.feeMsat }
         }
@@ -267,8 +243,7 @@ export function createSandboxLightningRail(deps: {
 
     async lookupPayment(paymentHash) {
       const { rows } = await db.query<PaymentRow>(
-        'SELECT * FROM sandbox_ln_payments WHERE payment_hash = $1',
-        [paymentHash],
+        sql`SELECT * FROM sandbox_ln_payments WHERE payment_hash = ${paymentHash}`,
       )
       return rows[0] ? paymentState(rows[0]) : { status: 'unknown' }
     },
@@ -279,8 +254,7 @@ export function createSandboxLightningRail(deps: {
       if (decoded.network !== network)
         return { ok: false, issue: `the invoice is for ${decoded.network}, not ${network}` }
       const { rows } = await q.query<InvoiceRow>(
-        'SELECT * FROM sandbox_ln_invoices WHERE payment_hash = $1 AND ours FOR UPDATE',
-        [decoded.paymentHash],
+        sql`SELECT * FROM sandbox_ln_invoices WHERE payment_hash = ${decoded.paymentHash} AND ours FOR UPDATE`,
       )
       const inv = rows[0]
       if (!inv || inv.payment_request !== normalise(paymentRequest)) {
@@ -292,8 +266,7 @@ export function createSandboxLightningRail(deps: {
       // The service never issues zero-amount invoices, so the payer pays the amount asked.
       const paid = inv.amount_msat ?? 0n
       await q.query(
-        `UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = $2, settled_at = $3 WHERE payment_hash = $1`,
-        [inv.payment_hash, paid, now()],
+        sql`UPDATE sandbox_ln_invoices SET state = 'settled', amount_paid_msat = ${paid}, settled_at = ${now()} WHERE payment_hash = ${inv.payment_hash}`,
       )
       return { ok: true, paymentHash: inv.payment_hash, amountPaidMsat: paid }
     },

@@ -17,6 +17,7 @@ import { newDeposit } from '../bitcoin/deposit.js'
 import { nodeCall } from '../bitcoin/node-call.js'
 import { receiveFee, receivePostings } from '../bitcoin/receive-credit.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The on-chain deposit watcher. Every address we hand out (a receive's, or an account's static
@@ -67,7 +68,7 @@ export function nextAddressCheck(addr: Pick<AddressRow, 'kind' | 'expires_at'>, 
 
 /** A fresh derivation index: a sequence, so no index (and no address) is ever handed out twice. */
 export async function nextDerivationIndex(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: bigint }>(`SELECT nextval('onchain_address_index') AS n`)
+  const { rows } = await q.query<{ n: bigint }>(sql`SELECT nextval('onchain_address_index') AS n`)
   return Number(rows[0]!.n)
 }
 
@@ -84,8 +85,7 @@ export async function staticAddress(deps: BitcoinDeps, accountId: string): Promi
   const find = async () =>
     (
       await deps.db.query<{ address: string }>(
-        `SELECT address FROM onchain_addresses WHERE account_id = $1 AND kind = 'static'`,
-        [accountId],
+        sql`SELECT address FROM onchain_addresses WHERE account_id = ${accountId} AND kind = 'static'`,
       )
     ).rows[0]?.address
   const existing = await find()
@@ -94,10 +94,9 @@ export async function staticAddress(deps: BitcoinDeps, accountId: string): Promi
   const now = (deps.now ?? Date.now)()
   // Two first calls at once: one insert wins, the other's index is simply never used.
   await deps.db.query(
-    `INSERT INTO onchain_addresses (address, account_id, txn_id, kind, derivation_index, expires_at, next_check_at, created_at)
-     VALUES ($1, $2, NULL, 'static', $3, NULL, $4, $5)
+    sql`INSERT INTO onchain_addresses (address, account_id, txn_id, kind, derivation_index, expires_at, next_check_at, created_at)
+     VALUES (${address}, ${accountId}, NULL, 'static', ${index}, NULL, ${nextAddressCheck({ kind: 'static', expires_at: null }, now)}, ${now})
      ON CONFLICT (account_id) WHERE kind = 'static' DO NOTHING`,
-    [address, accountId, index, nextAddressCheck({ kind: 'static', expires_at: null }, now), now],
   )
   const address2 = await find()
   assert(address2, 'the static address exists after insert')
@@ -112,9 +111,8 @@ export async function staticAddress(deps: BitcoinDeps, accountId: string): Promi
 export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<number> {
   const outputs = await deps.rails.onchain.listOutputs(address)
   const { rows: known } = await deps.db.query<KnownDeposit>(
-    `SELECT txid, vout, txn_id, amount_sats, credited_at, credited_confirmations, block_hash, reorged_at
-       FROM onchain_deposits WHERE address = $1`,
-    [address],
+    sql`SELECT txid, vout, txn_id, amount_sats, credited_at, credited_confirmations, block_hash, reorged_at
+       FROM onchain_deposits WHERE address = ${address}`,
   )
   await watchCredited(deps, address, known, outputs)
   if (outputs.length === 0) return 0
@@ -165,9 +163,8 @@ async function watchCredited(
     if (d.reorged_at === null) {
       if (!left) continue
       const { rowCount } = await deps.db.query(
-        `UPDATE onchain_deposits SET reorged_at = $3, reconfirmed_at = NULL
-          WHERE txid = $1 AND vout = $2 AND reorged_at IS NULL`,
-        [d.txid, d.vout, now],
+        sql`UPDATE onchain_deposits SET reorged_at = ${now}, reconfirmed_at = NULL
+          WHERE txid = ${d.txid} AND vout = ${d.vout} AND reorged_at IS NULL`,
       )
       if (rowCount > 0)
         deps.log?.error(
@@ -187,9 +184,8 @@ async function watchCredited(
     } else if (d.reorged_at !== null && confirmations >= deps.config.onchainConfirmations) {
       // Back in a block, deep enough to be credited again: the alarm is over, the record stays.
       await deps.db.query(
-        `UPDATE onchain_deposits SET reconfirmed_at = $3, block_hash = $4, credited_confirmations = $5, reorged_at = NULL
-          WHERE txid = $1 AND vout = $2 AND reorged_at IS NOT NULL`,
-        [d.txid, d.vout, now, output?.blockHash ?? null, confirmations],
+        sql`UPDATE onchain_deposits SET reconfirmed_at = ${now}, block_hash = ${output?.blockHash ?? null}, credited_confirmations = ${confirmations}, reorged_at = NULL
+          WHERE txid = ${d.txid} AND vout = ${d.vout} AND reorged_at IS NOT NULL`,
       )
       deps.log?.warn(
         { txnId: d.txn_id, txid: d.txid, vout: d.vout },
@@ -223,9 +219,8 @@ export async function reorgedDeposits(
     credited_at: bigint
     reorged_at: bigint
   }>(
-    `SELECT txid, vout, address, amount_sats, txn_id, credited_at, reorged_at FROM onchain_deposits
-      WHERE reorged_at IS NOT NULL ORDER BY reorged_at DESC LIMIT $1`,
-    [limit],
+    sql`SELECT txid, vout, address, amount_sats, txn_id, credited_at, reorged_at FROM onchain_deposits
+      WHERE reorged_at IS NOT NULL ORDER BY reorged_at DESC LIMIT ${limit}`,
   )
   return rows.map((r) => ({
     txid: r.txid,
@@ -242,13 +237,12 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
   const now = (deps.now ?? Date.now)()
   return deps.db.tx(async (q) => {
     const addr = (
-      await q.query<AddressRow>('SELECT * FROM onchain_addresses WHERE address = $1 FOR UPDATE', [address])
+      await q.query<AddressRow>(sql`SELECT * FROM onchain_addresses WHERE address = ${address} FOR UPDATE`)
     ).rows[0]
     if (!addr) return false
-    const dup = await q.query('SELECT 1 FROM onchain_deposits WHERE txid = $1 AND vout = $2', [
-      output.txid,
-      output.vout,
-    ])
+    const dup = await q.query(
+      sql`SELECT 1 FROM onchain_deposits WHERE txid = ${output.txid} AND vout = ${output.vout}`,
+    )
     if (dup.rowCount > 0) return false
     const receive =
       addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
@@ -285,8 +279,7 @@ async function insertDeposit(
   now: number,
 ) {
   await q.query(
-    `INSERT INTO onchain_deposits (txid, vout, address, amount_sats, txn_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [output.txid, output.vout, address, output.amountSats, txnId, now],
+    sql`INSERT INTO onchain_deposits (txid, vout, address, amount_sats, txn_id, created_at) VALUES (${output.txid}, ${output.vout}, ${address}, ${output.amountSats}, ${txnId}, ${now})`,
   )
 }
 
@@ -337,8 +330,7 @@ export async function advanceDeposit(
 ): Promise<void> {
   const now = deps.now ?? Date.now
   const { rows } = await deps.db.query<{ txid: string; vout: number; address: string; amount_sats: bigint }>(
-    'SELECT txid, vout, address, amount_sats FROM onchain_deposits WHERE txn_id = $1 ORDER BY created_at LIMIT 1',
-    [txn.id],
+    sql`SELECT txid, vout, address, amount_sats FROM onchain_deposits WHERE txn_id = ${txn.id} ORDER BY created_at LIMIT 1`,
   )
   const deposit = rows[0]
   assert(deposit, `transaction ${txn.id} in srccreated has its deposit`)
@@ -374,9 +366,8 @@ export async function advanceDeposit(
     if (fee !== t.srcFeeMinor) await setSrcFee(q, t.id, fee)
     // How it was credited, so that the sweep can tell if its block later leaves the chain.
     await q.query(
-      `UPDATE onchain_deposits SET credited_at = $3, credited_confirmations = $4, block_hash = $5
-        WHERE txid = $1 AND vout = $2`,
-      [deposit.txid, deposit.vout, at, confirmations, output?.blockHash ?? null],
+      sql`UPDATE onchain_deposits SET credited_at = ${at}, credited_confirmations = ${confirmations}, block_hash = ${output?.blockHash ?? null}
+        WHERE txid = ${deposit.txid} AND vout = ${deposit.vout}`,
     )
     await deps.repository.transition(
       q,
@@ -408,21 +399,20 @@ export async function runDueAddresses(
   const now = (deps.now ?? Date.now)()
   const lease = now + CLAIM_LEASE_MS
   const { rows } = await deps.db.query<AddressRow>(
-    `UPDATE onchain_addresses SET next_check_at = $2
-      WHERE address IN (SELECT address FROM onchain_addresses WHERE next_check_at <= $1
-                         ORDER BY next_check_at LIMIT ${BATCH_MAX} FOR UPDATE SKIP LOCKED)
+    sql`UPDATE onchain_addresses SET next_check_at = ${lease}
+      WHERE address IN (SELECT address FROM onchain_addresses WHERE next_check_at <= ${now}
+                         ORDER BY next_check_at LIMIT ${sql.int(BATCH_MAX)} FOR UPDATE SKIP LOCKED)
       RETURNING *`,
-    [now, lease],
   )
   for (const addr of rows) {
     try {
       await sweepAddress(deps, addr.address)
       // Our lease is replaced by the next look, unless a payment woke the address meanwhile.
+      const next = sql.param(nextAddressCheck(addr, (deps.now ?? Date.now)()))
       await deps.db.query(
-        `UPDATE onchain_addresses
-            SET next_check_at = CASE WHEN next_check_at = $3 THEN $2 ELSE LEAST(next_check_at, $2) END
-          WHERE address = $1`,
-        [addr.address, nextAddressCheck(addr, (deps.now ?? Date.now)()), lease],
+        sql`UPDATE onchain_addresses
+            SET next_check_at = CASE WHEN next_check_at = ${lease} THEN ${next} ELSE LEAST(next_check_at, ${next}) END
+          WHERE address = ${addr.address}`,
       )
       if (addr.rail_failures) await resetAddressFailures(deps, addr.address)
     } catch (err) {
@@ -441,17 +431,17 @@ export async function runDueAddresses(
  */
 async function backOffAddress(deps: BitcoinDeps, address: string, lease: number): Promise<void> {
   const { rows } = await deps.db.query<{ rail_failures: number }>(
-    'UPDATE onchain_addresses SET rail_failures = rail_failures + 1 WHERE address = $1 RETURNING rail_failures',
-    [address],
+    sql`UPDATE onchain_addresses SET rail_failures = rail_failures + 1 WHERE address = ${address} RETURNING rail_failures`,
   )
   const failures = Number(rows[0]?.rail_failures ?? 1)
   const at = (deps.now ?? Date.now)() + backoffDelayMs(deps.config.railOps.onchain, failures)
+  const atParam = sql.param(at)
+  const leaseParam = sql.param(lease)
   await deps.db.query(
-    `UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1 AND next_check_at = $3 AND $2 > $3`,
-    [address, at, lease],
+    sql`UPDATE onchain_addresses SET next_check_at = ${atParam} WHERE address = ${address} AND next_check_at = ${leaseParam} AND ${atParam} > ${leaseParam}`,
   )
 }
 
 async function resetAddressFailures(deps: BitcoinDeps, address: string): Promise<void> {
-  await deps.db.query('UPDATE onchain_addresses SET rail_failures = 0 WHERE address = $1', [address])
+  await deps.db.query(sql`UPDATE onchain_addresses SET rail_failures = 0 WHERE address = ${address}`)
 }

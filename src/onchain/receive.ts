@@ -13,6 +13,7 @@ import { receiveQuote } from '../bitcoin/receive-quote.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { advanceDeposit, nextAddressCheck, newWatchedAddress, sweepAddress } from './deposits.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
+import { sql } from '../db/sql.js'
 
 /** The address derived outside the confirm transaction, and the label its BIP21 URI carries. */
 interface PreparedAddress {
@@ -73,17 +74,8 @@ async function confirmOnchainReceive(
   assert(prepared, 'the address was derived before confirm')
   const expiresAt = ctx.now + deps.config.onchainReceiveTtlS * 1000
   await q.query(
-    `INSERT INTO onchain_addresses (address, account_id, txn_id, kind, derivation_index, expires_at, next_check_at, created_at)
-     VALUES ($1, $2, $3, 'txn', $4, $5, $6, $7)`,
-    [
-      prepared.address,
-      txn.accountId,
-      txn.id,
-      prepared.index,
-      expiresAt,
-      nextAddressCheck({ kind: 'txn', expires_at: BigInt(expiresAt) }, ctx.now),
-      ctx.now,
-    ],
+    sql`INSERT INTO onchain_addresses (address, account_id, txn_id, kind, derivation_index, expires_at, next_check_at, created_at)
+     VALUES (${prepared.address}, ${txn.accountId}, ${txn.id}, 'txn', ${prepared.index}, ${expiresAt}, ${nextAddressCheck({ kind: 'txn', expires_at: BigInt(expiresAt) }, ctx.now)}, ${ctx.now})`,
   )
   const pageId = newPageId()
   const amountBtc = satsToBtcText(txn.srcAmountMinor)

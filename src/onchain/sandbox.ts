@@ -6,6 +6,7 @@ import { RailFailure, type OnchainOutput, type OnchainRail } from '../rails/rail
 import { canonicalAddress, validateAddress } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
 import { sandboxOnchainPayments, sandboxOnchainReserves } from '../reconcile/sandbox-reserves.js'
+import { sql } from '../db/sql.js'
 
 /**
  * The sandbox Bitcoin chain, kept in the database (migration 002) so that every instance sees one
@@ -51,26 +52,23 @@ export function createSandboxOnchainRail(deps: {
     input: { txid: string; requestId: string | null; feeSats: bigint; address: string; amountSats: bigint },
   ): Promise<boolean> {
     const inserted = await q.query(
-      'INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
-      [input.txid, input.requestId, input.feeSats, now()],
+      sql`INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES (${input.txid}, ${input.requestId}, ${input.feeSats}, ${now()}) ON CONFLICT DO NOTHING`,
     )
     if (inserted.rowCount === 0) return false
     await q.query(
-      'INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES ($1, 0, $2, $3)',
-      [input.txid, input.address, input.amountSats],
+      sql`INSERT INTO sandbox_chain_outputs (txid, vout, address, amount_sats) VALUES (${input.txid}, 0, ${input.address}, ${input.amountSats})`,
     )
     // Like a node's notification of a new transaction: if the address is one we watch, the deposit
     // watcher looks at it now (the NOTIFY is sent when this commits).
-    const watched = await q.query('UPDATE onchain_addresses SET next_check_at = $2 WHERE address = $1', [
-      input.address,
-      now(),
-    ])
+    const watched = await q.query(
+      sql`UPDATE onchain_addresses SET next_check_at = ${now()} WHERE address = ${input.address}`,
+    )
     if (watched.rowCount > 0) await q.notify(WAKE_CHANNEL)
     return true
   }
 
   async function height(q: Queryable = db): Promise<number> {
-    const { rows } = await q.query<{ height: bigint }>('SELECT height FROM sandbox_chain WHERE id = 1')
+    const { rows } = await q.query<{ height: bigint }>(sql`SELECT height FROM sandbox_chain WHERE id = 1`)
     return Number(rows[0]!.height)
   }
 
@@ -96,14 +94,13 @@ export function createSandboxOnchainRail(deps: {
         amount_sats: bigint
         confirmations: bigint
       }>(
-        `SELECT o.txid, o.vout, o.amount_sats,
+        sql`SELECT o.txid, o.vout, o.amount_sats,
                 CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
            FROM sandbox_chain_outputs o
            JOIN sandbox_chain_txs t ON t.txid = o.txid
           CROSS JOIN sandbox_chain c
-          WHERE o.address = $1
+          WHERE o.address = ${canonicalAddress(address)}
           ORDER BY t.created_at, o.txid, o.vout`,
-        [canonicalAddress(address)],
       )
       return rows.map((r) => ({
         txid: r.txid,
@@ -135,9 +132,8 @@ export function createSandboxOnchainRail(deps: {
 
     async getTransaction(txid) {
       const { rows } = await db.query<{ confirmations: bigint }>(
-        `SELECT CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
-           FROM sandbox_chain_txs t CROSS JOIN sandbox_chain c WHERE t.txid = $1`,
-        [txid],
+        sql`SELECT CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
+           FROM sandbox_chain_txs t CROSS JOIN sandbox_chain c WHERE t.txid = ${txid}`,
       )
       return rows[0] ? { confirmations: Number(rows[0].confirmations) } : null
     },
@@ -148,8 +144,7 @@ export function createSandboxOnchainRail(deps: {
       const replacement = txidOf(`svcpay-sandbox-bump:${txid}:${feeRateSatPerVb}`)
       await db.tx(async (q) => {
         const { rows } = await q.query<{ block_height: bigint | null; request_id: string | null }>(
-          'SELECT block_height, request_id FROM sandbox_chain_txs WHERE txid = $1 FOR UPDATE',
-          [txid],
+          sql`SELECT block_height, request_id FROM sandbox_chain_txs WHERE txid = ${txid} FOR UPDATE`,
         )
         const old = rows[0]
         if (!old || old.request_id === null)
@@ -160,13 +155,12 @@ export function createSandboxOnchainRail(deps: {
             'Transaction has been mined, or is conflicted with a mined transaction',
             false,
           )
-        await q.query('UPDATE sandbox_chain_txs SET request_id = NULL WHERE txid = $1', [txid])
+        await q.query(sql`UPDATE sandbox_chain_txs SET request_id = NULL WHERE txid = ${txid}`)
         await q.query(
-          'INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES ($1, $2, $3, $4)',
-          [replacement, old.request_id, feeRateSatPerVb * 141n, now()],
+          sql`INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES (${replacement}, ${old.request_id}, ${feeRateSatPerVb * 141n}, ${now()})`,
         )
-        await q.query('UPDATE sandbox_chain_outputs SET txid = $2 WHERE txid = $1', [txid, replacement])
-        await q.query('DELETE FROM sandbox_chain_txs WHERE txid = $1', [txid])
+        await q.query(sql`UPDATE sandbox_chain_outputs SET txid = ${replacement} WHERE txid = ${txid}`)
+        await q.query(sql`DELETE FROM sandbox_chain_txs WHERE txid = ${txid}`)
       })
       return { txid: replacement, feeSats: feeRateSatPerVb * 141n }
     },
@@ -184,13 +178,12 @@ export function createSandboxOnchainRail(deps: {
       }
       // The tip row is the chain's lock: two miners at once take turns.
       const { rows } = await q.query<{ height: bigint }>(
-        'UPDATE sandbox_chain SET height = height + $1 WHERE id = 1 RETURNING height',
-        [blocks],
+        sql`UPDATE sandbox_chain SET height = height + ${blocks} WHERE id = 1 RETURNING height`,
       )
       const tip = rows[0]!.height
-      await q.query('UPDATE sandbox_chain_txs SET block_height = $1 WHERE block_height IS NULL', [
-        tip - BigInt(blocks) + 1n,
-      ])
+      await q.query(
+        sql`UPDATE sandbox_chain_txs SET block_height = ${tip - BigInt(blocks) + 1n} WHERE block_height IS NULL`,
+      )
       return Number(tip)
     },
 

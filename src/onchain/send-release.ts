@@ -5,6 +5,7 @@ import { walletOutPostings } from '../transactions/money.js'
 import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
+import { sql } from '../db/sql.js'
 
 /** The entry of a confirmed send: the wallet pays its debit, the fee to revenue, the rest out on chain. */
 export const sendPostings = (txn: Txn, walletId: string): Posting[] =>
@@ -26,7 +27,7 @@ export async function failSend(
 
 /** Whether a transaction has a journal entry (money moved). */
 export async function hasEntry(q: Queryable, txnId: string): Promise<boolean> {
-  const { rows } = await q.query('SELECT 1 FROM journal_entries WHERE txn_id = $1 LIMIT 1', [txnId])
+  const { rows } = await q.query(sql`SELECT 1 FROM journal_entries WHERE txn_id = ${txnId} LIMIT 1`)
   return rows.length > 0
 }
 

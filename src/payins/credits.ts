@@ -15,6 +15,7 @@ import { BANK_CREDIT_AMOUNT_MAX, type BankCredit, type CreditSink } from './bank
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
+import { sql } from '../db/sql.js'
 
 /**
  * Incoming bank transfers (VietQR pay-in, docs/payouts.md), each recorded once in `bank_credits`
@@ -70,21 +71,14 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
   return deps.db.tx(async (q) => {
     const creditId = newId('bcr')
     // A second delivery of the same transfer (or one racing this) finds the first row and stops.
+    // Free text from a bank (memo, payer): what PostgreSQL cannot store is replaced, never refused.
     const { rowCount } = await q.query(
-      `INSERT INTO bank_credits (id, bank_ref, amount_minor, memo, booked_at, payer, status, outcome, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'unassigned', 'unmatched', $7) ON CONFLICT (bank_ref) DO NOTHING`,
-      [
-        creditId,
-        credit.bankRef,
-        credit.amountMinor,
-        // Free text from a bank: what PostgreSQL cannot store is replaced, never refused.
-        storable(credit.memo),
-        credit.bookedAtMs,
-        credit.payer
-          ? JSON.stringify(credit.payer, (_k, v) => (typeof v === 'string' ? storable(v) : v))
-          : null,
-        at,
-      ],
+      sql`INSERT INTO bank_credits (id, bank_ref, amount_minor, memo, booked_at, payer, status, outcome, created_at)
+       VALUES (${creditId}, ${credit.bankRef}, ${credit.amountMinor}, ${storable(credit.memo)}, ${credit.bookedAtMs}, ${
+         credit.payer
+           ? JSON.stringify(credit.payer, (_k, v) => (typeof v === 'string' ? storable(v) : v))
+           : null
+       }, 'unassigned', 'unmatched', ${at}) ON CONFLICT (bank_ref) DO NOTHING`,
     )
     if (rowCount === 0) return { ...(await recordedOutcome(q, credit.bankRef)), duplicate: true }
     const named = await receiveNamed(q, credit.memo)
@@ -102,9 +96,8 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       // The entry names no transaction: reconciliation finds it by this credit (src/reconcile/refs.ts).
       // It is the last journal entry this connection wrote, in this database transaction.
       await q.query(
-        `UPDATE bank_credits SET suspense_entry_id = currval(pg_get_serial_sequence('journal_entries', 'id'))
-          WHERE id = $1`,
-        [creditId],
+        sql`UPDATE bank_credits SET suspense_entry_id = currval(pg_get_serial_sequence('journal_entries', 'id'))
+          WHERE id = ${creditId}`,
       )
       result = { status: 'unassigned', outcome: 'unmatched', txnId: null }
     } else if (named.txn.state === 'srccreated') {
@@ -139,8 +132,7 @@ export async function ingestBankCredit(deps: PayinDeps, credit: BankCredit): Pro
       result = { status: 'deposit', outcome: late ? 'late' : 'second_payment', txnId: deposit.id }
     }
     await q.query(
-      `UPDATE bank_credits SET memo_token = $2, status = $3, outcome = $4, txn_id = $5 WHERE id = $1`,
-      [creditId, named?.memo ?? null, result.status, result.outcome, result.txnId],
+      sql`UPDATE bank_credits SET memo_token = ${named?.memo ?? null}, status = ${result.status}, outcome = ${result.outcome}, txn_id = ${result.txnId} WHERE id = ${creditId}`,
     )
     return { creditId, bankRef: credit.bankRef, ...result, duplicate: false }
   })
@@ -159,7 +151,7 @@ async function recordedOutcome(q: Queryable, bankRef: string): Promise<Omit<Inge
     status: CreditStatus
     outcome: CreditOutcome
     txn_id: string | null
-  }>('SELECT id, status, outcome, txn_id FROM bank_credits WHERE bank_ref = $1', [bankRef])
+  }>(sql`SELECT id, status, outcome, txn_id FROM bank_credits WHERE bank_ref = ${bankRef}`)
   const row = rows[0]
   assert(row, 'a bank reference that conflicted is recorded')
   return { creditId: row.id, bankRef, status: row.status, outcome: row.outcome, txnId: row.txn_id }
@@ -172,8 +164,7 @@ async function receiveNamed(
 ): Promise<{ memo: string; txn: Txn } | undefined> {
   for (const memo of memoCandidates(description)) {
     const { rows } = await q.query<{ txn_id: string }>(
-      'SELECT txn_id FROM vnd_receive_memos WHERE memo = $1',
-      [memo],
+      sql`SELECT txn_id FROM vnd_receive_memos WHERE memo = ${memo}`,
     )
     const txn = rows[0] && (await getTxn(q, rows[0].txn_id, { lock: true }))
     if (txn) return { memo, txn }
@@ -310,9 +301,9 @@ export async function assignCredit(
       bank_ref: string
       amount_minor: bigint
       status: CreditStatus
-    }>('SELECT id, bank_ref, amount_minor, status FROM bank_credits WHERE id = $1 FOR UPDATE', [
-      input.creditId,
-    ])
+    }>(
+      sql`SELECT id, bank_ref, amount_minor, status FROM bank_credits WHERE id = ${input.creditId} FOR UPDATE`,
+    )
     const credit = rows[0]
     if (!credit) throw new ApiError('not_found', `No bank credit ${input.creditId}`)
     if (credit.status !== 'unassigned')
@@ -350,9 +341,8 @@ export async function assignCredit(
       })
     }
     await q.query(
-      `UPDATE bank_credits SET status = 'assigned', txn_id = $2, assigned_by = $3, assigned_reason = $4, assigned_at = $5
-        WHERE id = $1 AND status = 'unassigned'`,
-      [credit.id, txn.id, input.operatorId, input.reason, at],
+      sql`UPDATE bank_credits SET status = 'assigned', txn_id = ${txn.id}, assigned_by = ${input.operatorId}, assigned_reason = ${input.reason}, assigned_at = ${at}
+        WHERE id = ${credit.id} AND status = 'unassigned'`,
     )
     return {
       creditId: credit.id,
@@ -385,11 +375,10 @@ export async function listCredits(
 ): Promise<{ total: number; rows: CreditRow[] }> {
   const [{ rows }, { rows: count }] = await Promise.all([
     q.query(
-      `SELECT id, bank_ref, amount_minor, memo, booked_at, status, outcome, txn_id, created_at FROM bank_credits
-        WHERE status = $1 ORDER BY booked_at, id LIMIT $2`,
-      [status, limit],
+      sql`SELECT id, bank_ref, amount_minor, memo, booked_at, status, outcome, txn_id, created_at FROM bank_credits
+        WHERE status = ${status} ORDER BY booked_at, id LIMIT ${limit}`,
     ),
-    q.query<{ n: bigint }>('SELECT count(*)::int8 AS n FROM bank_credits WHERE status = $1', [status]),
+    q.query<{ n: bigint }>(sql`SELECT count(*)::int8 AS n FROM bank_credits WHERE status = ${status}`),
   ])
   return {
     total: Number(count[0]!.n),

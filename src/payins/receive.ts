@@ -12,6 +12,7 @@ import { receiveQuote } from '../bitcoin/receive-quote.js'
 import type { PayinDeps } from './deps.js'
 import { newMemo } from './match.js'
 import { encodeVietQr } from './vietqr.js'
+import { sql } from '../db/sql.js'
 
 /** Tries at a fresh memo before giving up (a collision among 3.4e10 memos is already rare). */
 const MEMO_TRIES = 5
@@ -69,9 +70,8 @@ async function reserveMemo(q: Queryable, txn: Txn, now: number): Promise<string>
   for (let i = 0; i < MEMO_TRIES; i++) {
     const memo = newMemo()
     const { rowCount } = await q.query(
-      `INSERT INTO vnd_receive_memos (memo, txn_id, account_id, created_at) VALUES ($1, $2, $3, $4)
+      sql`INSERT INTO vnd_receive_memos (memo, txn_id, account_id, created_at) VALUES (${memo}, ${txn.id}, ${txn.accountId}, ${now})
        ON CONFLICT (memo) DO NOTHING`,
-      [memo, txn.id, txn.accountId, now],
     )
     if (rowCount === 1) return memo
   }

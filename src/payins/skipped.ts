@@ -8,6 +8,7 @@
  * partner; nothing is credited from an item that cannot be read.
  */
 import type { Queryable } from '../db/db.js'
+import { sql } from '../db/sql.js'
 
 /** The most items kept; the oldest seen go first. */
 export const SKIPPED_KEPT_MAX = 1_000
@@ -27,15 +28,14 @@ export async function recordSkippedCredit(
   source: 'statement' | 'notification',
   now: number,
 ): Promise<void> {
+  const nowParam = sql.param(now)
   await q.query(
-    `INSERT INTO bank_credit_skips (bank_ref, problem, source, first_seen, last_seen) VALUES ($1, $2, $3, $4, $4)
-     ON CONFLICT (bank_ref, problem, source) DO UPDATE SET last_seen = $4, times = bank_credit_skips.times + 1`,
-    [item.id ?? '', item.problem.slice(0, 64), source, now],
+    sql`INSERT INTO bank_credit_skips (bank_ref, problem, source, first_seen, last_seen) VALUES (${item.id ?? ''}, ${item.problem.slice(0, 64)}, ${source}, ${nowParam}, ${nowParam})
+     ON CONFLICT (bank_ref, problem, source) DO UPDATE SET last_seen = ${nowParam}, times = bank_credit_skips.times + 1`,
   )
   await q.query(
-    `DELETE FROM bank_credit_skips WHERE id IN
-       (SELECT id FROM bank_credit_skips ORDER BY last_seen DESC, id DESC OFFSET $1)`,
-    [SKIPPED_KEPT_MAX],
+    sql`DELETE FROM bank_credit_skips WHERE id IN
+       (SELECT id FROM bank_credit_skips ORDER BY last_seen DESC, id DESC OFFSET ${SKIPPED_KEPT_MAX})`,
   )
 }
 
@@ -69,13 +69,12 @@ export async function listSkippedCredits(
       last_seen: unknown
       times: number
     }>(
-      `SELECT bank_ref, problem, source, first_seen, last_seen, times FROM bank_credit_skips
-        WHERE last_seen >= $1 ORDER BY last_seen DESC, id DESC LIMIT $2`,
-      [sinceMs, limit],
+      sql`SELECT bank_ref, problem, source, first_seen, last_seen, times FROM bank_credit_skips
+        WHERE last_seen >= ${sinceMs} ORDER BY last_seen DESC, id DESC LIMIT ${limit}`,
     ),
-    q.query<{ n: unknown }>('SELECT count(*)::int8 AS n FROM bank_credit_skips WHERE last_seen >= $1', [
-      sinceMs,
-    ]),
+    q.query<{ n: unknown }>(
+      sql`SELECT count(*)::int8 AS n FROM bank_credit_skips WHERE last_seen >= ${sinceMs}`,
+    ),
   ])
   return {
     total: Number(count[0]!.n),

@@ -7,6 +7,7 @@ import type { TronSendRecord, TronSendStore } from './tron/trongrid-sends.js'
 import { createSandboxBankRail } from './vnd/sandbox.js'
 import { createBankHttpRail, type BankHttpRail } from './vnd/bank-http.js'
 import { bankCreditsPollMs } from './vnd/bank-credit-poll.js'
+import { sql } from '../db/sql.js'
 
 /** The USDT (TRC-20) contract on TRON mainnet; testnets need TRON_USDT_CONTRACT. */
 export const USDT_MAINNET_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
@@ -144,8 +145,7 @@ function bankHttp(config: Config): BankHttpRail {
 export function tronSendStore(db: Queryable, now: () => number = Date.now): TronSendStore {
   const read = async (column: 'request_id' | 'tx_hash', value: string) => {
     const { rows } = await db.query<{ tx_hash: string; signed_tx: string | null; expires_at: string | null }>(
-      `SELECT tx_hash, signed_tx, expires_at::text FROM tron_sends WHERE ${column} = $1`,
-      [value],
+      sql`SELECT tx_hash, signed_tx, expires_at::text FROM tron_sends WHERE ${sql.ident(column)} = ${value}`,
     )
     const row = rows[0]
     if (!row) return undefined
@@ -159,9 +159,8 @@ export function tronSendStore(db: Queryable, now: () => number = Date.now): Tron
     byHash: (txHash) => read('tx_hash', txHash),
     async put(requestId, { txHash, signed, expirationMs }) {
       await db.query(
-        `INSERT INTO tron_sends (request_id, tx_hash, signed_tx, expires_at, created_at)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_id) DO NOTHING`,
-        [requestId, txHash, signed, expirationMs.toString(), now()],
+        sql`INSERT INTO tron_sends (request_id, tx_hash, signed_tx, expires_at, created_at)
+         VALUES (${requestId}, ${txHash}, ${signed}, ${expirationMs.toString()}, ${now()}) ON CONFLICT (request_id) DO NOTHING`,
       )
       if ((await read('request_id', requestId))?.txHash !== txHash)
         throw new Error(`request ${requestId} already has another TRON transfer`)

@@ -15,6 +15,7 @@ import { scheduleCheck } from '../transactions/repository.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import { ScopedStorage } from '../shared/scoped-storage.js'
 import { RailFailure, type RailKind } from './rail.js'
+import { sql } from '../db/sql.js'
 
 export const RAIL_KINDS: readonly RailKind[] = ['lightning', 'onchain', 'tron', 'bank']
 
@@ -133,26 +134,29 @@ export async function recordAttempts(
   if (!last) return undefined
   if (last.ok || last.retryable === false) {
     // The rail answered (a final refusal is an answer too): the failures in a row are over.
+    const rail = sql.param(last.rail)
+    const nowParam = sql.param(now)
     await q.query(
-      `INSERT INTO rail_attempts (txn_id, rail, failures, last_attempt_at, last_answer_at)
-       VALUES ($1, $2, 0, $3, $3)
-       ON CONFLICT (txn_id) DO UPDATE SET rail = $2, failures = 0, first_failed_at = NULL,
-         last_attempt_at = $3, last_answer_at = $3, next_retry_at = NULL`,
-      [txn.id, last.rail, now],
+      sql`INSERT INTO rail_attempts (txn_id, rail, failures, last_attempt_at, last_answer_at)
+       VALUES (${txn.id}, ${rail}, 0, ${nowParam}, ${nowParam})
+       ON CONFLICT (txn_id) DO UPDATE SET rail = ${rail}, failures = 0, first_failed_at = NULL,
+         last_attempt_at = ${nowParam}, last_answer_at = ${nowParam}, next_retry_at = NULL`,
     )
     return undefined
   }
+  const rail = sql.param(last.rail)
+  const nowParam = sql.param(now)
+  const code = sql.param(last.code ?? 'unknown')
   const { rows } = await q.query<{ failures: number }>(
-    `INSERT INTO rail_attempts (txn_id, rail, failures, first_failed_at, last_error, last_attempt_at)
-     VALUES ($1, $2, 1, $3, $4, $3)
-     ON CONFLICT (txn_id) DO UPDATE SET rail = $2, failures = rail_attempts.failures + 1,
-       first_failed_at = COALESCE(rail_attempts.first_failed_at, $3), last_error = $4, last_attempt_at = $3
+    sql`INSERT INTO rail_attempts (txn_id, rail, failures, first_failed_at, last_error, last_attempt_at)
+     VALUES (${txn.id}, ${rail}, 1, ${nowParam}, ${code}, ${nowParam})
+     ON CONFLICT (txn_id) DO UPDATE SET rail = ${rail}, failures = rail_attempts.failures + 1,
+       first_failed_at = COALESCE(rail_attempts.first_failed_at, ${nowParam}), last_error = ${code}, last_attempt_at = ${nowParam}
      RETURNING failures`,
-    [txn.id, last.rail, now, last.code ?? 'unknown'],
   )
   const failures = Number(rows[0]?.failures ?? 1)
   const at = now + backoffDelayMs(settings[last.rail], failures, random)
-  await q.query('UPDATE rail_attempts SET next_retry_at = $2 WHERE txn_id = $1', [txn.id, at])
+  await q.query(sql`UPDATE rail_attempts SET next_retry_at = ${at} WHERE txn_id = ${txn.id}`)
   await scheduleCheck(q, txn.id, at, 'latest', { state: txn.state, scheduled: true })
   return at
 }

@@ -5,10 +5,11 @@
  * the wrong figure) is reported with both amounts, as reason `amount_mismatch`.
  */
 import type { Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
 import type { RailKind, RailPayment } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import type { Orphan } from './reconcile.js'
-import { ENTRY_REF_JOIN, RAIL_REF_JOIN } from './refs.js'
+import { REF_JOINS } from './ref-fragments.js'
 
 export async function amountMismatches(
   q: Queryable,
@@ -21,7 +22,7 @@ export async function amountMismatches(
     /** References of the payments that some transaction with an entry on the account carries. */
     known: ReadonlySet<string>
     /** entryRefSql of the rail: how an entry's reference is read. */
-    refSql: string
+    refSql: Sql
   },
 ): Promise<Orphan[]> {
   // What the rail moved per reference, signed as money into the rail (in +, out -).
@@ -36,12 +37,11 @@ export async function amountMismatches(
   // What the ledger posted on the account for those references, over every time: the rail's
   // account is credited (negative) by money coming in, so the ledger's figure is the negated sum.
   const { rows } = await q.query<{ rail_ref: string; txn_id: string; total: unknown }>(
-    `SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
-       FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
-       LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-      WHERE ${input.refSql} = ANY($2::text[])
+    sql`SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
+       FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = ${input.account}
+       LEFT JOIN transactions t ON t.id = e.txn_id ${REF_JOINS}
+      WHERE ${input.refSql} = ANY(${[...railByRef.keys()]}::text[])
       GROUP BY 1`,
-    [input.account, [...railByRef.keys()]],
   )
   const out: Orphan[] = []
   for (const row of rows) {

@@ -115,9 +115,9 @@ export async function bookCapital(q: Queryable, input: CapitalInput): Promise<Ca
     sql`WITH ${insert}, ${entry.ctes} SELECT booked.*, ${entry.check} AS ok FROM (SELECT 1) one LEFT JOIN booked ON true`,
   )
   if (rows[0]?.id !== null && rows[0]?.id !== undefined) return present(rows[0], false)
-  const { rows: earlier } = await q.query<Row>('SELECT * FROM operator_capital WHERE reference = $1', [
-    input.reference,
-  ])
+  const { rows: earlier } = await q.query<Row>(
+    sql`SELECT * FROM operator_capital WHERE reference = ${input.reference}`,
+  )
   const first = earlier[0]
   assert(first !== undefined, 'a reference that conflicted has its row')
   const same =
@@ -134,16 +134,16 @@ export async function bookCapital(q: Queryable, input: CapitalInput): Promise<Ca
 
 /** Capital movements, newest first. */
 export async function listCapital(q: Queryable, limit: number): Promise<CapitalMovement[]> {
-  const { rows } = await q.query<Row>('SELECT * FROM operator_capital ORDER BY id DESC LIMIT $1', [
-    Math.min(Math.max(1, limit), CAPITAL_PAGE_SIZE_MAX),
-  ])
+  const { rows } = await q.query<Row>(
+    sql`SELECT * FROM operator_capital ORDER BY id DESC LIMIT ${Math.min(Math.max(1, limit), CAPITAL_PAGE_SIZE_MAX)}`,
+  )
   return rows.map((r) => present(r, false))
 }
 
 /** Net capital booked on each rail's account, in minor units (in less out). */
 export async function capitalByRail(q: Queryable): Promise<Map<RailKind, bigint>> {
   const { rows } = await q.query<{ rail: RailKind; total: unknown }>(
-    `SELECT rail, SUM(CASE WHEN direction = 'in' THEN amount_minor ELSE -amount_minor END)::int8 AS total
+    sql`SELECT rail, SUM(CASE WHEN direction = 'in' THEN amount_minor ELSE -amount_minor END)::int8 AS total
        FROM operator_capital GROUP BY rail`,
   )
   return new Map(rows.map((r) => [r.rail, BigInt(r.total as bigint)]))

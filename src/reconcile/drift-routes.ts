@@ -8,6 +8,7 @@ import { AmountIn } from '../http/schemas.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { RAIL_CURRENCIES } from './reconcile.js'
+import { sql } from '../db/sql.js'
 
 const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
 
@@ -58,8 +59,7 @@ export function sandboxDriftRoutes(
       if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
       const signed = body.direction === 'out' ? -parsed.minor : parsed.minor
       await deps.db.query(
-        `INSERT INTO sandbox_rail_movements (rail, ccy, amount_minor, note, created_at) VALUES ($1, $2, $3, $4, $5)`,
-        [body.rail, ccy, signed, body.note ?? '', now()],
+        sql`INSERT INTO sandbox_rail_movements (rail, ccy, amount_minor, note, created_at) VALUES (${body.rail}, ${ccy}, ${signed}, ${body.note ?? ''}, ${now()})`,
       )
       return { rail: body.rail, ccy, direction: body.direction, amount: amountJson(parsed.minor, ccy) }
     },
@@ -95,8 +95,7 @@ export function sandboxDriftRoutes(
       const { txnId } = request.body
       return deps.db.tx(async (q) => {
         const { rows: txns } = await q.query<{ kind: string; state: string }>(
-          'SELECT kind, state FROM transactions WHERE id = $1 FOR UPDATE',
-          [txnId],
+          sql`SELECT kind, state FROM transactions WHERE id = ${txnId} FOR UPDATE`,
         )
         const txn = txns[0]
         if (!txn) throw new ApiError('not_found', 'Transaction not found')
@@ -113,12 +112,11 @@ export function sandboxDriftRoutes(
           ccy: string
           amount: unknown
         }>(
-          `SELECT p.entry_id, p.ledger_account_id, p.ccy, p.amount FROM postings p
+          sql`SELECT p.entry_id, p.ledger_account_id, p.ccy, p.amount FROM postings p
             WHERE p.entry_id = (
               SELECT e.id FROM journal_entries e JOIN postings x ON x.entry_id = e.id
-               WHERE e.txn_id = $1 AND x.ledger_account_id IN ('sys:lightning:BTC', 'sys:onchain:BTC') AND x.amount < 0
+               WHERE e.txn_id = ${txnId} AND x.ledger_account_id IN ('sys:lightning:BTC', 'sys:onchain:BTC') AND x.amount < 0
                ORDER BY e.id LIMIT 1)`,
-          [txnId],
         )
         if (rows.length === 0)
           throw fieldError('invalid_request', 'txnId', 'has no entry crediting money from a network')

@@ -19,13 +19,9 @@ import { formatMinor, formatScaled, parseAmount } from '../shared/amount.js'
 import { capitalByRail } from './capital.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import { amountMismatches } from './amount-match.js'
-import {
-  CREDIT_STATEMENT_GRACE_MS,
-  ENTRY_REF_JOIN,
-  entryRefSql,
-  RAIL_CURRENCIES,
-  RAIL_REF_JOIN,
-} from './refs.js'
+import { CREDIT_STATEMENT_GRACE_MS, RAIL_CURRENCIES } from './refs.js'
+import { entryRef, REF_JOINS } from './ref-fragments.js'
+import { sql } from '../db/sql.js'
 
 export { RAIL_CURRENCIES }
 
@@ -147,7 +143,7 @@ async function matchItems(
     return { unknown: `the rail failed: ${((err as Error).message ?? String(err)).slice(0, 300)}` }
   }
   const account = systemAccountId(rail as SystemPurpose, ccy)
-  const refSql = entryRefSql(rail)
+  const refSql = entryRef(rail)
   const orphans: Orphan[] = []
   // Ledger side: every entry on the rail's account in the window, with its reference (a suspense
   // entry's is its bank credit's), and whether that reference is a bank transfer in.
@@ -160,14 +156,13 @@ async function matchItems(
     total: unknown
     at: unknown
   }>(
-    `SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, sc.status AS suspense,
+    sql`SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, sc.status AS suspense,
             EXISTS (SELECT 1 FROM bank_credits bc WHERE bc.bank_ref = ${refSql}) AS is_credit,
             SUM(p.amount)::int8 AS total, e.created_at AS at
        FROM postings p JOIN journal_entries e ON e.id = p.entry_id LEFT JOIN transactions t ON t.id = e.txn_id
-       ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-      WHERE p.ledger_account_id = $1 AND e.created_at >= $2 AND e.kind <> 'operator_capital'
+       ${REF_JOINS}
+      WHERE p.ledger_account_id = ${account} AND e.created_at >= ${sinceMs} AND e.kind <> 'operator_capital'
       GROUP BY e.id, e.txn_id, t.id, o.rail_ref, t.rail_ref, sc.bank_ref, sc.status, e.created_at ORDER BY e.id`,
-    [account, sinceMs],
   )
   const onRail = new Set(payments.map((p) => p.ref))
   // A payment settled inside the service (an account paying another's invoice) posts on the rail's
@@ -220,11 +215,10 @@ async function matchItems(
   const known = new Set<string>()
   if (refs.length) {
     const { rows } = await q.query<{ rail_ref: string }>(
-      `SELECT DISTINCT ${refSql} AS rail_ref
-         FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
-         LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-        WHERE ${refSql} = ANY($2::text[])`,
-      [account, refs],
+      sql`SELECT DISTINCT ${refSql} AS rail_ref
+         FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = ${account}
+         LEFT JOIN transactions t ON t.id = e.txn_id ${REF_JOINS}
+        WHERE ${refSql} = ANY(${refs}::text[])`,
     )
     for (const r of rows) known.add(r.rail_ref)
   }
@@ -310,28 +304,26 @@ async function readLedger(q: Queryable): Promise<{
   const ids = RAIL_CURRENCIES.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
   const sums = await q.query<{ id: string; total: unknown }>(
-    `SELECT ledger_account_id AS id, SUM(amount)::int8 AS total FROM postings
-      WHERE ledger_account_id = ANY($1::text[]) GROUP BY ledger_account_id`,
-    [ids],
+    sql`SELECT ledger_account_id AS id, SUM(amount)::int8 AS total FROM postings
+      WHERE ledger_account_id = ANY(${ids}::text[]) GROUP BY ledger_account_id`,
   )
   for (const row of sums.rows) held.set(row.id, -BigInt(row.total as bigint))
   // A send's open hold, less the service fee that will go to revenue, is what will leave by the
   // rail; a payout leaves as its destination amount (a TRON payout's network fee is paid in TRX,
   // so the USDT the customer paid for it stays in the hot wallet, as revenue).
   const out = await q.query<{ kind: string; total: unknown }>(
-    `SELECT t.kind,
+    sql`SELECT t.kind,
             SUM(CASE WHEN t.src_ccy = t.dest_ccy AND t.kind NOT IN ('tron_payout', 'vnd_payout')
                      THEN h.amount - t.src_fee ELSE t.dest_amount END)::int8 AS total
        FROM holds h JOIN transactions t ON t.id = h.txn_id
-      WHERE h.status = 'pending' AND t.kind = ANY($1::text[])
+      WHERE h.status = 'pending' AND t.kind = ANY(${RAIL_CURRENCIES.map((r) => r.kind)}::text[])
         AND t.state IN ('srccreated', 'destsent', 'error')
       GROUP BY t.kind`,
-    [RAIL_CURRENCIES.map((r) => r.kind)],
   )
   const outgoing = new Map<string, bigint>()
   for (const row of out.rows) outgoing.set(row.kind, BigInt(row.total as bigint))
   const wallets = await q.query<{ ccy: string; total: unknown }>(
-    `SELECT ccy, SUM(posted)::int8 AS total FROM ledger_accounts WHERE kind = 'wallet' GROUP BY ccy`,
+    sql`SELECT ccy, SUM(posted)::int8 AS total FROM ledger_accounts WHERE kind = 'wallet' GROUP BY ccy`,
   )
   const liabilities = new Map<string, bigint>()
   for (const row of wallets.rows) liabilities.set(row.ccy, BigInt(row.total as bigint))

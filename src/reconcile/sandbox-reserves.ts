@@ -11,18 +11,18 @@
  */
 import type { Queryable } from '../db/db.js'
 import type { RailKind, RailPayment, RailReserves } from '../rails/rail.js'
+import { sql } from '../db/sql.js'
 
 async function moved(db: Queryable, rail: RailKind, ccy: string): Promise<bigint> {
   const { rows } = await db.query<{ total: unknown }>(
-    'SELECT COALESCE(SUM(amount_minor), 0)::int8 AS total FROM sandbox_rail_movements WHERE rail = $1 AND ccy = $2',
-    [rail, ccy],
+    sql`SELECT COALESCE(SUM(amount_minor), 0)::int8 AS total FROM sandbox_rail_movements WHERE rail = ${rail} AND ccy = ${ccy}`,
   )
   return BigInt(rows[0]!.total as bigint)
 }
 
 export async function sandboxLightningReserves(db: Queryable): Promise<RailReserves> {
   const { rows } = await db.query<{ received: unknown; paid: unknown }>(
-    `SELECT
+    sql`SELECT
        (SELECT COALESCE(SUM(amount_paid_msat), 0)::int8 FROM sandbox_ln_invoices WHERE ours AND state = 'settled') AS received,
        (SELECT COALESCE(SUM(amount_msat + fee_msat), 0)::int8 FROM sandbox_ln_payments WHERE status = 'succeeded') AS paid`,
   )
@@ -34,7 +34,7 @@ export async function sandboxLightningReserves(db: Queryable): Promise<RailReser
 
 export async function sandboxOnchainReserves(db: Queryable): Promise<RailReserves> {
   const { rows } = await db.query<{ received: unknown; unconfirmed: unknown; sent: unknown }>(
-    `SELECT
+    sql`SELECT
        (SELECT COALESCE(SUM(o.amount_sats), 0)::int8 FROM sandbox_chain_outputs o
           WHERE o.address IN (SELECT address FROM onchain_addresses)) AS received,
        (SELECT COALESCE(SUM(o.amount_sats), 0)::int8 FROM sandbox_chain_outputs o
@@ -55,8 +55,7 @@ export async function sandboxPayoutReserves(
   ccy: 'USDT' | 'VND',
 ): Promise<RailReserves> {
   const { rows } = await db.query<{ paid: unknown }>(
-    `SELECT COALESCE(SUM(amount_minor), 0)::int8 AS paid FROM sandbox_payouts WHERE kind = $1 AND status = 'completed'`,
-    [kind],
+    sql`SELECT COALESCE(SUM(amount_minor), 0)::int8 AS paid FROM sandbox_payouts WHERE kind = ${kind} AND status = 'completed'`,
   )
   const balance = (await moved(db, kind, ccy)) - BigInt(rows[0]!.paid as bigint)
   return { balances: { [ccy]: balance }, incoming: { [ccy]: 0n } }
@@ -64,13 +63,13 @@ export async function sandboxPayoutReserves(
 
 /** The sandbox Lightning node's payments since `sinceMs`: our invoices it settled, the payments it made. */
 export async function sandboxLightningPayments(db: Queryable, sinceMs: number): Promise<RailPayment[]> {
+  const since = sql.param(sinceMs)
   const { rows } = await db.query<{ ref: string; direction: 'in' | 'out'; msat: unknown; at: unknown }>(
-    `SELECT payment_hash AS ref, 'in' AS direction, amount_paid_msat AS msat, settled_at AS at
-       FROM sandbox_ln_invoices WHERE ours AND state = 'settled' AND settled_at >= $1
+    sql`SELECT payment_hash AS ref, 'in' AS direction, amount_paid_msat AS msat, settled_at AS at
+       FROM sandbox_ln_invoices WHERE ours AND state = 'settled' AND settled_at >= ${since}
      UNION ALL
      SELECT payment_hash, 'out', amount_msat + fee_msat, created_at
-       FROM sandbox_ln_payments WHERE status = 'succeeded' AND created_at >= $1`,
-    [sinceMs],
+       FROM sandbox_ln_payments WHERE status = 'succeeded' AND created_at >= ${since}`,
   )
   return rows.map((r) => ({
     ref: r.ref,
@@ -87,8 +86,7 @@ export async function sandboxPayoutPayments(
   sinceMs: number,
 ): Promise<RailPayment[]> {
   const { rows } = await db.query<{ ref: string; amount_minor: unknown; created_at: unknown }>(
-    `SELECT ref, amount_minor, created_at FROM sandbox_payouts WHERE kind = $1 AND status = 'completed' AND created_at >= $2`,
-    [kind, sinceMs],
+    sql`SELECT ref, amount_minor, created_at FROM sandbox_payouts WHERE kind = ${kind} AND status = 'completed' AND created_at >= ${sinceMs}`,
   )
   return rows.map((r) => ({
     ref: r.ref,
@@ -116,9 +114,9 @@ export async function sandboxOnchainPayments(
   confirmations: number,
 ): Promise<RailPayment[]> {
   const { rows } = await db.query<{ ref: string; direction: 'in' | 'out'; sats: unknown; at: unknown }>(
-    `WITH txs AS (
+    sql`WITH txs AS (
        SELECT t.* FROM sandbox_chain_txs t CROSS JOIN sandbox_chain c
-        WHERE t.block_height IS NOT NULL AND c.height - t.block_height + 1 >= $2 AND t.created_at >= $1)
+        WHERE t.block_height IS NOT NULL AND c.height - t.block_height + 1 >= ${confirmations} AND t.created_at >= ${sinceMs - CHAIN_LOOKBACK_MS})
      SELECT t.txid AS ref, 'out' AS direction,
             (t.fee_sats + (SELECT COALESCE(SUM(o.amount_sats), 0) FROM sandbox_chain_outputs o WHERE o.txid = t.txid))::int8 AS sats,
             t.created_at AS at
@@ -128,7 +126,6 @@ export async function sandboxOnchainPayments(
        FROM txs t JOIN sandbox_chain_outputs o ON o.txid = t.txid
       WHERE o.address IN (SELECT address FROM onchain_addresses)
       GROUP BY t.txid, t.created_at`,
-    [sinceMs - CHAIN_LOOKBACK_MS, confirmations],
   )
   return rows.map((r) => ({
     ref: r.ref,

@@ -7,6 +7,7 @@
 import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import { MATCH_WINDOW_MS, type ReconciliationReport } from './reconcile.js'
+import { sql } from '../db/sql.js'
 
 export function reconcileIntervalMs(env: Record<string, string | undefined>): number {
   const text = env.RECONCILE_INTERVAL_S
@@ -34,10 +35,10 @@ export async function claimRun(
   intervalMs: number,
   leaseMs: number,
 ): Promise<boolean> {
+  const nowParam = sql.param(now)
   const r = await q.query(
-    `UPDATE reconcile_schedule SET next_run_at = $1::int8 + $2::int8, lease_until = $1::int8 + $3::int8
-      WHERE id = 1 AND next_run_at <= $1 AND lease_until <= $1`,
-    [now, intervalMs, leaseMs],
+    sql`UPDATE reconcile_schedule SET next_run_at = ${nowParam}::int8 + ${intervalMs}::int8, lease_until = ${nowParam}::int8 + ${leaseMs}::int8
+      WHERE id = 1 AND next_run_at <= ${nowParam} AND lease_until <= ${nowParam}`,
   )
   return r.rowCount > 0
 }
@@ -71,8 +72,7 @@ export async function runScheduledReconciliation(deps: {
     if (unknown.length) deps.log.warn({ unknown }, 'reconciliation could not read every rail')
   } finally {
     await deps.db.query(
-      'UPDATE reconcile_schedule SET lease_until = 0, last_run_at = $1, last_ok = $2 WHERE id = 1',
-      [now(), ok],
+      sql`UPDATE reconcile_schedule SET lease_until = 0, last_run_at = ${now()}, last_ok = ${ok} WHERE id = 1`,
     )
   }
   return false

@@ -14,6 +14,7 @@ import { scheduleCheck } from '../transactions/repository.js'
 import { txnFromRow } from '../transactions/txn.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
+import { sql } from '../db/sql.js'
 
 // No real Bitcoin payment can be larger than the money supply; the sandbox networks refuse it too.
 const MORE_THAN_MAX_MONEY = 'is more than all the bitcoin there will ever be (21000000 BTC)'
@@ -91,8 +92,7 @@ export function sandboxBitcoinRoutes(
         const paid = await db.tx(async (q) => {
           // The receive is locked first: an account of ours paying the same invoice waits, or wins.
           const { rows } = await q.query(
-            `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' FOR UPDATE`,
-            [decoded.paymentHash],
+            sql`SELECT * FROM transactions WHERE rail_ref = ${decoded.paymentHash} AND kind = 'ln_receive' FOR UPDATE`,
           )
           const receive = rows[0] ? txnFromRow(rows[0]) : undefined
           if (!receive)

@@ -10,6 +10,7 @@ import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { AmountIn, BEARER, errors } from '../http/schemas.js'
 import { walletJson } from '../accounts/routes.js'
+import { sql } from '../db/sql.js'
 
 /** Credit a wallet from the sandbox funding account: test money, balanced like any other entry. */
 export async function fundWallet(
@@ -25,8 +26,7 @@ export async function fundWallet(
     // Test money stops at the per-side cap, so repeated funding can never push a balance past what
     // PostgreSQL's bigint holds. The row lock keeps two fundings from passing the check together.
     const { rows } = await q.query<{ posted: string }>(
-      `SELECT posted::text AS posted FROM ledger_accounts WHERE id = $1 FOR UPDATE`,
-      [w.id],
+      sql`SELECT posted::text AS posted FROM ledger_accounts WHERE id = ${w.id} FOR UPDATE`,
     )
     if (BigInt(rows[0]!.posted) + parsed.minor > MAX_MINOR) {
       throw fieldError(

@@ -2,14 +2,7 @@ import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { canTransition, FINAL_STATES } from './state-machine.js'
 import { sql, type Sql } from '../db/sql.js'
-import {
-  ENQUEUED_COLUMN,
-  notifyChange,
-  outboxCtes,
-  recordEvent,
-  takeEnqueued,
-  type OutboxConfig,
-} from '../events/outbox.js'
+import { notifyChange, outboxCtes, recordEvent, takeEnqueued, type OutboxConfig } from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
 import { entryCtes, holdCtes, type EntryInput } from '../ledger/ledger.js'
 import {
@@ -87,6 +80,9 @@ export function createTxnRepository(config: OutboxConfig): TxnRepository {
 /** A change's time and the outbox configuration its event is written with. */
 type ChangeOptions = ChangeTime & { outbox: OutboxConfig }
 
+// The WITH item holding the row an insert or a transition wrote, which the outbox reads.
+const CHANGED = sql.ident('changed')
+
 // The same for every insert: checked and joined once, not at every quote.
 const INSERT_COLUMN_LIST = sql.join(INSERT_COLUMN_NAMES.map(sql.ident), sql`, `)
 
@@ -107,8 +103,9 @@ async function insertTxn(
   const hold = opts.hold
     ? sql`, ${holdCtes({ txnId: txn.id, ...opts.hold }, sql`EXISTS (SELECT 1 FROM changed)`)}`
     : sql.empty
+  const written = outboxCtes(CHANGED, txn.state, outbox)
   const { rows } = await q.query(
-    sql`WITH changed AS (${insert}), ${outboxCtes(txn.state, outbox)}${hold} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
+    sql`WITH ${CHANGED} AS (${insert}), ${written.ctes}${hold} SELECT changed.*, ${written.enqueued} FROM changed`,
   )
   if (!rows[0]) return undefined
   const [row, enqueued] = takeEnqueued(rows[0])
@@ -166,9 +163,8 @@ async function transition(
   opts: ChangeOptions,
 ): Promise<Txn> {
   // The change and its outbox event in one statement (one round trip).
-  const { rows } = await q.query(
-    sql`WITH ${transitionCtes(txn, to, patch, opts)} SELECT changed.*, ${ENQUEUED_COLUMN} FROM changed`,
-  )
+  const change = transitionCtes(txn, to, patch, opts)
+  const { rows } = await q.query(sql`WITH ${change.ctes} SELECT changed.*, ${change.enqueued} FROM changed`)
   if (!rows[0]) throw new StaleTransition(`transaction ${txn.id} is no longer ${txn.state}`)
   const [row, enqueued] = takeEnqueued(rows[0])
   await notifyChange(q, row.id, enqueued)
@@ -187,7 +183,7 @@ function transitionCtes(
   patch: TxnPatch,
   opts: ChangeOptions,
   onlyIf?: Sql,
-): Sql {
+): { ctes: Sql; enqueued: Sql } {
   if (!canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
@@ -201,8 +197,12 @@ function transitionCtes(
   for (const [column, value] of patchColumns(patch)) sets.push(sql`${sql.ident(column)} = ${value}`)
   if (!('nextCheckAtMs' in patch) && FINAL_STATES.has(to)) sets.push(sql`next_check_at = NULL`)
   const gate = onlyIf ? sql` AND ${onlyIf}` : sql.empty
-  return sql`changed AS (UPDATE transactions SET ${sql.join(sets, sql`, `)} WHERE id = ${txn.id} AND state = ${txn.state}${gate} RETURNING *),
-     ${outboxCtes(to, opts.outbox)}`
+  const outbox = outboxCtes(CHANGED, to, opts.outbox)
+  return {
+    ctes: sql`${CHANGED} AS (UPDATE transactions SET ${sql.join(sets, sql`, `)} WHERE id = ${txn.id} AND state = ${txn.state}${gate} RETURNING *),
+     ${outbox.ctes}`,
+    enqueued: outbox.enqueued,
+  }
 }
 
 /**
@@ -235,8 +235,8 @@ async function settleQuoted(
        ${`confirm of ${txn.kind} changed the transaction and its entry together`})`
   // One row whatever happened, so that both checks are always evaluated.
   const { rows } = await q.query<{ id: string | null; checked?: boolean }>(
-    sql`WITH ${gate}, ${entry.ctes}, ${change}
-     SELECT ${entry.check} AND ${together} AS checked, changed.*, ${ENQUEUED_COLUMN}
+    sql`WITH ${gate}, ${entry.ctes}, ${change.ctes}
+     SELECT ${entry.check} AND ${together} AS checked, changed.*, ${change.enqueued}
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
   )
   if (!rows[0]?.id) return undefined

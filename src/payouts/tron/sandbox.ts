@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Queryable } from '../../db/db.js'
 import { RailFailure, type PayoutState, type TronRail } from '../../rails/rail.js'
 import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
+import { sql } from '../../db/sql.js'
 
 export interface SandboxTronDeps {
   db: Queryable
@@ -42,22 +43,12 @@ export function createSandboxTronRail(deps: SandboxTronDeps): TronRail {
         .digest('hex')
       const fails = failing.has(to)
       await deps.db.query(
-        `INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
-         VALUES ($1, 'tron', $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id) DO NOTHING`,
-        [
-          txHash,
-          requestId,
-          amountMinor,
-          fails ? 'failed' : 'completed',
-          fails ? SANDBOX_TRON_FAIL_REASON : '',
-          at + deps.delayMs,
-          at,
-        ],
+        sql`INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
+         VALUES (${txHash}, 'tron', ${requestId}, ${amountMinor}, ${fails ? 'failed' : 'completed'}, ${fails ? SANDBOX_TRON_FAIL_REASON : ''}, ${at + deps.delayMs}, ${at}) ON CONFLICT (request_id) DO NOTHING`,
       )
       // A repeated request finds the first transfer: the rail never sends twice for one request.
       const { rows } = await deps.db.query<{ ref: string }>(
-        `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'tron'`,
-        [requestId],
+        sql`SELECT ref FROM sandbox_payouts WHERE request_id = ${requestId} AND kind = 'tron'`,
       )
       if (!rows[0])
         throw new RailFailure('request_conflict', `request ${requestId} is not a TRON transfer`, false)
@@ -81,7 +72,7 @@ export async function readSandboxPayout(
     status: 'completed' | 'failed' | 'rejected'
     reason: string
     settle_at: bigint
-  }>('SELECT status, reason, settle_at FROM sandbox_payouts WHERE ref = $1 AND kind = $2', [ref, kind])
+  }>(sql`SELECT status, reason, settle_at FROM sandbox_payouts WHERE ref = ${ref} AND kind = ${kind}`)
   const row = rows[0]
   if (!row)
     throw new RailFailure('unknown_payout', `the sandbox ${kind} network knows no payout ${ref}`, false)

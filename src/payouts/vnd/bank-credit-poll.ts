@@ -22,6 +22,7 @@ import { RailFailure, type CheckableRail } from '../../rails/rail.js'
 import type { CreditPage } from './bank-http-credits.js'
 import { ApiError } from '../../shared/errors.js'
 import { recordSkippedCredit, refusedField } from '../../payins/skipped.js'
+import { sql } from '../../db/sql.js'
 
 export const BANK_CREDITS_POLL_S_DEFAULT = 60
 /** How far before the newest credit handed on the next poll reads again. */
@@ -65,11 +66,11 @@ async function claimPoll(
   q: Queryable,
   now: number,
 ): Promise<{ sinceMs: number | null; failures: number } | null> {
+  const nowParam = sql.param(now)
   const { rows } = await q.query<{ since_ms: string | number | null; failures: number }>(
-    `UPDATE bank_credit_cursor SET lease_until = $1::int8 + $2::int8
-      WHERE id = 1 AND next_run_at <= $1 AND lease_until <= $1
+    sql`UPDATE bank_credit_cursor SET lease_until = ${nowParam}::int8 + ${LEASE_MS}::int8
+      WHERE id = 1 AND next_run_at <= ${nowParam} AND lease_until <= ${nowParam}
       RETURNING since_ms, failures`,
-    [now, LEASE_MS],
   )
   const row = rows[0]
   if (!row) return null
@@ -78,10 +79,10 @@ async function claimPoll(
 
 /** Every credit of a page was taken: the next poll may start later, and the lease is renewed. */
 async function advance(q: Queryable, sinceMs: number, now: number): Promise<void> {
+  const since = sql.param(sinceMs)
   await q.query(
-    `UPDATE bank_credit_cursor SET since_ms = GREATEST(COALESCE(since_ms, $1::int8), $1::int8),
-       lease_until = $2::int8 + $3::int8 WHERE id = 1`,
-    [sinceMs, now, LEASE_MS],
+    sql`UPDATE bank_credit_cursor SET since_ms = GREATEST(COALESCE(since_ms, ${since}::int8), ${since}::int8),
+       lease_until = ${now}::int8 + ${LEASE_MS}::int8 WHERE id = 1`,
   )
 }
 
@@ -91,15 +92,13 @@ async function finish(
 ): Promise<void> {
   if (outcome.ok)
     await q.query(
-      `UPDATE bank_credit_cursor SET next_run_at = $1, lease_until = 0, failures = 0, last_error = NULL,
-         last_ok_at = $2 WHERE id = 1`,
-      [outcome.nextRunAt, outcome.now],
+      sql`UPDATE bank_credit_cursor SET next_run_at = ${outcome.nextRunAt}, lease_until = 0, failures = 0, last_error = NULL,
+         last_ok_at = ${outcome.now} WHERE id = 1`,
     )
   else
     await q.query(
-      `UPDATE bank_credit_cursor SET next_run_at = $1, lease_until = 0, failures = failures + 1,
-         last_error = $2 WHERE id = 1`,
-      [outcome.nextRunAt, outcome.error],
+      sql`UPDATE bank_credit_cursor SET next_run_at = ${outcome.nextRunAt}, lease_until = 0, failures = failures + 1,
+         last_error = ${outcome.error} WHERE id = 1`,
     )
 }
 
@@ -167,7 +166,7 @@ export async function creditPollProblems(q: Queryable): Promise<string[]> {
     failures: number
     last_error: string | null
     last_ok_at: string | number | null
-  }>('SELECT failures, last_error, last_ok_at FROM bank_credit_cursor WHERE id = 1')
+  }>(sql`SELECT failures, last_error, last_ok_at FROM bank_credit_cursor WHERE id = 1`)
   const row = rows[0]
   if (!row || Number(row.failures) === 0) return []
   const lastOk = row.last_ok_at === null ? 'never' : new Date(Number(row.last_ok_at)).toISOString()

@@ -4,6 +4,7 @@ import { RailFailure, type BankPayoutRail } from '../../rails/rail.js'
 import { readSandboxPayout } from '../tron/sandbox.js'
 import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
 import { sandboxAccountName } from './sandbox-accounts.js'
+import { sql } from '../../db/sql.js'
 
 export interface SandboxBankDeps {
   db: Queryable
@@ -36,14 +37,13 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
     async reserves() {
       const out = await sandboxPayoutReserves(deps.db, 'bank', 'VND')
       const { rows } = await deps.db.query<{ total: unknown }>(
-        'SELECT COALESCE(SUM(amount_minor), 0)::int8 AS total FROM sandbox_bank_transfers_in',
+        sql`SELECT COALESCE(SUM(amount_minor), 0)::int8 AS total FROM sandbox_bank_transfers_in`,
       )
       return { ...out, balances: { VND: out.balances.VND! + BigInt(rows[0]!.total as bigint) } }
     },
     async payments(sinceMs) {
       const { rows } = await deps.db.query<{ bank_ref: string; amount_minor: unknown; created_at: unknown }>(
-        'SELECT bank_ref, amount_minor, created_at FROM sandbox_bank_transfers_in WHERE created_at >= $1',
-        [sinceMs],
+        sql`SELECT bank_ref, amount_minor, created_at FROM sandbox_bank_transfers_in WHERE created_at >= ${sinceMs}`,
       )
       return [
         ...(await sandboxPayoutPayments(deps.db, 'bank', sinceMs)),
@@ -72,14 +72,12 @@ export function createSandboxBankRail(deps: SandboxBankDeps): BankPayoutRail {
         .digest('hex')
       const bankRef = `SBX${digest.slice(0, 16).toUpperCase()}`
       await deps.db.query(
-        `INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
-         VALUES ($1, 'bank', $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id) DO NOTHING`,
-        [bankRef, input.requestId, input.amountMinor, outcome.status, outcome.reason, at + deps.delayMs, at],
+        sql`INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
+         VALUES (${bankRef}, 'bank', ${input.requestId}, ${input.amountMinor}, ${outcome.status}, ${outcome.reason}, ${at + deps.delayMs}, ${at}) ON CONFLICT (request_id) DO NOTHING`,
       )
       // A repeated request finds the first transfer: the bank never pays twice for one request.
       const { rows } = await deps.db.query<{ ref: string }>(
-        `SELECT ref FROM sandbox_payouts WHERE request_id = $1 AND kind = 'bank'`,
-        [input.requestId],
+        sql`SELECT ref FROM sandbox_payouts WHERE request_id = ${input.requestId} AND kind = 'bank'`,
       )
       if (!rows[0])
         throw new RailFailure('request_conflict', `request ${input.requestId} is not a bank payout`, false)
@@ -106,8 +104,7 @@ export async function recordSandboxTransferIn(
 ): Promise<{ bankRef: string }> {
   const bankRef = `SBXIN${randomBytes(8).toString('hex').toUpperCase()}`
   await db.query(
-    'INSERT INTO sandbox_bank_transfers_in (bank_ref, amount_minor, created_at) VALUES ($1, $2, $3)',
-    [bankRef, amountMinor, at],
+    sql`INSERT INTO sandbox_bank_transfers_in (bank_ref, amount_minor, created_at) VALUES (${bankRef}, ${amountMinor}, ${at})`,
   )
   return { bankRef }
 }

@@ -1,0 +1,17 @@
+import { sql, type Sql } from '../db/sql.js'
+import type { RailKind } from '../rails/rail.js'
+import { ENTRY_REF_JOIN, entryRefSql, RAIL_REF_JOIN } from './refs.js'
+
+/*
+ * refs.ts writes how an entry's reconciliation reference is read as constant SQL text that our code
+ * chose (no request or row data). These are the same texts as fragments, so that the statements of
+ * reconciliation compose them with the `sql` tag instead of splicing strings.
+ */
+
+/** The joins an entry's reference needs, after `journal_entries e` and `transactions t`. */
+export const REF_JOINS: Sql = sql.unsafeRaw(`${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}`)
+
+/** How an entry's reference is read on `rail` (see entryRefSql). */
+export function entryRef(rail: RailKind): Sql {
+  return sql.unsafeRaw(entryRefSql(rail))
+}
