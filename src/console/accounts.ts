@@ -5,7 +5,9 @@ import type { Container } from '../container.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { roleAllows } from '../admin/permissions.js'
 import { ApiError } from '../shared/errors.js'
+import { sql } from '../db/sql.js'
 import { listTransactions } from '../transactions/list.js'
+import { accountIdsWithExtRef } from '../transactions/reads.js'
 import { csrfField } from './csrf.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -154,14 +156,14 @@ export function accountPages(app: FastifyInstance, c: Container): void {
     if (q !== '' && q.length < SEARCH_MIN)
       results = markup`<p class="notice warn" role="status">${t.tooShort}</p>`
     else if (q !== '') {
+      const text = sql.param(q)
       const { rows } = await c.db.query<AccountRow>(
-        `SELECT a.id, a.display_name, a.parent_id, a.tier, a.created_at FROM accounts a
-          WHERE a.id = $1
-             OR a.display_name ILIKE $2 ESCAPE '\\'
-             OR a.id IN (SELECT account_id FROM transactions WHERE ext_ref_id = $1)
-             OR a.id IN (SELECT account_id FROM api_keys WHERE id LIKE $3 ESCAPE '\\')
-          ORDER BY a.created_at DESC, a.id LIMIT ${RESULTS_MAX}`,
-        [q, `%${likeText(q)}%`, `${likeText(q)}%`],
+        sql`SELECT a.id, a.display_name, a.parent_id, a.tier, a.created_at FROM accounts a
+          WHERE a.id = ${text}
+             OR a.display_name ILIKE ${`%${likeText(q)}%`} ESCAPE '\\'
+             OR a.id IN (${accountIdsWithExtRef(text)})
+             OR a.id IN (SELECT account_id FROM api_keys WHERE id LIKE ${`${likeText(q)}%`} ESCAPE '\\')
+          ORDER BY a.created_at DESC, a.id LIMIT ${sql.int(RESULTS_MAX)}`,
       )
       results =
         rows.length === 0

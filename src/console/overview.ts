@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
 import { checkBooks } from '../ledger/ledger.js'
+import { completedVolumesByDay } from '../transactions/reads-reports.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
 import { ATTENTION_SECTIONS } from './attention.js'
@@ -141,12 +142,7 @@ export function overviewPage(app: FastifyInstance, c: Container): void {
 async function volumesSection(c: Container, now: number, lang: Lang): Promise<SafeHtml> {
   const today = Math.floor(now / 86_400_000)
   const first = today - DAYS + 1
-  const { rows } = await c.db.query<{ day: number; ccy: string; n: bigint; total: string }>(
-    `SELECT (created_at / 86400000)::int4 AS day, src_ccy AS ccy, count(*)::int8 AS n, SUM(src_amount)::text AS total
-       FROM transactions WHERE created_at >= $1 AND state = 'completed'
-      GROUP BY 1, 2 ORDER BY 2, 1`,
-    [first * 86_400_000],
-  )
+  const rows = await completedVolumesByDay(c.db, first * 86_400_000)
   if (rows.length === 0) return markup`<p class="muted">${TEXT[lang].noVolume}</p>`
   const byCcy = new Map<string, Map<number, DayVolume>>()
   for (const r of rows) {

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds, type Posting } from '../ledger/ledger.js'
+import { hasEntry } from '../ledger/reads.js'
 import { walletOutPostings } from '../transactions/money.js'
 import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
@@ -22,12 +23,6 @@ export async function failSend(
     await releaseSend(deps, q, t, nowBy(deps))
     await move('failed', { msg: reason })
   })
-}
-
-/** Whether a transaction has a journal entry (money moved). */
-export async function hasEntry(q: Queryable, txnId: string): Promise<boolean> {
-  const { rows } = await q.query('SELECT 1 FROM journal_entries WHERE txn_id = $1 LIMIT 1', [txnId])
-  return rows.length > 0
 }
 
 /**

@@ -18,6 +18,8 @@ import type { CheckableRail, PaymentsRail, RailKind, RailReserves, ReservesRail 
 import { formatMinor, formatScaled, parseAmount } from '../shared/amount.js'
 import { capitalByRail } from './capital.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
+import { postingSums, walletTotalsByCurrency } from '../ledger/reads.js'
+import { inFlightSendTotals } from '../transactions/reads-reports.js'
 import { amountMismatches } from './amount-match.js'
 import {
   CREDIT_STATEMENT_GRACE_MS,
@@ -309,32 +311,15 @@ async function readLedger(q: Queryable): Promise<{
 }> {
   const ids = RAIL_CURRENCIES.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
-  const sums = await q.query<{ id: string; total: unknown }>(
-    `SELECT ledger_account_id AS id, SUM(amount)::int8 AS total FROM postings
-      WHERE ledger_account_id = ANY($1::text[]) GROUP BY ledger_account_id`,
-    [ids],
-  )
-  for (const row of sums.rows) held.set(row.id, -BigInt(row.total as bigint))
+  for (const [id, total] of await postingSums(q, ids)) held.set(id, -total)
   // A send's open hold, less the service fee that will go to revenue, is what will leave by the
   // rail; a payout leaves as its destination amount (a TRON payout's network fee is paid in TRX,
   // so the USDT the customer paid for it stays in the hot wallet, as revenue).
-  const out = await q.query<{ kind: string; total: unknown }>(
-    `SELECT t.kind,
-            SUM(CASE WHEN t.src_ccy = t.dest_ccy AND t.kind NOT IN ('tron_payout', 'vnd_payout')
-                     THEN h.amount - t.src_fee ELSE t.dest_amount END)::int8 AS total
-       FROM holds h JOIN transactions t ON t.id = h.txn_id
-      WHERE h.status = 'pending' AND t.kind = ANY($1::text[])
-        AND t.state IN ('srccreated', 'destsent', 'error')
-      GROUP BY t.kind`,
-    [RAIL_CURRENCIES.map((r) => r.kind)],
+  const outgoing = await inFlightSendTotals(
+    q,
+    RAIL_CURRENCIES.map((r) => r.kind),
   )
-  const outgoing = new Map<string, bigint>()
-  for (const row of out.rows) outgoing.set(row.kind, BigInt(row.total as bigint))
-  const wallets = await q.query<{ ccy: string; total: unknown }>(
-    `SELECT ccy, SUM(posted)::int8 AS total FROM ledger_accounts WHERE kind = 'wallet' GROUP BY ccy`,
-  )
-  const liabilities = new Map<string, bigint>()
-  for (const row of wallets.rows) liabilities.set(row.ccy, BigInt(row.total as bigint))
+  const liabilities = await walletTotalsByCurrency(q)
   return { held, outgoing, liabilities, capital: await capitalByRail(q) }
 }
 

@@ -10,7 +10,7 @@ import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { scheduleCheck } from '../transactions/repository.js'
-import { txnFromRow } from '../transactions/txn.js'
+import { txnByRailRef } from '../transactions/reads.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
 
@@ -89,11 +89,7 @@ export function sandboxBitcoinRoutes(
         if ('error' in decoded) throw fieldError('invalid_payment_request', 'paymentRequest', decoded.error)
         const paid = await db.tx(async (q) => {
           // The receive is locked first: an account of ours paying the same invoice waits, or wins.
-          const { rows } = await q.query(
-            `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' FOR UPDATE`,
-            [decoded.paymentHash],
-          )
-          const receive = rows[0] ? txnFromRow(rows[0]) : undefined
+          const receive = await txnByRailRef(q, 'ln_receive', decoded.paymentHash, { lock: true })
           if (!receive)
             throw fieldError(
               'invalid_payment_request',
