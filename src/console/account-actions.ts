@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -78,8 +79,7 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     const { apiKey } = paramsOf(ctx.request, KeyParams)
     // Read in the guard's transaction, locked, for the audit row's `before`.
     const { rows } = await c.db.query<{ revoked_at: string | null }>(
-      'SELECT revoked_at FROM api_keys WHERE id = $1 AND account_id = $2 FOR UPDATE',
-      [apiKey, accountId],
+      sql`SELECT revoked_at FROM api_keys WHERE id = ${apiKey} AND account_id = ${accountId} FOR UPDATE`,
     )
     if (!rows[0] || !(await c.auth.revokeKey(apiKey)))
       throw new ApiError('not_found', 'This account has no such active key')
@@ -101,8 +101,7 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     if (tier !== 'standard' && tier !== 'premium')
       throw new ApiError('invalid_request', 'tier: standard or premium')
     const { rows } = await c.db.query<{ tier: string }>(
-      'SELECT tier FROM accounts WHERE id = $1 FOR UPDATE',
-      [accountId],
+      sql`SELECT tier FROM accounts WHERE id = ${accountId} FOR UPDATE`,
     )
     await c.accounts.setTier(accountId, tier as Tier)
     const t = TEXT[ctx.lang]

@@ -206,12 +206,10 @@ async function accountBody(c: Container, ctx: ConsoleContext, accountId: string)
     c.accounts.get(accountId),
     c.accounts.wallets(accountId),
     c.db.query<AccountRow>(
-      'SELECT id, display_name, parent_id, tier, created_at FROM accounts WHERE parent_id = $1 ORDER BY created_at, id LIMIT 200',
-      [accountId],
+      sql`SELECT id, display_name, parent_id, tier, created_at FROM accounts WHERE parent_id = ${accountId} ORDER BY created_at, id LIMIT 200`,
     ),
     c.db.query<{ id: string; created_at: string; revoked_at: string | null }>(
-      'SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 200',
-      [accountId],
+      sql`SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id LIMIT 200`,
     ),
     listTransactions(c.db, accountId, { time: '1y', limit: String(RECENT) }, Date.now()),
   ])

@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
 import { checkBooks } from '../ledger/ledger.js'
@@ -187,10 +188,10 @@ export async function reconciliationSection(
   const t = TEXT[lang]
   const [{ rows: runs }, { rows: rails }] = await Promise.all([
     c.db.query<{ last_run_at: string | null; last_ok: boolean | null }>(
-      'SELECT last_run_at, last_ok FROM reconcile_schedule WHERE id = 1',
+      sql`SELECT last_run_at, last_ok FROM reconcile_schedule WHERE id = 1`,
     ),
     c.db.query<{ rail: string; deficit_readings: number; paused_at: string | null; orphans: number }>(
-      'SELECT rail, deficit_readings, paused_at, orphans FROM reconcile_brake ORDER BY rail',
+      sql`SELECT rail, deficit_readings, paused_at, orphans FROM reconcile_brake ORDER BY rail`,
     ),
   ])
   const run = runs[0]

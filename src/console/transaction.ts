@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -164,8 +165,7 @@ export function transactionPage(app: FastifyInstance, c: Container): void {
       holdsSection(c, txn.id, lang),
       c.webhooks.listDeliveries({ txnId: txn.id }, { limit: '100' }),
       c.db.query<{ failures: number; last_error: string | null; last_answer_at: string | null }>(
-        'SELECT failures, last_error, last_answer_at FROM rail_attempts WHERE txn_id = $1',
-        [txn.id],
+        sql`SELECT failures, last_error, last_answer_at FROM rail_attempts WHERE txn_id = ${txn.id}`,
       ),
     ])
     const side = (ccy: string, method: string, amount: bigint, settled: bigint | null) =>
@@ -211,8 +211,7 @@ ${health ? markup`<p class="muted">${fill(t.railHealth, { failures: health.failu
 
 async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
   const { rows } = await c.db.query<{ txn_state: string; msg: string; created_at: string }>(
-    'SELECT txn_state, msg, created_at FROM events WHERE txn_id = $1 ORDER BY id LIMIT 500',
-    [txnId],
+    sql`SELECT txn_state, msg, created_at FROM events WHERE txn_id = ${txnId} ORDER BY id LIMIT 500`,
   )
   if (rows.length === 0) return markup`<p class="muted">${TXN_TEXT[lang].noEvents}</p>`
   return markup`<ol class="timeline" data-testid="timeline">${rows.map(

@@ -34,7 +34,10 @@ export function knownWalletIdPair(
   return from && to ? [from, to] : undefined
 }
 
-/** Both wallets' ids read in one statement and remembered; undefined for a currency with none. */
+/**
+ * Both wallets' ids read in one statement, undefined for a currency with none; remembered only when
+ * both are found, so a refused pair leaves nothing behind.
+ */
 export async function readWalletIdPair(
   ids: WalletIds,
   q: Queryable,
@@ -42,9 +45,10 @@ export async function readWalletIdPair(
   ccys: readonly [string, string],
 ): Promise<[string | undefined, string | undefined]> {
   const pair = await walletIdPair(q, accountId, ccys)
+  if (!pair[0] || !pair[1]) return pair
   if (ids.size >= WALLET_IDS_MAX - 1) ids.clear()
-  if (pair[0]) ids.set(keyOf(accountId, ccys[0]), pair[0])
-  if (pair[1]) ids.set(keyOf(accountId, ccys[1]), pair[1])
+  ids.set(keyOf(accountId, ccys[0]), pair[0])
+  ids.set(keyOf(accountId, ccys[1]), pair[1])
   return pair
 }
 

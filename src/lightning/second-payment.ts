@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { parseRate } from '../shared/amount.js'
@@ -29,7 +30,7 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
   if (paidSats <= 0n) return undefined
   const now = (deps.now ?? Date.now)()
   return deps.db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
+    await q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`ln_second:${paymentHash}`}, 0))`)
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
     const done = await txnByRailRef(q, 'deposit', paymentHash)

@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import type { Queryable } from '../db/db.js'
 import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
@@ -211,7 +212,7 @@ export async function confirmLnSend(
     // The node pays a payment hash once and reports that one payment to every later call, so
     // a second transaction of ours for the same invoice would be charged for the first one's
     // payment. One transaction per hash goes out; the lock orders concurrent confirms.
-    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_send:${paymentHash}`])
+    await q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`ln_send:${paymentHash}`}, 0))`)
     const other = await otherStateByRailRef(q, {
       kind: 'ln_send',
       railRef: paymentHash,

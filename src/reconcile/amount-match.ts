@@ -8,7 +8,7 @@ import type { Queryable } from '../db/db.js'
 import type { RailKind, RailPayment } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import type { Orphan } from './reconcile.js'
-import { ENTRY_REF_JOIN, RAIL_REF_JOIN } from './refs.js'
+import { postedByRef, type RefSql } from '../ledger/rail-entries.js'
 
 export async function amountMismatches(
   q: Queryable,
@@ -20,8 +20,8 @@ export async function amountMismatches(
     payments: RailPayment[]
     /** References of the payments that some transaction with an entry on the account carries. */
     known: ReadonlySet<string>
-    /** entryRefSql of the rail: how an entry's reference is read. */
-    refSql: string
+    /** entryRefSql of the rail and its joins: how an entry's reference is read. */
+    ref: RefSql
   },
 ): Promise<Orphan[]> {
   // What the rail moved per reference, signed as money into the rail (in +, out -).
@@ -35,14 +35,7 @@ export async function amountMismatches(
   if (railByRef.size === 0) return []
   // What the ledger posted on the account for those references, over every time: the rail's
   // account is credited (negative) by money coming in, so the ledger's figure is the negated sum.
-  const { rows } = await q.query<{ rail_ref: string; txn_id: string; total: unknown }>(
-    `SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
-       FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
-       LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-      WHERE ${input.refSql} = ANY($2::text[])
-      GROUP BY 1`,
-    [input.account, [...railByRef.keys()]],
-  )
+  const rows = await postedByRef(q, { account: input.account, refs: [...railByRef.keys()], ref: input.ref })
   const out: Orphan[] = []
   for (const row of rows) {
     const rail = railByRef.get(row.rail_ref)!

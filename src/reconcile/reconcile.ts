@@ -19,6 +19,7 @@ import { formatMinor, formatScaled, parseAmount } from '../shared/amount.js'
 import { capitalByRail } from './capital.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
 import { postingSums, walletTotalsByCurrency } from '../ledger/reads.js'
+import { railAccountEntries, refsWithEntries } from '../ledger/rail-entries.js'
 import { inFlightSendTotals } from '../transactions/reads-reports.js'
 import { amountMismatches } from './amount-match.js'
 import {
@@ -149,35 +150,18 @@ async function matchItems(
     return { unknown: `the rail failed: ${((err as Error).message ?? String(err)).slice(0, 300)}` }
   }
   const account = systemAccountId(rail as SystemPurpose, ccy)
-  const refSql = entryRefSql(rail)
+  const ref = { expr: entryRefSql(rail), joins: `${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}` }
   const orphans: Orphan[] = []
   // Ledger side: every entry on the rail's account in the window, with its reference (a suspense
   // entry's is its bank credit's), and whether that reference is a bank transfer in.
-  const entries = await q.query<{
-    entry_id: unknown
-    txn_id: string | null
-    rail_ref: string | null
-    suspense: string | null
-    is_credit: boolean
-    total: unknown
-    at: unknown
-  }>(
-    `SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, sc.status AS suspense,
-            EXISTS (SELECT 1 FROM bank_credits bc WHERE bc.bank_ref = ${refSql}) AS is_credit,
-            SUM(p.amount)::int8 AS total, e.created_at AS at
-       FROM postings p JOIN journal_entries e ON e.id = p.entry_id LEFT JOIN transactions t ON t.id = e.txn_id
-       ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-      WHERE p.ledger_account_id = $1 AND e.created_at >= $2 AND e.kind <> 'operator_capital'
-      GROUP BY e.id, e.txn_id, t.id, o.rail_ref, t.rail_ref, sc.bank_ref, sc.status, e.created_at ORDER BY e.id`,
-    [account, sinceMs],
-  )
+  const entries = await railAccountEntries(q, { account, sinceMs, ref })
   const onRail = new Set(payments.map((p) => p.ref))
   // A payment settled inside the service (an account paying another's invoice) posts on the rail's
   // account twice, once each way, under one reference: it nets to zero and the rail never sees it.
   const netByRef = new Map<string, bigint>()
-  for (const e of entries.rows)
+  for (const e of entries)
     if (e.rail_ref) netByRef.set(e.rail_ref, (netByRef.get(e.rail_ref) ?? 0n) + BigInt(e.total as bigint))
-  for (const e of entries.rows) {
+  for (const e of entries) {
     const amount = formatMinor(-BigInt(e.total as bigint), ccy)
     const at = Number(e.at)
     const missing = !e.rail_ref || (!onRail.has(e.rail_ref) && netByRef.get(e.rail_ref) !== 0n)
@@ -219,17 +203,7 @@ async function matchItems(
   }
   // Rail side: a payment whose reference no transaction with an entry on the account carries, at any time.
   const refs = [...onRail]
-  const known = new Set<string>()
-  if (refs.length) {
-    const { rows } = await q.query<{ rail_ref: string }>(
-      `SELECT DISTINCT ${refSql} AS rail_ref
-         FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = $1
-         LEFT JOIN transactions t ON t.id = e.txn_id ${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}
-        WHERE ${refSql} = ANY($2::text[])`,
-      [account, refs],
-    )
-    for (const r of rows) known.add(r.rail_ref)
-  }
+  const known = refs.length ? await refsWithEntries(q, { account, refs, ref }) : new Set<string>()
   for (const p of payments) {
     if (!known.has(p.ref))
       orphans.push({
@@ -243,7 +217,7 @@ async function matchItems(
         at: p.at,
       })
   }
-  orphans.push(...(await amountMismatches(q, { rail, ccy, account, payments, known, refSql })))
+  orphans.push(...(await amountMismatches(q, { rail, ccy, account, payments, known, ref })))
   return orphans
 }
 
