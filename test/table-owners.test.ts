@@ -29,6 +29,8 @@ const OWNERS: Record<string, (file: string) => boolean> = {
   lightning_addresses: (file) => file === join('lightning', 'address', 'service.ts'),
 }
 
+const EVENTS = `events${sep}`
+
 const TXN_READS = [
   REPOSITORY,
   join('transactions', 'reads.ts'),
@@ -51,6 +53,9 @@ const READERS: Record<string, (file: string) => boolean> = {
   journal_entries: (file) => file === REPOSITORY || file.startsWith(LEDGER),
   postings: (file) => file === REPOSITORY || file.startsWith(LEDGER),
   ledger_accounts: (file) => file === REPOSITORY || file.startsWith(LEDGER),
+  events: (file) => file.startsWith(EVENTS),
+  webhook_deliveries: (file) => file.startsWith(EVENTS),
+  delivery_attempts: (file) => file.startsWith(EVENTS),
 }
 
 /** Reads that stay outside the owners for now, by file, each with the reason. */
@@ -164,7 +169,7 @@ describe('table owners', () => {
     ])
   })
 
-  it('only the owners read transactions, holds, the journal and wallets, but for the listed exceptions', () => {
+  it('only the owners read transactions, holds, the journal, wallets, events and deliveries, but for the listed exceptions', () => {
     const files = srcFiles()
     expect(files.length).toBeGreaterThan(100)
     expect(foreignReads(files.filter((f) => !isException(f.file)))).toEqual([])

@@ -10,6 +10,7 @@ import type { Lang } from '../pages/i18n.js'
 import { ApiError } from '../shared/errors.js'
 import { getTxn } from '../transactions/repository.js'
 import { entryPostingsOf, holdsOf } from '../ledger/reads.js'
+import { eventsOfTxn } from '../events/reads.js'
 import { csrfField } from './csrf.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -210,9 +211,7 @@ ${health ? markup`<p class="muted">${fill(t.railHealth, { failures: health.failu
 }
 
 async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
-  const { rows } = await c.db.query<{ txn_state: string; msg: string; created_at: string }>(
-    sql`SELECT txn_state, msg, created_at FROM events WHERE txn_id = ${txnId} ORDER BY id LIMIT 500`,
-  )
+  const rows = await eventsOfTxn(c.db, txnId, 500)
   if (rows.length === 0) return markup`<p class="muted">${TXN_TEXT[lang].noEvents}</p>`
   return markup`<ol class="timeline" data-testid="timeline">${rows.map(
     (r) =>
