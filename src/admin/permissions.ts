@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { lockAccount } from '../accounts/reads.js'
 import type { Queryable } from '../db/db.js'
 import { paramsOf } from '../http/request-fields.js'
 
@@ -95,10 +96,8 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     need: 'accounts.tier',
     action: 'account.tier',
     before: async (q, request) => {
-      const { rows } = await q.query('SELECT tier FROM accounts WHERE id = $1 FOR UPDATE', [
-        paramsOf(request, Type.Object({ accountId: Type.String() })).accountId,
-      ])
-      return rows[0] ? { tier: rows[0].tier } : null
+      const row = await lockAccount(q, paramsOf(request, Type.Object({ accountId: Type.String() })).accountId)
+      return row ? { tier: row.tier } : null
     },
   },
   'POST /admin/keys': { need: 'keys.write', action: 'key.create' },

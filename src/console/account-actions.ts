@@ -1,4 +1,5 @@
 import { sql } from '../db/sql.js'
+import { lockAccount } from '../accounts/reads.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -100,15 +101,13 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     const tier = field(body, 'tier', 16)
     if (tier !== 'standard' && tier !== 'premium')
       throw new ApiError('invalid_request', 'tier: standard or premium')
-    const { rows } = await c.db.query<{ tier: string }>(
-      sql`SELECT tier FROM accounts WHERE id = ${accountId} FOR UPDATE`,
-    )
+    const before = await lockAccount(c.db, accountId)
     await c.accounts.setTier(accountId, tier as Tier)
     const t = TEXT[ctx.lang]
     return {
       title: t.tierSet.replace('{tier}', tier),
       body: markup`<p class="notice good" role="status">${t.tierSet.replace('{tier}', tier)}</p>${backLink(accountId, t.back)}`,
-      audit: { target: `accountId=${accountId}`, before: { tier: rows[0]?.tier ?? null }, after: { tier } },
+      audit: { target: `accountId=${accountId}`, before: { tier: before?.tier ?? null }, after: { tier } },
     }
   })
 }

@@ -7,6 +7,7 @@ import { roleAllows } from '../admin/permissions.js'
 import { ApiError } from '../shared/errors.js'
 import { sql } from '../db/sql.js'
 import { listTransactions } from '../transactions/list.js'
+import { searchAccounts, subAccountsOf } from '../accounts/reads.js'
 import { accountIdsWithExtRef } from '../transactions/reads.js'
 import { csrfField } from './csrf.js'
 import { money, when } from './format.js'
@@ -133,14 +134,6 @@ export const ACCOUNT_TEXT: Localized<{
   },
 }
 
-interface AccountRow {
-  id: string
-  display_name: string
-  parent_id: string | null
-  tier: string
-  created_at: string
-}
-
 /** LIKE's wildcards taken literally. */
 const likeText = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -156,14 +149,15 @@ export function accountPages(app: FastifyInstance, c: Container): void {
     if (q !== '' && q.length < SEARCH_MIN)
       results = markup`<p class="notice warn" role="status">${t.tooShort}</p>`
     else if (q !== '') {
-      const text = sql.param(q)
-      const { rows } = await c.db.query<AccountRow>(
-        sql`SELECT a.id, a.display_name, a.parent_id, a.tier, a.created_at FROM accounts a
-          WHERE a.id = ${text}
-             OR a.display_name ILIKE ${`%${likeText(q)}%`} ESCAPE '\\'
-             OR a.id IN (${accountIdsWithExtRef(text)})
-             OR a.id IN (SELECT account_id FROM api_keys WHERE id LIKE ${`${likeText(q)}%`} ESCAPE '\\')
-          ORDER BY a.created_at DESC, a.id LIMIT ${sql.int(RESULTS_MAX)}`,
+      const rows = await searchAccounts(
+        c.db,
+        {
+          text: q,
+          namePattern: `%${likeText(q)}%`,
+          keyPrefix: `${likeText(q)}%`,
+          alsoIds: accountIdsWithExtRef,
+        },
+        RESULTS_MAX,
       )
       results =
         rows.length === 0
@@ -205,9 +199,7 @@ async function accountBody(c: Container, ctx: ConsoleContext, accountId: string)
   const [account, wallets, subs, keys, recent] = await Promise.all([
     c.accounts.get(accountId),
     c.accounts.wallets(accountId),
-    c.db.query<AccountRow>(
-      sql`SELECT id, display_name, parent_id, tier, created_at FROM accounts WHERE parent_id = ${accountId} ORDER BY created_at, id LIMIT 200`,
-    ),
+    subAccountsOf(c.db, accountId, 200).then((rows) => ({ rows })),
     c.db.query<{ id: string; created_at: string; revoked_at: string | null }>(
       sql`SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id LIMIT 200`,
     ),
