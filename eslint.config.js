@@ -27,25 +27,8 @@ const NO_REQUEST_INPUT_CAST = {
 // operators: H4) convert them to the sql tag. Once those branches are merged, this list goes and
 // the rule below covers them too.
 const CONVERTED_BY_OTHER_BRANCHES = [
-  'src/admin/audit.ts',
-  'src/admin/permissions.ts',
   'src/approvals/repository.ts',
-  'src/console/account-actions.ts',
-  'src/console/accounts.ts',
-  'src/console/attention.ts',
-  'src/console/flash.ts',
-  'src/console/overview.ts',
-  'src/console/transaction-actions.ts',
-  'src/console/transaction.ts',
-  'src/console/transactions.ts',
-  'src/exports/routes.ts',
-  'src/lightning/invoices.ts',
-  'src/lightning/second-payment.ts',
-  'src/lightning/send.ts',
-  'src/pages/view.ts',
   'src/reconcile/brake.ts',
-  'src/transactions/list.ts',
-  'src/transactions/reads.ts',
   'src/transactions/repository.ts',
 ]
 // ---- end of the temporary list ----

@@ -6,6 +6,7 @@ import { createSecretBox, type SecretBox } from './shared/secret-box.js'
 import { loadJwtKey } from './auth/jwt-key.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createAccountsService, type AccountsService } from './accounts/service.js'
+import { createWalletIds } from './ledger/wallets.js'
 import {
   createRatesService,
   liveRateProvider,
@@ -153,7 +154,9 @@ export async function createContainer(
   const box = createSecretBox(masterKey(config))
   const jwtKey = await loadJwtKey(db, box, config.jwtSecret)
   const auth = createAuthService({ db, box, jwtKey, tokenTtlS: config.tokenTtlS })
-  const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies })
+  // Wallet ids found once per process, shared by the swap and every other flow (src/ledger/wallets.ts).
+  const walletIds = createWalletIds()
+  const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies, walletIds })
   const provider =
     config.ratesProvider === 'live'
       ? liveRateProvider({ url: config.ratesLiveUrl })
@@ -169,7 +172,7 @@ export async function createContainer(
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
   // events, and handed to the service and to every flow that writes transactions.
   const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now })
-  const flows: Flow[] = [swapFlow({ config, rates })]
+  const flows: Flow[] = [swapFlow({ config, rates, walletIds })]
   // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
   // lazily, for worker-side transitions, because the service is built from this list of flows.
   const payoutRails = createPayoutRails(config, db)

@@ -3,6 +3,16 @@ import { ApiError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
 import { openWallet } from '../ledger/ledger.js'
 import { sql } from '../db/sql.js'
+import {
+  createWalletIds,
+  walletById,
+  walletIdIn,
+  walletsOf,
+  type Wallet,
+  type WalletIds,
+} from '../ledger/wallets.js'
+
+export { toWallet, type Wallet } from '../ledger/wallets.js'
 
 export type Tier = 'standard' | 'premium'
 
@@ -14,16 +24,6 @@ export interface Account {
   createdAt: number
 }
 
-export interface Wallet {
-  id: string
-  accountId: string
-  ccy: string
-  postedMinor: bigint
-  pendingMinor: bigint
-  createdAt: number
-  updatedAt: number
-}
-
 export interface AccountsService {
   create(input: { displayName: string; parentId?: string | null; tier?: Tier }): Promise<Account>
   get(accountId: string): Promise<Account | undefined>
@@ -33,11 +33,21 @@ export interface AccountsService {
   canAccess(principalAccountId: string, accountId: string): Promise<boolean>
   wallets(accountId: string): Promise<Wallet[]>
   wallet(walletId: string): Promise<Wallet | undefined>
-  walletFor(q: Queryable, accountId: string, ccy: string): Promise<Wallet | undefined>
+  /**
+   * The id of the account's wallet in `ccy`, undefined when it has none: the one way to find a
+   * wallet (remembered per process, src/ledger/wallets.ts).
+   */
+  walletId(q: Queryable, accountId: string, ccy: string): Promise<string | undefined>
 }
 
-export function createAccountsService(deps: { db: Db; walletCurrencies: string[] }): AccountsService {
+export function createAccountsService(deps: {
+  db: Db
+  walletCurrencies: string[]
+  /** The process's remembered wallet ids, shared with the swap (src/ledger/wallets.ts). */
+  walletIds?: WalletIds
+}): AccountsService {
   const { db } = deps
+  const walletIds = deps.walletIds ?? createWalletIds()
   return {
     async create({ displayName, parentId = null, tier = 'standard' }) {
       const name = displayName.trim()
@@ -84,25 +94,12 @@ export function createAccountsService(deps: { db: Db; walletCurrencies: string[]
     },
 
     async wallets(accountId) {
-      const { rows } = await db.query(
-        sql`SELECT * FROM ledger_accounts WHERE account_id = ${accountId} AND kind = 'wallet' ORDER BY created_at, ccy`,
-      )
-      return sortByCurrency(rows.map(toWallet), deps.walletCurrencies)
+      return sortByCurrency(await walletsOf(db, accountId), deps.walletCurrencies)
     },
 
-    async wallet(walletId) {
-      const { rows } = await db.query(
-        sql`SELECT * FROM ledger_accounts WHERE id = ${walletId} AND kind = 'wallet'`,
-      )
-      return rows[0] ? toWallet(rows[0]) : undefined
-    },
+    wallet: (walletId) => walletById(db, walletId),
 
-    async walletFor(q, accountId, ccy) {
-      const { rows } = await q.query(
-        sql`SELECT * FROM ledger_accounts WHERE account_id = ${accountId} AND ccy = ${ccy} AND kind = 'wallet'`,
-      )
-      return rows[0] ? toWallet(rows[0]) : undefined
-    },
+    walletId: (q, accountId, ccy) => walletIdIn(walletIds, q, accountId, ccy),
   }
 }
 
@@ -117,17 +114,5 @@ function toAccount(r: any): Account {
     parentId: r.parent_id,
     tier: r.tier,
     createdAt: Number(r.created_at),
-  }
-}
-
-export function toWallet(r: any): Wallet {
-  return {
-    id: r.id,
-    accountId: r.account_id,
-    ccy: r.ccy,
-    postedMinor: BigInt(r.posted),
-    pendingMinor: BigInt(r.pending),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
   }
 }

@@ -62,20 +62,12 @@ export function redact(value: unknown, depth = 0): unknown {
 }
 
 export async function writeAudit(q: Queryable, entry: AuditEntry, atMs = Date.now()): Promise<void> {
+  const before = entry.before == null ? null : JSON.stringify(redact(entry.before))
+  const after = entry.after == null ? null : JSON.stringify(redact(entry.after))
   await q.query(
-    `INSERT INTO admin_audit (at, operator_id, operator_email, action, target, before, after, client_ip, request_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      atMs,
-      entry.operatorId,
-      entry.operatorEmail,
-      entry.action,
-      entry.target,
-      entry.before == null ? null : JSON.stringify(redact(entry.before)),
-      entry.after == null ? null : JSON.stringify(redact(entry.after)),
-      entry.clientIp,
-      entry.requestId,
-    ],
+    sql`INSERT INTO admin_audit (at, operator_id, operator_email, action, target, before, after, client_ip, request_id)
+     VALUES (${atMs}, ${entry.operatorId}, ${entry.operatorEmail}, ${entry.action}, ${entry.target}, ${before},
+             ${after}, ${entry.clientIp}, ${entry.requestId})`,
   )
 }
 

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { lockAccount } from '../accounts/reads.js'
 import type { Queryable } from '../db/db.js'
+import { sql } from '../db/sql.js'
 import { paramsOf } from '../http/request-fields.js'
 
 /**
@@ -95,10 +97,8 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     need: 'accounts.tier',
     action: 'account.tier',
     before: async (q, request) => {
-      const { rows } = await q.query('SELECT tier FROM accounts WHERE id = $1 FOR UPDATE', [
-        paramsOf(request, Type.Object({ accountId: Type.String() })).accountId,
-      ])
-      return rows[0] ? { tier: rows[0].tier } : null
+      const row = await lockAccount(q, paramsOf(request, Type.Object({ accountId: Type.String() })).accountId)
+      return row ? { tier: row.tier } : null
     },
   },
   'POST /admin/keys': { need: 'keys.write', action: 'key.create' },
@@ -106,9 +106,10 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     need: 'keys.write',
     action: 'key.revoke',
     before: async (q, request) => {
-      const { rows } = await q.query('SELECT account_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE', [
-        paramsOf(request, Type.Object({ apiKey: Type.String() })).apiKey,
-      ])
+      const { apiKey } = paramsOf(request, Type.Object({ apiKey: Type.String() }))
+      const { rows } = await q.query(
+        sql`SELECT account_id, revoked_at FROM api_keys WHERE id = ${apiKey} FOR UPDATE`,
+      )
       return rows[0]
         ? {
             accountId: rows[0].account_id,

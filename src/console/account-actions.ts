@@ -1,3 +1,5 @@
+import { sql } from '../db/sql.js'
+import { lockAccount } from '../accounts/reads.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -78,8 +80,7 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     const { apiKey } = paramsOf(ctx.request, KeyParams)
     // Read in the guard's transaction, locked, for the audit row's `before`.
     const { rows } = await c.db.query<{ revoked_at: string | null }>(
-      'SELECT revoked_at FROM api_keys WHERE id = $1 AND account_id = $2 FOR UPDATE',
-      [apiKey, accountId],
+      sql`SELECT revoked_at FROM api_keys WHERE id = ${apiKey} AND account_id = ${accountId} FOR UPDATE`,
     )
     if (!rows[0] || !(await c.auth.revokeKey(apiKey)))
       throw new ApiError('not_found', 'This account has no such active key')
@@ -100,16 +101,13 @@ export function accountActions(app: FastifyInstance, c: Container): void {
     const tier = field(body, 'tier', 16)
     if (tier !== 'standard' && tier !== 'premium')
       throw new ApiError('invalid_request', 'tier: standard or premium')
-    const { rows } = await c.db.query<{ tier: string }>(
-      'SELECT tier FROM accounts WHERE id = $1 FOR UPDATE',
-      [accountId],
-    )
+    const before = await lockAccount(c.db, accountId)
     await c.accounts.setTier(accountId, tier as Tier)
     const t = TEXT[ctx.lang]
     return {
       title: t.tierSet.replace('{tier}', tier),
       body: markup`<p class="notice good" role="status">${t.tierSet.replace('{tier}', tier)}</p>${backLink(accountId, t.back)}`,
-      audit: { target: `accountId=${accountId}`, before: { tier: rows[0]?.tier ?? null }, after: { tier } },
+      audit: { target: `accountId=${accountId}`, before: { tier: before?.tier ?? null }, after: { tier } },
     }
   })
 }

@@ -5,7 +5,10 @@ import type { Container } from '../container.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { roleAllows } from '../admin/permissions.js'
 import { ApiError } from '../shared/errors.js'
+import { sql } from '../db/sql.js'
 import { listTransactions } from '../transactions/list.js'
+import { searchAccounts, subAccountsOf } from '../accounts/reads.js'
+import { accountIdsWithExtRef } from '../transactions/reads.js'
 import { csrfField } from './csrf.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -131,14 +134,6 @@ export const ACCOUNT_TEXT: Localized<{
   },
 }
 
-interface AccountRow {
-  id: string
-  display_name: string
-  parent_id: string | null
-  tier: string
-  created_at: string
-}
-
 /** LIKE's wildcards taken literally. */
 const likeText = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -154,14 +149,15 @@ export function accountPages(app: FastifyInstance, c: Container): void {
     if (q !== '' && q.length < SEARCH_MIN)
       results = markup`<p class="notice warn" role="status">${t.tooShort}</p>`
     else if (q !== '') {
-      const { rows } = await c.db.query<AccountRow>(
-        `SELECT a.id, a.display_name, a.parent_id, a.tier, a.created_at FROM accounts a
-          WHERE a.id = $1
-             OR a.display_name ILIKE $2 ESCAPE '\\'
-             OR a.id IN (SELECT account_id FROM transactions WHERE ext_ref_id = $1)
-             OR a.id IN (SELECT account_id FROM api_keys WHERE id LIKE $3 ESCAPE '\\')
-          ORDER BY a.created_at DESC, a.id LIMIT ${RESULTS_MAX}`,
-        [q, `%${likeText(q)}%`, `${likeText(q)}%`],
+      const rows = await searchAccounts(
+        c.db,
+        {
+          text: q,
+          namePattern: `%${likeText(q)}%`,
+          keyPrefix: `${likeText(q)}%`,
+          alsoIds: accountIdsWithExtRef,
+        },
+        RESULTS_MAX,
       )
       results =
         rows.length === 0
@@ -203,13 +199,9 @@ async function accountBody(c: Container, ctx: ConsoleContext, accountId: string)
   const [account, wallets, subs, keys, recent] = await Promise.all([
     c.accounts.get(accountId),
     c.accounts.wallets(accountId),
-    c.db.query<AccountRow>(
-      'SELECT id, display_name, parent_id, tier, created_at FROM accounts WHERE parent_id = $1 ORDER BY created_at, id LIMIT 200',
-      [accountId],
-    ),
+    subAccountsOf(c.db, accountId, 200).then((rows) => ({ rows })),
     c.db.query<{ id: string; created_at: string; revoked_at: string | null }>(
-      'SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 200',
-      [accountId],
+      sql`SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id LIMIT 200`,
     ),
     listTransactions(c.db, accountId, { time: '1y', limit: String(RECENT) }, Date.now()),
   ])

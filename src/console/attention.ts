@@ -1,5 +1,6 @@
 import type { Container } from '../container.js'
 import { listStuck } from '../transactions/stuck.js'
+import { accountIdsOf } from '../transactions/reads.js'
 import { awaitingApproval } from './approvals.js'
 import { listCredits } from '../payins/credits.js'
 import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payins/skipped.js'
@@ -76,13 +77,8 @@ const failedDeliveries: AttentionSection = {
   },
 }
 
-async function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
-  if (txnIds.length === 0) return new Map()
-  const { rows } = await c.db.query<{ id: string; account_id: string }>(
-    'SELECT id, account_id FROM transactions WHERE id = ANY($1::text[])',
-    [txnIds],
-  )
-  return new Map(rows.map((r) => [r.id, r.account_id]))
+function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
+  return accountIdsOf(c.db, txnIds)
 }
 
 /**

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 import type { FastifyRequest } from 'fastify'
 import { readCookie, SESSION_COOKIE } from '../admin/guard.js'
 import type { Db } from '../db/db.js'
+import { sql } from '../db/sql.js'
 import { CONSOLE_BASE, type Section } from './nav.js'
 
 /**
@@ -68,15 +69,14 @@ export function createFlashStore(db: Db, now: () => number = Date.now): FlashSto
       const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()])
       const owner = ownerOf(credential)
       const at = now()
-      await db.query('DELETE FROM console_flashes WHERE expires_at <= $1', [at])
+      await db.query(sql`DELETE FROM console_flashes WHERE expires_at <= ${at}`)
       await db.query(
-        `DELETE FROM console_flashes WHERE id IN (SELECT id FROM console_flashes WHERE owner_hash = $1
-           ORDER BY created_at DESC, id DESC OFFSET $2)`,
-        [owner, FLASHES_PER_OWNER - 1],
+        sql`DELETE FROM console_flashes WHERE id IN (SELECT id FROM console_flashes WHERE owner_hash = ${owner}
+           ORDER BY created_at DESC, id DESC OFFSET ${FLASHES_PER_OWNER - 1})`,
       )
       await db.query(
-        'INSERT INTO console_flashes (id, owner_hash, sealed, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-        [id, owner, sealed.toString('base64url'), at, at + FLASH_TTL_MS],
+        sql`INSERT INTO console_flashes (id, owner_hash, sealed, created_at, expires_at)
+            VALUES (${id}, ${owner}, ${sealed.toString('base64url')}, ${at}, ${at + FLASH_TTL_MS})`,
       )
       return id
     },
@@ -84,8 +84,8 @@ export function createFlashStore(db: Db, now: () => number = Date.now): FlashSto
     async take(credential, id) {
       if (!credential || !FLASH_ID.test(id)) return undefined
       const { rows } = await db.query<{ sealed: string; expires_at: string }>(
-        'DELETE FROM console_flashes WHERE id = $1 AND owner_hash = $2 RETURNING sealed, expires_at',
-        [id, ownerOf(credential)],
+        sql`DELETE FROM console_flashes WHERE id = ${id} AND owner_hash = ${ownerOf(credential)}
+            RETURNING sealed, expires_at`,
       )
       const row = rows[0]
       if (!row || Number(row.expires_at) <= now()) return undefined

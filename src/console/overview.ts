@@ -1,6 +1,8 @@
+import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
 import { checkBooks } from '../ledger/ledger.js'
+import { completedVolumesByDay } from '../transactions/reads-reports.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
 import { ATTENTION_SECTIONS } from './attention.js'
@@ -141,12 +143,7 @@ export function overviewPage(app: FastifyInstance, c: Container): void {
 async function volumesSection(c: Container, now: number, lang: Lang): Promise<SafeHtml> {
   const today = Math.floor(now / 86_400_000)
   const first = today - DAYS + 1
-  const { rows } = await c.db.query<{ day: number; ccy: string; n: bigint; total: string }>(
-    `SELECT (created_at / 86400000)::int4 AS day, src_ccy AS ccy, count(*)::int8 AS n, SUM(src_amount)::text AS total
-       FROM transactions WHERE created_at >= $1 AND state = 'completed'
-      GROUP BY 1, 2 ORDER BY 2, 1`,
-    [first * 86_400_000],
-  )
+  const rows = await completedVolumesByDay(c.db, first * 86_400_000)
   if (rows.length === 0) return markup`<p class="muted">${TEXT[lang].noVolume}</p>`
   const byCcy = new Map<string, Map<number, DayVolume>>()
   for (const r of rows) {
@@ -191,10 +188,10 @@ export async function reconciliationSection(
   const t = TEXT[lang]
   const [{ rows: runs }, { rows: rails }] = await Promise.all([
     c.db.query<{ last_run_at: string | null; last_ok: boolean | null }>(
-      'SELECT last_run_at, last_ok FROM reconcile_schedule WHERE id = 1',
+      sql`SELECT last_run_at, last_ok FROM reconcile_schedule WHERE id = 1`,
     ),
     c.db.query<{ rail: string; deficit_readings: number; paused_at: string | null; orphans: number }>(
-      'SELECT rail, deficit_readings, paused_at, orphans FROM reconcile_brake ORDER BY rail',
+      sql`SELECT rail, deficit_readings, paused_at, orphans FROM reconcile_brake ORDER BY rail`,
     ),
   ])
   const run = runs[0]

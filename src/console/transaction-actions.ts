@@ -3,7 +3,9 @@ import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
 import { markup } from '../pages/escape.js'
+import { isDeliveryOfTxn } from '../events/reads.js'
 import { ApiError } from '../shared/errors.js'
+import { accountIdsOf } from '../transactions/reads.js'
 import { CONSOLE_BASE } from './nav.js'
 import { consoleAction } from './page.js'
 import type { Localized } from './strings.js'
@@ -28,13 +30,11 @@ export function transactionActions(app: FastifyInstance, c: Container): void {
     async (ctx) => {
       const { txnId, deliveryId } = paramsOf(ctx.request, DeliveryParams)
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
-      const { rows } = await c.db.query<{ account_id: string }>(
-        `SELECT t.account_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-           JOIN transactions t ON t.id = e.txn_id WHERE d.id = $1 AND e.txn_id = $2`,
-        [deliveryId, txnId],
-      )
-      if (!rows[0]) throw new ApiError('not_found', 'This transaction has no such delivery')
-      const created = await c.webhooks.redeliver({ accountId: rows[0].account_id }, deliveryId)
+      // The transaction's account, and whether the delivery is one of its events': both must hold.
+      const accountId = (await accountIdsOf(c.db, [txnId])).get(txnId)
+      if (!accountId || !(await isDeliveryOfTxn(c.db, deliveryId, txnId)))
+        throw new ApiError('not_found', 'This transaction has no such delivery')
+      const created = await c.webhooks.redeliver({ accountId }, deliveryId)
       const t = TEXT[ctx.lang]
       const text = t.queued.replace('{id}', created.id)
       return {

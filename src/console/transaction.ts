@@ -1,3 +1,4 @@
+import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -8,6 +9,8 @@ import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
 import { ApiError } from '../shared/errors.js'
 import { getTxn } from '../transactions/repository.js'
+import { entryPostingsOf, holdsOf } from '../ledger/reads.js'
+import { eventsOfTxn } from '../events/reads.js'
 import { csrfField } from './csrf.js'
 import { money, when } from './format.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -160,11 +163,10 @@ export function transactionPage(app: FastifyInstance, c: Container): void {
     const [timeline, entries, holds, deliveries, rail] = await Promise.all([
       timelineOf(c, txn.id, lang),
       entriesOf(c, txn.id, lang),
-      holdsOf(c, txn.id, lang),
+      holdsSection(c, txn.id, lang),
       c.webhooks.listDeliveries({ txnId: txn.id }, { limit: '100' }),
       c.db.query<{ failures: number; last_error: string | null; last_answer_at: string | null }>(
-        'SELECT failures, last_error, last_answer_at FROM rail_attempts WHERE txn_id = $1',
-        [txn.id],
+        sql`SELECT failures, last_error, last_answer_at FROM rail_attempts WHERE txn_id = ${txn.id}`,
       ),
     ])
     const side = (ccy: string, method: string, amount: bigint, settled: bigint | null) =>
@@ -209,10 +211,7 @@ ${health ? markup`<p class="muted">${fill(t.railHealth, { failures: health.failu
 }
 
 async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
-  const { rows } = await c.db.query<{ txn_state: string; msg: string; created_at: string }>(
-    'SELECT txn_state, msg, created_at FROM events WHERE txn_id = $1 ORDER BY id LIMIT 500',
-    [txnId],
-  )
+  const rows = await eventsOfTxn(c.db, txnId, 500)
   if (rows.length === 0) return markup`<p class="muted">${TXN_TEXT[lang].noEvents}</p>`
   return markup`<ol class="timeline" data-testid="timeline">${rows.map(
     (r) =>
@@ -222,19 +221,7 @@ async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<Safe
 
 async function entriesOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
   const t = TXN_TEXT[lang]
-  const { rows } = await c.db.query<{
-    entry_id: string
-    kind: string
-    created_at: string
-    ledger_account_id: string
-    ccy: string
-    amount: string
-  }>(
-    `SELECT j.id AS entry_id, j.kind, j.created_at, p.ledger_account_id, p.ccy, p.amount
-       FROM journal_entries j JOIN postings p ON p.entry_id = j.id
-      WHERE j.txn_id = $1 ORDER BY j.id, p.id LIMIT 500`,
-    [txnId],
-  )
+  const rows = await entryPostingsOf(c.db, txnId, 500)
   if (rows.length === 0) return markup`<p class="muted">${t.noEntries}</p>`
   return markup`<table aria-labelledby="h-entries" data-testid="entries"><thead><tr><th scope="col">${t.entry}</th><th scope="col">${t.at}</th>
 <th scope="col">${t.ledgerAccount}</th><th scope="col" class="num">${t.amount}</th></tr></thead><tbody>${rows.map(
@@ -245,22 +232,9 @@ async function entriesOf(c: Container, txnId: string, lang: Lang): Promise<SafeH
   )}</tbody></table>`
 }
 
-async function holdsOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
+async function holdsSection(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
   const t = TXN_TEXT[lang]
-  const { rows } = await c.db.query<{
-    id: string
-    ledger_account_id: string
-    ccy: string
-    amount: string
-    status: string
-    created_at: string
-    updated_at: string
-  }>(
-    `SELECT h.id, h.ledger_account_id, la.ccy, h.amount, h.status, h.created_at, h.updated_at
-       FROM holds h JOIN ledger_accounts la ON la.id = h.ledger_account_id
-      WHERE h.txn_id = $1 ORDER BY h.id LIMIT 100`,
-    [txnId],
-  )
+  const rows = await holdsOf(c.db, txnId, 100)
   if (rows.length === 0) return markup`<p class="muted">${t.noHolds}</p>`
   return markup`<table aria-labelledby="h-holds" data-testid="holds"><thead><tr><th scope="col">${t.ledgerAccount}</th><th scope="col" class="num">${t.amount}</th>
 <th scope="col">${t.holdStatus}</th><th scope="col">${t.created}</th><th scope="col">${t.updated}</th></tr></thead><tbody>${rows.map(

@@ -4,7 +4,8 @@ import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { LIST_METHODS, listTransactions, type ListQuery } from '../transactions/list.js'
 import { TXN_STATES } from '../transactions/state-machine.js'
-import { txnFromRow, type Txn } from '../transactions/txn.js'
+import { txnsByReference } from '../transactions/reads-reports.js'
+import type { Txn } from '../transactions/txn.js'
 import { CONSOLE_BASE } from './nav.js'
 import { consolePage, type ConsoleQuery } from './page.js'
 import type { Localized } from './strings.js'
@@ -27,6 +28,8 @@ export const REFERENCE_KEYS = [
   'payoutTxnId',
   'returnTxnId',
 ]
+/** Transactions a search by reference lists at most. */
+const REFERENCE_RESULTS_MAX = 50
 
 const TEXT: Localized<{
   filters: string
@@ -212,15 +215,6 @@ ${prev || next ? markup`<nav aria-label="${t.pages}"><p>${prev} ${next}</p></nav
  * rail_ref column are indexed; the references kept in the details are read by a scan, which the
  * console can afford for an operator's search.
  */
-async function byReference(c: Container, reference: string): Promise<Txn[]> {
-  const detailMatches = REFERENCE_KEYS.flatMap((k) => [
-    `src_details->>'${k}' = $1`,
-    `dest_details->>'${k}' = $1`,
-  ]).join(' OR ')
-  const { rows } = await c.db.query(
-    `SELECT * FROM transactions WHERE id = $1 OR ext_ref_id = $1 OR rail_ref = $1 OR ${detailMatches}
-      ORDER BY created_at DESC, id DESC LIMIT 50`,
-    [reference],
-  )
-  return rows.map(txnFromRow)
+function byReference(c: Container, reference: string): Promise<Txn[]> {
+  return txnsByReference(c.db, reference, REFERENCE_KEYS, REFERENCE_RESULTS_MAX)
 }

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 
 import type { AuthService } from '../auth/service.js'
 import type { Queryable } from '../db/db.js'
+import { hasTxn } from '../transactions/reads.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
@@ -97,10 +98,7 @@ export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): 
     async (request, reply) => {
       const { accountId } = principalOf(request)
       const { txnId } = request.params
-      const { rows } = await deps.db.query<{ id: string }>(
-        sql`SELECT id FROM transactions WHERE id = ${txnId} AND account_id = ${accountId}`,
-      )
-      if (!rows[0]) throw new ApiError('not_found', 'Transaction not found')
+      if (!(await hasTxn(deps.db, txnId, accountId))) throw new ApiError('not_found', 'Transaction not found')
       const lastEventId = lastEventIdOf(request.headers['last-event-id'])
       if (lastEventId !== undefined && (await finishedBefore(deps.db, txnId, lastEventId))) {
         return sendEmpty(reply.code(204))

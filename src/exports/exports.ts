@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.js'
-import { sql } from '../db/sql.js'
+import { exportPostingBatch } from '../ledger/reads.js'
+import { exportTxnBatch } from '../transactions/reads-reports.js'
 import { formatMinor } from '../shared/amount.js'
 import { csvNumber } from '../shared/csv.js'
 
@@ -51,14 +52,7 @@ export const TRANSACTION_COLUMNS = [
 export async function* transactionRows(db: Queryable, range: ExportRange): AsyncGenerator<unknown[][]> {
   let after: [bigint, string] | undefined
   for (;;) {
-    const account = range.accountId !== undefined ? sql` AND account_id = ${range.accountId}` : sql.empty
-    const seek = after ? sql` AND (created_at, id) > (${after[0]}, ${after[1]})` : sql.empty
-    const { rows } = await db.query(
-      sql`SELECT id, created_at, updated_at, account_id, ext_ref_id, kind, state, src_ccy, src_method,
-                      src_amount, src_fee, src_network_fee, src_settled, dest_ccy, dest_method, dest_amount,
-                      dest_settled, fx_rate, rail_ref, note
-                 FROM transactions WHERE created_at >= ${range.fromMs} AND created_at < ${range.toMs}${account}${seek} ORDER BY created_at, id LIMIT ${sql.int(EXPORT_BATCH)}`,
-    )
+    const rows = await exportTxnBatch(db, range, after, EXPORT_BATCH)
     if (rows.length === 0) return
     yield rows.map((r) => [
       r.id,
@@ -105,23 +99,7 @@ export const LEDGER_ENTRY_COLUMNS = [
 export async function* ledgerEntryRows(db: Queryable, range: ExportRange): AsyncGenerator<unknown[][]> {
   let after: [bigint, bigint, bigint] | undefined
   for (;;) {
-    const account = range.accountId !== undefined ? sql` AND la.account_id = ${range.accountId}` : sql.empty
-    let seek = sql.empty
-    if (after) {
-      const [createdAt, entryId] = [sql.param(after[0]), sql.param(after[1])]
-      // The entry's part of the key alone bounds the scan of the entries' index; the posting's id
-      // then skips the postings of the last entry already sent.
-      seek = sql` AND (e.created_at, e.id) >= (${createdAt}, ${entryId})
-               AND ((e.created_at, e.id) > (${createdAt}, ${entryId}) OR p.id > ${after[2]})`
-    }
-    const { rows } = await db.query(
-      sql`SELECT p.id AS posting_id, e.id AS entry_id, e.created_at, e.txn_id, e.kind AS entry_kind,
-                      p.ledger_account_id, la.account_id, la.kind AS ledger_account_kind, p.ccy, p.amount
-                 FROM journal_entries e
-                 JOIN postings p ON p.entry_id = e.id
-                 JOIN ledger_accounts la ON la.id = p.ledger_account_id
-                WHERE e.created_at >= ${range.fromMs} AND e.created_at < ${range.toMs}${account}${seek} ORDER BY e.created_at, e.id, p.id LIMIT ${sql.int(EXPORT_BATCH)}`,
-    )
+    const rows = await exportPostingBatch(db, range, after, EXPORT_BATCH)
     if (rows.length === 0) return
     yield rows.map((r) => [
       String(r.posting_id),

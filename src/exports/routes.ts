@@ -1,3 +1,4 @@
+import { accountExists } from '../accounts/reads.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
@@ -60,8 +61,7 @@ export async function exportRange(db: Db, query: ExportQuery): Promise<ExportRan
     throw new ApiError('invalid_request', 'to must be later than from', [{ field: 'to', issue: 'invalid' }])
   const accountId = query.accountId?.trim() || undefined
   if (accountId !== undefined) {
-    const { rows } = await db.query('SELECT 1 FROM accounts WHERE id = $1', [accountId])
-    if (rows.length === 0) throw notFound('Account')
+    if (!(await accountExists(db, accountId))) throw notFound('Account')
   }
   return { fromMs, toMs: toMsValue, ...(accountId !== undefined ? { accountId } : {}) }
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.js'
-import { txnFromRow, type Txn } from '../transactions/txn.js'
+import { txnByRailRef } from '../transactions/reads.js'
+import type { Txn } from '../transactions/txn.js'
 
 export const MSAT_PER_SAT = 1_000n
 
@@ -11,12 +12,8 @@ export const canonicalInvoice = (text: string) =>
     .toLowerCase()
 
 /** Our own receive waiting on this payment hash, if the invoice is one this service issued. */
-export async function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Promise<Txn | undefined> {
-  const { rows } = await q.query(
-    `SELECT * FROM transactions WHERE rail_ref = $1 AND kind = 'ln_receive' ${lock ? 'FOR UPDATE' : ''}`,
-    [paymentHash],
-  )
-  return rows[0] ? txnFromRow(rows[0]) : undefined
+export function receiveFor(q: Queryable, paymentHash: string, lock: boolean): Promise<Txn | undefined> {
+  return txnByRailRef(q, 'ln_receive', paymentHash, { lock })
 }
 
 /** Why an invoice of ours cannot be paid now, or undefined when it can. */

@@ -1,9 +1,11 @@
+import { sql } from '../db/sql.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { parseRate } from '../shared/amount.js'
 import { receiveIntoWalletPostings } from '../transactions/receive-fx.js'
 import { setRailRef } from '../transactions/repository.js'
-import { txnFromRow, type Txn } from '../transactions/txn.js'
+import { txnByRailRef } from '../transactions/reads.js'
+import type { Txn } from '../transactions/txn.js'
 import { newDeposit } from '../bitcoin/deposit.js'
 import { receiveFee } from '../bitcoin/receive-credit.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
@@ -30,20 +32,17 @@ export async function creditSecondPayment(deps: BitcoinDeps, paymentHash: string
   if (paidSats <= 0n) return undefined
   const now = (deps.now ?? Date.now)()
   return deps.db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_second:${paymentHash}`])
+    await q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`ln_second:${paymentHash}`}, 0))`)
     const receive = await receiveFor(q, paymentHash, true)
     if (!receive) return undefined
-    const { rows: done } = await q.query(
-      `SELECT * FROM transactions WHERE kind = 'deposit' AND rail_ref = $1`,
-      [paymentHash],
-    )
-    if (done[0]) return txnFromRow(done[0])
-    const wallet = await deps.accounts.walletFor(q, receive.accountId, receive.destCcy)
-    assert(wallet, `the receiving account has a ${receive.destCcy} wallet`)
+    const done = await txnByRailRef(q, 'deposit', paymentHash)
+    if (done) return done
+    const walletId = await deps.accounts.walletId(q, receive.accountId, receive.destCcy)
+    assert(walletId, `the receiving account has a ${receive.destCcy} wallet`)
     const fee = receiveFee(deps.config.fees.lightning_receive!, paidSats)
     const { postings, creditedMinor } = receiveIntoWalletPostings({
       railAccount: systemAccountId('lightning', 'BTC'),
-      walletId: wallet.id,
+      walletId,
       srcCcy: 'BTC',
       destCcy: receive.destCcy,
       receivedMinor: paidSats,

@@ -1,9 +1,12 @@
+import { sql } from '../db/sql.js'
 import type { Queryable } from '../db/db.js'
 import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
+import { heldMinor } from '../ledger/reads.js'
 import { ceilDiv } from '../shared/amount.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
 import { scheduleCheck } from '../transactions/repository.js'
+import { otherStateByRailRef } from '../transactions/reads.js'
 import type { Txn } from '../transactions/txn.js'
 import { walletDebit } from '../transactions/money.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
@@ -140,11 +143,7 @@ const askLocalAddress = (deps: LnSendDeps, txn: Txn) => {
 
 /** Whether the send's funds are already held (by its quote, or by its confirm). */
 async function fundsHeld(deps: LnSendDeps, txn: Txn): Promise<boolean> {
-  const { rows } = await deps.db.query<{ held: string }>(
-    `SELECT coalesce(sum(amount), 0)::text AS held FROM holds WHERE txn_id = $1 AND status = 'pending'`,
-    [txn.id],
-  )
-  return BigInt(rows[0]?.held ?? '0') >= walletDebit(txn)
+  return (await heldMinor(deps.db, txn.id)) >= walletDebit(txn)
 }
 
 /**
@@ -214,17 +213,17 @@ export async function confirmLnSend(
     // The node pays a payment hash once and reports that one payment to every later call, so
     // a second transaction of ours for the same invoice would be charged for the first one's
     // payment. One transaction per hash goes out; the lock orders concurrent confirms.
-    await q.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ln_send:${paymentHash}`])
-    const { rows: others } = await q.query<{ state: string }>(
-      `SELECT state FROM transactions
-        WHERE kind = 'ln_send' AND rail_ref = $1 AND id <> $2 AND state IN ('srccreated', 'completed')
-        LIMIT 1`,
-      [paymentHash, txn.id],
-    )
-    if (others[0]) {
+    await q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`ln_send:${paymentHash}`}, 0))`)
+    const other = await otherStateByRailRef(q, {
+      kind: 'ln_send',
+      railRef: paymentHash,
+      exceptId: txn.id,
+      states: ['srccreated', 'completed'],
+    })
+    if (other) {
       await voidHolds(q, txn.id, ctx.now)
       return ctx.transition('failed', {
-        msg: others[0].state === 'completed' ? 'invoice_already_paid' : 'payment_in_flight',
+        msg: other === 'completed' ? 'invoice_already_paid' : 'payment_in_flight',
         railRef: paymentHash,
       })
     }

@@ -351,8 +351,8 @@ export async function advanceDeposit(
   }
   await deps.transactions().apply(txn.id, async (q, t) => {
     if (t.state !== 'srccreated') return
-    const wallet = await deps.accounts.walletFor(q, t.accountId, 'BTC')
-    assert(wallet, 'the receiving account has a BTC wallet')
+    const walletId = await deps.accounts.walletId(q, t.accountId, 'BTC')
+    assert(walletId, 'the receiving account has a BTC wallet')
     const received = deposit.amount_sats
     const fee = receiveFee(deps.config.fees.onchain_receive!, received)
     const at = now()
@@ -360,7 +360,7 @@ export async function advanceDeposit(
       txnId: t.id,
       kind: t.kind,
       now: at,
-      postings: receivePostings('onchain', wallet.id, received, fee),
+      postings: receivePostings('onchain', walletId, received, fee),
     })
     // The fee was quoted on the amount asked for; it is charged on what arrived.
     if (fee !== t.srcFeeMinor) await setSrcFee(q, t.id, fee)

@@ -355,13 +355,13 @@ describe('On-chain flows on the real adapters, against stand-in nodes', () => {
     await work()
     // What the previous version did at broadcast: post the entry and settle the hold there.
     const t = await txn(id)
-    const wallet = await h.c.accounts.walletFor(h.c.db, bob.accountId, 'BTC')
+    const walletId = await h.c.accounts.walletId(h.c.db, bob.accountId, 'BTC')
     await postEntry(h.c.db, {
       txnId: id,
       kind: 'onchain_send',
       now: Date.now(),
       settleHolds: true,
-      postings: walletOutPostings(txnFromRow(t), wallet!.id, { system: 'onchain' }),
+      postings: walletOutPostings(txnFromRow(t), walletId!, { system: 'onchain' }),
     })
     node.chain.mine(1)
     await work()

@@ -1,11 +1,11 @@
 import type { Queryable } from '../db/db.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds, type Posting } from '../ledger/ledger.js'
+import { hasEntry } from '../ledger/reads.js'
 import { walletOutPostings } from '../transactions/money.js'
 import type { Txn } from '../transactions/txn.js'
 import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
-import { sql } from '../db/sql.js'
 
 /** The entry of a confirmed send: the wallet pays its debit, the fee to revenue, the rest out on chain. */
 export const sendPostings = (txn: Txn, walletId: string): Posting[] =>
@@ -23,12 +23,6 @@ export async function failSend(
     await releaseSend(deps, q, t, nowBy(deps))
     await move('failed', { msg: reason })
   })
-}
-
-/** Whether a transaction has a journal entry (money moved). */
-export async function hasEntry(q: Queryable, txnId: string): Promise<boolean> {
-  const { rows } = await q.query(sql`SELECT 1 FROM journal_entries WHERE txn_id = ${txnId} LIMIT 1`)
-  return rows.length > 0
 }
 
 /**

@@ -5,6 +5,7 @@ import type { RatesService } from '../rates/service.js'
 import { formatMinor } from '../shared/amount.js'
 import { precisionOf } from '../shared/currency.js'
 import { amountOutcome } from '../transactions/receive-outcome.js'
+import { pageReceive, pageStatusRow } from '../transactions/reads-reports.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import type { PageStatus } from './page-status.js'
 import type { BitcoinPageView, InvoicePageView, VietQrPageView } from './render.js'
@@ -57,28 +58,11 @@ export function isPageIdShape(pageId: string): boolean {
   return PAGE_ID_RE.test(pageId)
 }
 
-interface PageRow {
-  id: string
-  kind: string
-  state: TxnState
-  src_amount: bigint
-  src_settled: bigint | null
-  src_details: Record<string, unknown>
-  expires_at: bigint
-  display_name: string
-}
-
 /** The receive behind a page id, or undefined for an unknown id. */
 export async function findPage(q: Queryable, pageId: string): Promise<PageRecord | undefined> {
   if (!isPageIdShape(pageId)) return undefined
   // Only these columns are read, so nothing else of the row can reach the page by accident.
-  const { rows } = await q.query<PageRow>(
-    `SELECT t.id, t.kind, t.state, t.src_amount, t.src_settled, t.src_details, t.expires_at, a.display_name
-       FROM transactions t JOIN accounts a ON a.id = t.account_id
-      WHERE t.page_id = $1 AND t.kind = ANY($2)`,
-    [pageId, PAGE_KINDS],
-  )
-  const row = rows[0]
+  const row = await pageReceive(q, pageId, PAGE_KINDS)
   if (!row || !isPageKind(row.kind)) return undefined
   return {
     txnId: row.id,
@@ -98,12 +82,7 @@ export async function readPageSnapshot(
   txnId: string,
   confirmationsNeeded: number,
 ): Promise<PageSnapshot | undefined> {
-  const { rows } = await q.query<
-    Pick<PageRow, 'kind' | 'state' | 'src_amount' | 'src_settled' | 'src_details' | 'expires_at'>
-  >(`SELECT kind, state, src_amount, src_settled, src_details, expires_at FROM transactions WHERE id = $1`, [
-    txnId,
-  ])
-  const row = rows[0]
+  const row = await pageStatusRow(q, txnId)
   if (!row || !isPageKind(row.kind)) return undefined
   return {
     status: pageStatusOf(

@@ -233,13 +233,13 @@ async function creditDeposit(
 ): Promise<Txn> {
   const destCcy = d.into?.destCcy ?? 'VND'
   const fxRate = d.into?.fxRate ?? '1'
-  const wallet = await deps.accounts.walletFor(q, d.accountId, destCcy)
-  if (!wallet)
+  const walletId = await deps.accounts.walletId(q, d.accountId, destCcy)
+  if (!walletId)
     throw fieldError('unsupported_currency_pair', 'accountId', `the account has no ${destCcy} wallet`)
   const fee = receiveFee(deps.config.fees.vnd_receive!, d.arrived)
   const { postings, creditedMinor } = receiveIntoWalletPostings({
     railAccount: systemAccountId(d.from, 'VND'),
-    walletId: wallet.id,
+    walletId,
     srcCcy: 'VND',
     destCcy,
     receivedMinor: d.arrived,

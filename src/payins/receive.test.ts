@@ -65,7 +65,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
     )
     return BigInt(rows[0]!.total ?? '0')
   }
-  const walletId = async () => (await h.c.accounts.walletFor(h.c.db, a.accountId, 'VND'))!.id
+  const walletId = async () => (await h.c.accounts.walletId(h.c.db, a.accountId, 'VND'))!
   /** What the wallet, the fee account and suspense gained while `fn` ran. */
   const gains = async (fn: () => Promise<unknown>) => {
     const ids = [await walletId(), systemAccountId('fees', 'VND'), systemAccountId('suspense', 'VND')]
@@ -419,7 +419,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
   describe('into a BTC or USDT wallet through the exchange', () => {
     /** The account's `ccy` wallet in minor units, as the books hold it. */
     const walletBalance = async (acct: TestAccount, ccy: string) =>
-      balance((await h.c.accounts.walletFor(h.c.db, acct.accountId, ccy))!.id)
+      balance((await h.c.accounts.walletId(h.c.db, acct.accountId, ccy))!)
     /** `arrived` dong less `fee`, at the transaction's quoted rate, rounded down (docs/payouts.md). */
     const converted = async (txnId: string, ccy: string, arrived: bigint, fee: bigint) => {
       const txn = await getTxn(h.c.db, txnId)

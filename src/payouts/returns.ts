@@ -54,8 +54,8 @@ async function recordReturn(
   await deps.db.tx(async (q) => {
     const payout = await getTxn(q, payoutId, { lock: true })
     if (!payout || payout.state !== 'completed' || typeof payout.destDetails.returnTxnId === 'string') return
-    const wallet = await deps.accounts.walletFor(q, payout.accountId, payout.srcCcy)
-    assert(wallet, 'a payout is funded from a wallet of its account')
+    const walletId = await deps.accounts.walletId(q, payout.accountId, payout.srcCcy)
+    assert(walletId, 'a payout is funded from a wallet of its account')
     const stamp = at
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
@@ -101,7 +101,7 @@ async function recordReturn(
       txnId: ret.id,
       kind: 'payout_return',
       now: at,
-      postings: returnPostings(payout, wallet.id, net.system),
+      postings: returnPostings(payout, walletId, net.system),
     })
     await markPayoutReturned(q, payout, { returnTxnId: ret.id, reason, at })
     await deps.repository.recordEvent(q, ret)

@@ -5,11 +5,10 @@
  * the wrong figure) is reported with both amounts, as reason `amount_mismatch`.
  */
 import type { Queryable } from '../db/db.js'
-import { sql, type Sql } from '../db/sql.js'
 import type { RailKind, RailPayment } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import type { Orphan } from './reconcile.js'
-import { REF_JOINS } from './ref-fragments.js'
+import { postedByRef, type RefSql } from '../ledger/rail-entries.js'
 
 export async function amountMismatches(
   q: Queryable,
@@ -21,8 +20,8 @@ export async function amountMismatches(
     payments: RailPayment[]
     /** References of the payments that some transaction with an entry on the account carries. */
     known: ReadonlySet<string>
-    /** entryRefSql of the rail: how an entry's reference is read. */
-    refSql: Sql
+    /** entryRefSql of the rail and its joins: how an entry's reference is read. */
+    ref: RefSql
   },
 ): Promise<Orphan[]> {
   // What the rail moved per reference, signed as money into the rail (in +, out -).
@@ -36,13 +35,7 @@ export async function amountMismatches(
   if (railByRef.size === 0) return []
   // What the ledger posted on the account for those references, over every time: the rail's
   // account is credited (negative) by money coming in, so the ledger's figure is the negated sum.
-  const { rows } = await q.query<{ rail_ref: string; txn_id: string; total: unknown }>(
-    sql`SELECT ${input.refSql} AS rail_ref, MIN(t.id) AS txn_id, SUM(p.amount)::int8 AS total
-       FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = ${input.account}
-       LEFT JOIN transactions t ON t.id = e.txn_id ${REF_JOINS}
-      WHERE ${input.refSql} = ANY(${[...railByRef.keys()]}::text[])
-      GROUP BY 1`,
-  )
+  const rows = await postedByRef(q, { account: input.account, refs: [...railByRef.keys()], ref: input.ref })
   const out: Orphan[] = []
   for (const row of rows) {
     const rail = railByRef.get(row.rail_ref)!

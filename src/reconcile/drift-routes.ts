@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
 import { postEntry } from '../ledger/ledger.js'
+import { firstNetworkCreditOf } from '../ledger/reads.js'
+import { getTxn } from '../transactions/repository.js'
 import type { SandboxLightningRail } from '../lightning/sandbox.js'
 import { AmountIn } from '../http/schemas.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
@@ -94,10 +96,7 @@ export function sandboxDriftRoutes(
     async (request) => {
       const { txnId } = request.body
       return deps.db.tx(async (q) => {
-        const { rows: txns } = await q.query<{ kind: string; state: string }>(
-          sql`SELECT kind, state FROM transactions WHERE id = ${txnId} FOR UPDATE`,
-        )
-        const txn = txns[0]
+        const txn = await getTxn(q, txnId, { lock: true })
         if (!txn) throw new ApiError('not_found', 'Transaction not found')
         if (!['ln_receive', 'onchain_receive', 'deposit'].includes(txn.kind) || txn.state !== 'completed')
           throw fieldError(
@@ -106,18 +105,7 @@ export function sandboxDriftRoutes(
             'must be a completed receive (Lightning, on-chain or a deposit)',
           )
         // The entry that brought the money in: the one posting out of a network's system account.
-        const { rows } = await q.query<{
-          entry_id: unknown
-          ledger_account_id: string
-          ccy: string
-          amount: unknown
-        }>(
-          sql`SELECT p.entry_id, p.ledger_account_id, p.ccy, p.amount FROM postings p
-            WHERE p.entry_id = (
-              SELECT e.id FROM journal_entries e JOIN postings x ON x.entry_id = e.id
-               WHERE e.txn_id = ${txnId} AND x.ledger_account_id IN ('sys:lightning:BTC', 'sys:onchain:BTC') AND x.amount < 0
-               ORDER BY e.id LIMIT 1)`,
-        )
+        const rows = await firstNetworkCreditOf(q, txnId, ['sys:lightning:BTC', 'sys:onchain:BTC'])
         if (rows.length === 0)
           throw fieldError('invalid_request', 'txnId', 'has no entry crediting money from a network')
         const postings = rows.map((r) => ({

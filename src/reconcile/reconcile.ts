@@ -18,10 +18,12 @@ import type { CheckableRail, PaymentsRail, RailKind, RailReserves, ReservesRail 
 import { formatMinor, formatScaled, parseAmount } from '../shared/amount.js'
 import { capitalByRail } from './capital.js'
 import { systemAccountId, type SystemPurpose } from '../ledger/ledger.js'
+import { postingSums, walletTotalsByCurrency } from '../ledger/reads.js'
+import { railAccountEntries, refsWithEntries } from '../ledger/rail-entries.js'
+import { inFlightSendTotals } from '../transactions/reads-reports.js'
 import { amountMismatches } from './amount-match.js'
 import { CREDIT_STATEMENT_GRACE_MS, RAIL_CURRENCIES } from './refs.js'
-import { entryRef, REF_JOINS } from './ref-fragments.js'
-import { sql } from '../db/sql.js'
+import { entryRef } from './ref-fragments.js'
 
 export { RAIL_CURRENCIES }
 
@@ -143,34 +145,18 @@ async function matchItems(
     return { unknown: `the rail failed: ${((err as Error).message ?? String(err)).slice(0, 300)}` }
   }
   const account = systemAccountId(rail as SystemPurpose, ccy)
-  const refSql = entryRef(rail)
+  const ref = entryRef(rail)
   const orphans: Orphan[] = []
   // Ledger side: every entry on the rail's account in the window, with its reference (a suspense
   // entry's is its bank credit's), and whether that reference is a bank transfer in.
-  const entries = await q.query<{
-    entry_id: unknown
-    txn_id: string | null
-    rail_ref: string | null
-    suspense: string | null
-    is_credit: boolean
-    total: unknown
-    at: unknown
-  }>(
-    sql`SELECT e.id AS entry_id, e.txn_id, ${refSql} AS rail_ref, sc.status AS suspense,
-            EXISTS (SELECT 1 FROM bank_credits bc WHERE bc.bank_ref = ${refSql}) AS is_credit,
-            SUM(p.amount)::int8 AS total, e.created_at AS at
-       FROM postings p JOIN journal_entries e ON e.id = p.entry_id LEFT JOIN transactions t ON t.id = e.txn_id
-       ${REF_JOINS}
-      WHERE p.ledger_account_id = ${account} AND e.created_at >= ${sinceMs} AND e.kind <> 'operator_capital'
-      GROUP BY e.id, e.txn_id, t.id, o.rail_ref, t.rail_ref, sc.bank_ref, sc.status, e.created_at ORDER BY e.id`,
-  )
+  const entries = await railAccountEntries(q, { account, sinceMs, ref })
   const onRail = new Set(payments.map((p) => p.ref))
   // A payment settled inside the service (an account paying another's invoice) posts on the rail's
   // account twice, once each way, under one reference: it nets to zero and the rail never sees it.
   const netByRef = new Map<string, bigint>()
-  for (const e of entries.rows)
+  for (const e of entries)
     if (e.rail_ref) netByRef.set(e.rail_ref, (netByRef.get(e.rail_ref) ?? 0n) + BigInt(e.total as bigint))
-  for (const e of entries.rows) {
+  for (const e of entries) {
     const amount = formatMinor(-BigInt(e.total as bigint), ccy)
     const at = Number(e.at)
     const missing = !e.rail_ref || (!onRail.has(e.rail_ref) && netByRef.get(e.rail_ref) !== 0n)
@@ -212,16 +198,7 @@ async function matchItems(
   }
   // Rail side: a payment whose reference no transaction with an entry on the account carries, at any time.
   const refs = [...onRail]
-  const known = new Set<string>()
-  if (refs.length) {
-    const { rows } = await q.query<{ rail_ref: string }>(
-      sql`SELECT DISTINCT ${refSql} AS rail_ref
-         FROM journal_entries e JOIN postings p ON p.entry_id = e.id AND p.ledger_account_id = ${account}
-         LEFT JOIN transactions t ON t.id = e.txn_id ${REF_JOINS}
-        WHERE ${refSql} = ANY(${refs}::text[])`,
-    )
-    for (const r of rows) known.add(r.rail_ref)
-  }
+  const known = refs.length ? await refsWithEntries(q, { account, refs, ref }) : new Set<string>()
   for (const p of payments) {
     if (!known.has(p.ref))
       orphans.push({
@@ -235,7 +212,7 @@ async function matchItems(
         at: p.at,
       })
   }
-  orphans.push(...(await amountMismatches(q, { rail, ccy, account, payments, known, refSql })))
+  orphans.push(...(await amountMismatches(q, { rail, ccy, account, payments, known, ref })))
   return orphans
 }
 
@@ -303,30 +280,15 @@ async function readLedger(q: Queryable): Promise<{
 }> {
   const ids = RAIL_CURRENCIES.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
-  const sums = await q.query<{ id: string; total: unknown }>(
-    sql`SELECT ledger_account_id AS id, SUM(amount)::int8 AS total FROM postings
-      WHERE ledger_account_id = ANY(${ids}::text[]) GROUP BY ledger_account_id`,
-  )
-  for (const row of sums.rows) held.set(row.id, -BigInt(row.total as bigint))
+  for (const [id, total] of await postingSums(q, ids)) held.set(id, -total)
   // A send's open hold, less the service fee that will go to revenue, is what will leave by the
   // rail; a payout leaves as its destination amount (a TRON payout's network fee is paid in TRX,
   // so the USDT the customer paid for it stays in the hot wallet, as revenue).
-  const out = await q.query<{ kind: string; total: unknown }>(
-    sql`SELECT t.kind,
-            SUM(CASE WHEN t.src_ccy = t.dest_ccy AND t.kind NOT IN ('tron_payout', 'vnd_payout')
-                     THEN h.amount - t.src_fee ELSE t.dest_amount END)::int8 AS total
-       FROM holds h JOIN transactions t ON t.id = h.txn_id
-      WHERE h.status = 'pending' AND t.kind = ANY(${RAIL_CURRENCIES.map((r) => r.kind)}::text[])
-        AND t.state IN ('srccreated', 'destsent', 'error')
-      GROUP BY t.kind`,
+  const outgoing = await inFlightSendTotals(
+    q,
+    RAIL_CURRENCIES.map((r) => r.kind),
   )
-  const outgoing = new Map<string, bigint>()
-  for (const row of out.rows) outgoing.set(row.kind, BigInt(row.total as bigint))
-  const wallets = await q.query<{ ccy: string; total: unknown }>(
-    sql`SELECT ccy, SUM(posted)::int8 AS total FROM ledger_accounts WHERE kind = 'wallet' GROUP BY ccy`,
-  )
-  const liabilities = new Map<string, bigint>()
-  for (const row of wallets.rows) liabilities.set(row.ccy, BigInt(row.total as bigint))
+  const liabilities = await walletTotalsByCurrency(q)
   return { held, outgoing, liabilities, capital: await capitalByRail(q) }
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Sql } from '../db/sql.js'
+import type { RefSql } from '../ledger/rail-entries.js'
 import type { RailKind } from '../rails/rail.js'
 import { ENTRY_REF_JOIN, entryRefSql, RAIL_REF_JOIN } from './refs.js'
 
@@ -8,10 +9,9 @@ import { ENTRY_REF_JOIN, entryRefSql, RAIL_REF_JOIN } from './refs.js'
  * reconciliation compose them with the `sql` tag instead of splicing strings.
  */
 
-/** The joins an entry's reference needs, after `journal_entries e` and `transactions t`. */
-export const REF_JOINS: Sql = sql.unsafeRaw(`${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}`)
+const REF_JOINS: Sql = sql.unsafeRaw(`${RAIL_REF_JOIN} ${ENTRY_REF_JOIN}`)
 
-/** How an entry's reference is read on `rail` (see entryRefSql). */
-export function entryRef(rail: RailKind): Sql {
-  return sql.unsafeRaw(entryRefSql(rail))
+/** How an entry's reference is read on `rail` (see entryRefSql), and the joins it needs. */
+export function entryRef(rail: RailKind): RefSql {
+  return { expr: sql.unsafeRaw(entryRefSql(rail)), joins: REF_JOINS }
 }

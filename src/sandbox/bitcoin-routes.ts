@@ -11,10 +11,9 @@ import { fieldError } from '../shared/errors.js'
 import { wakeWorkers } from '../bitcoin/schedule.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { scheduleCheck } from '../transactions/repository.js'
-import { txnFromRow } from '../transactions/txn.js'
+import { txnByRailRef } from '../transactions/reads.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
-import { sql } from '../db/sql.js'
 
 // No real Bitcoin payment can be larger than the money supply; the sandbox networks refuse it too.
 const MORE_THAN_MAX_MONEY = 'is more than all the bitcoin there will ever be (21000000 BTC)'
@@ -91,10 +90,7 @@ export function sandboxBitcoinRoutes(
         if ('error' in decoded) throw fieldError('invalid_payment_request', 'paymentRequest', decoded.error)
         const paid = await db.tx(async (q) => {
           // The receive is locked first: an account of ours paying the same invoice waits, or wins.
-          const { rows } = await q.query(
-            sql`SELECT * FROM transactions WHERE rail_ref = ${decoded.paymentHash} AND kind = 'ln_receive' FOR UPDATE`,
-          )
-          const receive = rows[0] ? txnFromRow(rows[0]) : undefined
+          const receive = await txnByRailRef(q, 'ln_receive', decoded.paymentHash, { lock: true })
           if (!receive)
             throw fieldError(
               'invalid_payment_request',

@@ -7,10 +7,10 @@ import type { Db } from '../db/db.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { MAX_MINOR, formatMinor, parseAmount } from '../shared/amount.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
+import { walletById } from '../ledger/wallets.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { AmountIn, BEARER, errors } from '../http/schemas.js'
 import { walletJson } from '../accounts/routes.js'
-import { sql } from '../db/sql.js'
 
 /** Credit a wallet from the sandbox funding account: test money, balanced like any other entry. */
 export async function fundWallet(
@@ -19,16 +19,14 @@ export async function fundWallet(
 ) {
   const ccy = String(input.ccy).toUpperCase()
   const wallet = await deps.db.tx(async (q) => {
-    const w = await deps.accounts.walletFor(q, input.accountId, ccy)
-    if (!w) throw fieldError('invalid_request', 'ccy', 'the account has no wallet in this currency')
+    const walletId = await deps.accounts.walletId(q, input.accountId, ccy)
+    if (!walletId) throw fieldError('invalid_request', 'ccy', 'the account has no wallet in this currency')
     const parsed = parseAmount(input.amount, ccy)
     if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
     // Test money stops at the per-side cap, so repeated funding can never push a balance past what
     // PostgreSQL's bigint holds. The row lock keeps two fundings from passing the check together.
-    const { rows } = await q.query<{ posted: string }>(
-      sql`SELECT posted::text AS posted FROM ledger_accounts WHERE id = ${w.id} FOR UPDATE`,
-    )
-    if (BigInt(rows[0]!.posted) + parsed.minor > MAX_MINOR) {
+    const locked = await walletById(q, walletId, { lock: true })
+    if (locked!.postedMinor + parsed.minor > MAX_MINOR) {
       throw fieldError(
         'invalid_amount',
         'amount',
@@ -41,10 +39,10 @@ export async function fundWallet(
       now: Date.now(),
       postings: [
         { accountId: systemAccountId('sandbox-funding', ccy), ccy, amount: -parsed.minor },
-        { accountId: w.id, ccy, amount: parsed.minor },
+        { accountId: walletId, ccy, amount: parsed.minor },
       ],
     })
-    return w.id
+    return walletId
   })
   return walletJson((await deps.accounts.wallet(wallet))!)
 }

@@ -101,9 +101,9 @@ async function cursorOf(
   const field = after !== undefined ? 'query.startingAfter' : 'query.endingBefore'
   const txnId = (after ?? before)!
   if (!TXN_ID_RE.test(txnId)) throw fieldError('invalid_request', field, 'must be a txnId from this list')
+  const ofAccount = accountId === null ? sql.empty : sql` AND account_id = ${accountId}`
   const { rows } = await db.query<{ created_at: bigint; id: string }>(
-    `SELECT created_at, id FROM transactions WHERE id = $1${accountId === null ? '' : ' AND account_id = $2'}`,
-    accountId === null ? [txnId] : [txnId, accountId],
+    sql`SELECT created_at, id FROM transactions WHERE id = ${txnId}${ofAccount}`,
   )
   // Another account's transaction is as unknown as one that does not exist.
   if (!rows[0]) throw fieldError('invalid_request', field, 'no transaction of this account has this txnId')

@@ -1,4 +1,6 @@
 import type { Queryable } from '../db/db.js'
+import { sql, type Sql } from '../db/sql.js'
+import type { TxnState } from './state-machine.js'
 import { txnFromRow, type Txn } from './txn.js'
 
 /** Transactions read by one statement at most; a larger batch is split. */
@@ -34,14 +36,12 @@ export function createTxnReader(db: Pick<Queryable, 'query'>): TxnReader {
     try {
       const { rows } =
         batch.length === 1
-          ? await db.query('SELECT * FROM transactions WHERE id = $1 AND account_id = $2', [
-              batch[0]!.id,
-              batch[0]!.accountId,
-            ])
+          ? await db.query(
+              sql`SELECT * FROM transactions WHERE id = ${batch[0]!.id} AND account_id = ${batch[0]!.accountId}`,
+            )
           : await db.query(
-              `SELECT t.* FROM unnest($1::text[], $2::text[]) AS r(id, account_id)
+              sql`SELECT t.* FROM unnest(${batch.map((b) => b.id)}::text[], ${batch.map((b) => b.accountId)}::text[]) AS r(id, account_id)
                  JOIN transactions t ON t.id = r.id AND t.account_id = r.account_id`,
-              [batch.map((b) => b.id), batch.map((b) => b.accountId)],
             )
       const found = new Map(rows.map(txnFromRow).map((row) => [keyOf(row.id, row.accountId), row]))
       for (const b of batch) {
@@ -67,3 +67,62 @@ export function createTxnReader(db: Pick<Queryable, 'query'>): TxnReader {
 }
 
 const keyOf = (id: string, accountId: string) => `${id}\u0000${accountId}`
+
+/**
+ * The transaction of `kind` a rail knows by `railRef` (a Lightning receive by its payment hash, the
+ * deposit a second payment to it made). With `lock`, its row is locked for the caller's transaction.
+ */
+export async function txnByRailRef(
+  q: Queryable,
+  kind: string,
+  railRef: string,
+  opts: { lock?: boolean } = {},
+): Promise<Txn | undefined> {
+  const lock = opts.lock ? sql` FOR UPDATE` : sql.empty
+  const { rows } = await q.query(
+    sql`SELECT * FROM transactions WHERE rail_ref = ${railRef} AND kind = ${kind}${lock}`,
+  )
+  return rows[0] ? txnFromRow(rows[0]) : undefined
+}
+
+/**
+ * The state of another transaction of `kind` with `railRef` in one of `states`, if there is one:
+ * the Lightning send asks whether a payment hash is already being paid, or was paid, by another.
+ */
+export async function otherStateByRailRef(
+  q: Queryable,
+  input: { kind: string; railRef: string; exceptId: string; states: readonly TxnState[] },
+): Promise<TxnState | undefined> {
+  const { rows } = await q.query<{ state: TxnState }>(
+    sql`SELECT state FROM transactions
+        WHERE kind = ${input.kind} AND rail_ref = ${input.railRef} AND id <> ${input.exceptId}
+          AND state = ANY(${[...input.states]}::text[])
+        LIMIT 1`,
+  )
+  return rows[0]?.state
+}
+
+/** Whether `accountId` has the transaction `id` (a stream is opened only on one of its own). */
+export async function hasTxn(q: Queryable, id: string, accountId: string): Promise<boolean> {
+  const { rows } = await q.query(
+    sql`SELECT id FROM transactions WHERE id = ${id} AND account_id = ${accountId}`,
+  )
+  return rows.length > 0
+}
+
+/** The account of each of `ids` that exists, by transaction id. */
+export async function accountIdsOf(q: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const { rows } = await q.query<{ id: string; account_id: string }>(
+    sql`SELECT id, account_id FROM transactions WHERE id = ANY(${[...ids]}::text[])`,
+  )
+  return new Map(rows.map((r) => [r.id, r.account_id]))
+}
+
+/**
+ * The ids of the accounts that have a transaction with this extRefId, as a subquery for a statement
+ * of another module (the console's account search), so that the search stays one statement.
+ */
+export function accountIdsWithExtRef(extRefId: unknown): Sql {
+  return sql`SELECT account_id FROM transactions WHERE ext_ref_id = ${extRefId}`
+}

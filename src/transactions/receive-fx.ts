@@ -118,16 +118,16 @@ export function receiveIntoWalletPostings(r: ReceiveIntoWallet): {
  * transaction's `destSettledMinor`.
  */
 export async function postReceiveEntry(
-  accounts: Pick<AccountsService, 'walletFor'>,
+  accounts: Pick<AccountsService, 'walletId'>,
   q: Queryable,
   txn: Pick<Txn, 'id' | 'accountId' | 'srcCcy' | 'destCcy' | 'fxRate'>,
   r: { railAccount: string; receivedMinor: bigint; feeMinor: bigint; kind: string; now: number },
 ): Promise<bigint> {
-  const wallet = await accounts.walletFor(q, txn.accountId, txn.destCcy)
-  assert(wallet, `the account has a ${txn.destCcy} wallet`)
+  const walletId = await accounts.walletId(q, txn.accountId, txn.destCcy)
+  assert(walletId, `the account has a ${txn.destCcy} wallet`)
   const { postings, creditedMinor } = receiveIntoWalletPostings({
     railAccount: r.railAccount,
-    walletId: wallet.id,
+    walletId,
     srcCcy: txn.srcCcy,
     destCcy: txn.destCcy,
     receivedMinor: r.receivedMinor,

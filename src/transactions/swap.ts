@@ -3,20 +3,13 @@ import type { Config } from '../config/config.js'
 import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
-import { walletIdPair } from '../ledger/ledger.js'
+import { knownWalletIdPair, readWalletIdPair, type WalletIds } from '../ledger/wallets.js'
 import type { Flow, QuoteContext, Settlement } from './flow.js'
 import type { Txn } from './txn.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
 import { isMoneyError } from './errors.js'
 
-// Wallet ids remembered by (account, currency); bounded so that many accounts cannot grow it forever.
-const WALLET_IDS_MAX = 50_000
-
-/**
- * The ids of wallets, remembered in the process by `${accountId}\0${ccy}`: a wallet's id, account
- * and currency never change, and wallets are never deleted, so a swap settles without a read.
- */
-export type WalletIds = Map<string, string>
+export type { WalletIds } from '../ledger/wallets.js'
 
 export interface SwapDeps {
   config: Config
@@ -80,14 +73,9 @@ export async function swapWallets(
   q: Queryable,
   txn: Pick<Txn, 'accountId' | 'srcCcy' | 'destCcy'>,
 ): Promise<[string, string]> {
-  const fromKey = `${txn.accountId}\u0000${txn.srcCcy}`
-  const toKey = `${txn.accountId}\u0000${txn.destCcy}`
-  const known = [walletIds.get(fromKey), walletIds.get(toKey)] as const
-  if (known[0] && known[1]) return [known[0], known[1]]
-  const [from, to] = await walletIdPair(q, txn.accountId, [txn.srcCcy, txn.destCcy])
+  const known = knownWalletIdPair(walletIds, txn.accountId, [txn.srcCcy, txn.destCcy])
+  if (known) return known
+  const [from, to] = await readWalletIdPair(walletIds, q, txn.accountId, [txn.srcCcy, txn.destCcy])
   assert(from && to, 'swap wallets exist')
-  if (walletIds.size >= WALLET_IDS_MAX - 1) walletIds.clear()
-  walletIds.set(fromKey, from)
-  walletIds.set(toKey, to)
   return [from, to]
 }

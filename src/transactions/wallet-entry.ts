@@ -10,13 +10,13 @@ import type { Txn } from './txn.js'
  * that wallet. Sends settle (`settleHolds`) or reverse with it, receives are credited with it.
  */
 export async function postWalletEntry(
-  accounts: Pick<AccountsService, 'walletFor'>,
+  accounts: Pick<AccountsService, 'walletId'>,
   q: Queryable,
   txn: Pick<Txn, 'id' | 'accountId' | 'srcCcy'>,
   entry: Omit<EntryInput, 'txnId' | 'postings'>,
   postings: (walletId: string) => Posting[],
 ): Promise<void> {
-  const wallet = await accounts.walletFor(q, txn.accountId, txn.srcCcy)
-  assert(wallet, `the account has a ${txn.srcCcy} wallet`)
-  await postEntry(q, { txnId: txn.id, ...entry, postings: postings(wallet.id) })
+  const walletId = await accounts.walletId(q, txn.accountId, txn.srcCcy)
+  assert(walletId, `the account has a ${txn.srcCcy} wallet`)
+  await postEntry(q, { txnId: txn.id, ...entry, postings: postings(walletId) })
 }

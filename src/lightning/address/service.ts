@@ -1,3 +1,4 @@
+import { lockAccount } from '../../accounts/reads.js'
 import type { AccountsService } from '../../accounts/service.js'
 import type { Db, Queryable } from '../../db/db.js'
 import { sql } from '../../db/sql.js'
@@ -56,7 +57,7 @@ export async function claimAddress(
   // account keeps the address it had.
   const row = await deps.db.tx(async (q) => {
     // One claim per account at a time: the account's row is the lock.
-    await q.query(sql`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`)
+    await lockAccount(q, accountId)
     await q.query(
       sql`DELETE FROM lightning_addresses WHERE account_id = ${accountId} AND username <> ${username}`,
     )
