@@ -113,7 +113,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   accountRoutes(app, c)
   rateRoutes(app, c)
   // Before the transaction routes: sends on a rail paused by reconciliation are refused.
-  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake })
+  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake, kinds: c.kinds })
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)

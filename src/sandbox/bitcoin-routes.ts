@@ -10,6 +10,7 @@ import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers, type BitcoinDeps } from '../bitcoin/common.js'
 import { scheduleCheck } from '../transactions/repository.js'
+import type { KindRegistry } from '../transactions/kinds.js'
 import { txnFromRow } from '../transactions/txn.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
@@ -31,6 +32,7 @@ export function sandboxBitcoinRoutes(
     auth: AuthService
     bitcoin: BitcoinDeps
     adminPreHandler: (request: FastifyRequest) => Promise<void>
+    kinds: Pick<KindRegistry, 'confirmationWaits'>
   },
 ): void {
   const { db, config } = deps.bitcoin
@@ -179,7 +181,7 @@ export function sandboxBitcoinRoutes(
         const height = await db.tx(async (q) => {
           const h = await onchain.mine(q, body?.blocks ?? 1)
           // Everything waiting for confirmations is looked at again now.
-          await scheduleCheck(q, 'awaiting-confirmations', now(), 'exact')
+          await scheduleCheck(q, { awaiting: deps.kinds.confirmationWaits }, now(), 'exact')
           await wakeWorkers(q)
           return h
         })

@@ -4,10 +4,10 @@ import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import { walletIdPair } from '../ledger/ledger.js'
-import type { Flow, QuoteContext, Settlement } from './flow.js'
-import type { Txn } from './txn.js'
-import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
-import { isMoneyError } from './errors.js'
+import type { Flow, QuoteContext, Settlement } from '../transactions/flow.js'
+import type { Txn } from '../transactions/txn.js'
+import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
+import { isMoneyError } from '../transactions/errors.js'
 
 // Wallet ids remembered by (account, currency); bounded so that many accounts cannot grow it forever.
 const WALLET_IDS_MAX = 50_000
