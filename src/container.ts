@@ -304,6 +304,7 @@ export async function createContainer(
     reconcile: createReconciler({
       db,
       metrics,
+      railCurrencies: kinds.railCurrencies,
       rails: [
         { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
         { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },

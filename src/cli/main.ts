@@ -7,7 +7,8 @@ import { createPgliteDb, createPostgresDb } from '../db/db.js'
 import { migrate } from '../db/migrate.js'
 import { formatRailsCheck, type RailsCheckResult } from '../rails/check.js'
 import { randomUUID } from 'node:crypto'
-import { formatReconciliation, RAIL_CURRENCIES, type ReconciliationReport } from '../reconcile/reconcile.js'
+import { formatReconciliation, type ReconciliationReport } from '../reconcile/reconcile.js'
+import { serviceKinds } from '../kinds.js'
 
 /**
  * The operator command line. It talks to a running server's admin API (so it works while the
@@ -60,8 +61,10 @@ Environment: SVCPAY_URL (default http://localhost:$PORT), ADMIN_TOKEN (default: 
 
 export class CliError extends Error {}
 
-/** The currency each rail holds (src/reconcile/reconcile.ts RAIL_CURRENCIES). */
-const RAIL_CCY: Record<string, string> = Object.fromEntries(RAIL_CURRENCIES.map((r) => [r.rail, r.ccy]))
+/** The currency each rail holds (the kind registry's `railCurrencies`, src/kinds.ts). */
+const RAIL_CCY: Record<string, string> = Object.fromEntries(
+  serviceKinds().railCurrencies.map((r) => [r.rail, r.ccy]),
+)
 
 interface Parsed {
   positional: string[]

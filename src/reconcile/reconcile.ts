@@ -23,11 +23,9 @@ import {
   CREDIT_STATEMENT_GRACE_MS,
   ENTRY_REF_JOIN,
   entryRefSql,
-  RAIL_CURRENCIES,
   RAIL_REF_JOIN,
+  type RailCurrencies,
 } from './refs.js'
-
-export { RAIL_CURRENCIES }
 
 export interface ReconcilableRail {
   rail: RailKind
@@ -301,13 +299,16 @@ async function readRail(
 }
 
 /** The ledger's side: what each system account says its rail holds, sends in flight, wallet totals. */
-async function readLedger(q: Queryable): Promise<{
+async function readLedger(
+  q: Queryable,
+  railCurrencies: RailCurrencies,
+): Promise<{
   held: Map<string, bigint>
   outgoing: Map<string, bigint>
   liabilities: Map<string, bigint>
   capital: Map<RailKind, bigint>
 }> {
-  const ids = RAIL_CURRENCIES.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
+  const ids = railCurrencies.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
   const sums = await q.query<{ id: string; total: unknown }>(
     `SELECT ledger_account_id AS id, SUM(amount)::int8 AS total FROM postings
@@ -326,7 +327,7 @@ async function readLedger(q: Queryable): Promise<{
       WHERE h.status = 'pending' AND t.kind = ANY($1::text[])
         AND t.state IN ('srccreated', 'destsent', 'error')
       GROUP BY t.kind`,
-    [RAIL_CURRENCIES.map((r) => r.kind)],
+    [railCurrencies.map((r) => r.kind)],
   )
   const outgoing = new Map<string, bigint>()
   for (const row of out.rows) outgoing.set(row.kind, BigInt(row.total as bigint))
@@ -342,20 +343,21 @@ async function readLedger(q: Queryable): Promise<{
 export async function reconcile(
   q: Queryable,
   rails: ReconcilableRail[],
-  opts: { timeoutMs: number; now?: number; windowMs?: number },
+  opts: { timeoutMs: number; now?: number; windowMs?: number; railCurrencies: RailCurrencies },
 ): Promise<ReconciliationReport> {
+  const { railCurrencies } = opts
   const byRail = new Map(rails.map((r) => [r.rail, r]))
   const [ledger, reads] = await Promise.all([
-    readLedger(q),
+    readLedger(q, railCurrencies),
     Promise.all(
-      RAIL_CURRENCIES.map(async ({ rail, ccy }) => {
+      railCurrencies.map(async ({ rail, ccy }) => {
         const configured = byRail.get(rail)
         return configured ? readRail(configured, ccy, opts.timeoutMs) : null
       }),
     ),
   ])
   const internal: Internal[] = []
-  RAIL_CURRENCIES.forEach(({ rail, ccy, kind }, i) => {
+  railCurrencies.forEach(({ rail, ccy, kind }, i) => {
     const configured = byRail.get(rail)
     if (!configured) return
     const read = reads[i]!
@@ -410,7 +412,7 @@ export async function reconcile(
     })
   })
   const currencies: CurrencyPosition[] = []
-  const ccys = [...new Set([...RAIL_CURRENCIES.map((r) => r.ccy), ...ledger.liabilities.keys()])].sort()
+  const ccys = [...new Set([...railCurrencies.map((r) => r.ccy), ...ledger.liabilities.keys()])].sort()
   for (const ccy of ccys) {
     const owed = ledger.liabilities.get(ccy) ?? 0n
     const mine = internal.filter((x) => x.entry.ccy === ccy)
@@ -428,7 +430,7 @@ export async function reconcile(
   const since = now - (opts.windowMs ?? MATCH_WINDOW_MS)
   const orphans: Orphan[] = []
   const unmatched: ReconciliationReport['unmatched'] = []
-  for (const { rail, ccy } of RAIL_CURRENCIES) {
+  for (const { rail, ccy } of railCurrencies) {
     const configured = byRail.get(rail)
     if (!configured) continue
     const matched = await matchItems(q, configured, ccy, since, opts.timeoutMs, now)
