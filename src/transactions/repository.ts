@@ -278,9 +278,10 @@ export type CheckTarget =
   | { kind: TxnKind; railRef: string }
   /**
    * The payout of `kind` a rail knows by `payoutRef` that a partner's notice may be about: still
-   * sent, or a completed bank payout with no return recorded (the notice may be its return).
+   * sent, or, for a kind whose completed payouts may come back (`returnable`: a bank payout), a
+   * completed one with no return recorded (the notice may be its return).
    */
-  | { kind: TxnKind; payoutRef: string }
+  | { kind: TxnKind; payoutRef: string; returnable: boolean }
   /**
    * Every transaction waiting for on-chain confirmations: each (kind, state) the kind registry
    * declares as such (`confirmationWaits`).
@@ -297,9 +298,10 @@ function targetWhere(target: CheckTarget): Sql {
     )
   }
   if ('railRef' in target) return sql`kind = ${target.kind} AND rail_ref = ${target.railRef}`
+  if (!target.returnable)
+    return sql`rail_ref = ${target.payoutRef} AND kind = ${target.kind} AND state = 'destsent'`
   return sql`rail_ref = ${target.payoutRef} AND kind = ${target.kind}
-        AND (state = 'destsent'
-             OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`
+        AND (state = 'destsent' OR (state = 'completed' AND dest_details->>'returnTxnId' IS NULL))`
 }
 
 /**
