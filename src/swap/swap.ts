@@ -4,6 +4,7 @@ import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import { walletIdPair } from '../ledger/ledger.js'
+import { SWAP } from './kinds.js'
 import type { Flow, QuoteContext, Settlement } from '../transactions/flow.js'
 import type { Txn } from '../transactions/txn.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
@@ -28,7 +29,7 @@ export interface SwapDeps {
 export function swapFlow(options: Omit<SwapDeps, 'walletIds'> & { walletIds?: WalletIds }): Flow {
   const deps: SwapDeps = { ...options, walletIds: options.walletIds ?? new Map() }
   return {
-    kind: 'swap',
+    kind: SWAP.kind,
     quote: (ctx) => quoteSwap(deps, ctx),
     settlement: (q, txn, now) => swapSettlement(deps, q, txn, now),
   }
