@@ -109,7 +109,9 @@ function stuckSql(kinds: StuckKinds, settings: RailOpsConfig, now: number): Sql 
   // Written out, not bound: the partial index transactions_open_idx (migration 018) has this very
   // predicate, and the planner uses it only when it can see the values (our own constants).
   const open = sql.unsafeRaw(`t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`)
-  // Written out for the same reason: the predicate of transactions_left_chain_idx (migration 034).
+  // Written out for the same reason: the predicate of transactions_left_chain_idx (migration 035).
+  // It names the on-chain send's kind as text; test/kinds.test.ts checks that the migration has this
+  // predicate and that the kind is declared as the on-chain rail's send.
   const leftChain = sql.unsafeRaw(
     `t.kind = 'onchain_send' AND t.state = 'completed' AND (t.dest_details->>'leftChainAt') IS NOT NULL`,
   )
