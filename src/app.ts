@@ -113,7 +113,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   accountRoutes(app, c)
   rateRoutes(app, c)
   // Before the transaction routes: sends on a rail paused by reconciliation are refused.
-  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake })
+  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake, kinds: c.kinds })
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)
@@ -149,10 +149,15 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   if (c.config.vnd === 'sandbox')
     sandboxVndTransferRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   reconciliationRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
-  capitalRoutes(app, { db: c.db, adminPreHandler: adminAuth(c.adminToken) })
+  capitalRoutes(app, {
+    db: c.db,
+    railCurrencies: c.kinds.railCurrencies,
+    adminPreHandler: adminAuth(c.adminToken),
+  })
   if (c.config.rails === 'sandbox')
     sandboxDriftRoutes(app, {
       db: c.db,
+      railCurrencies: c.kinds.railCurrencies,
       lightning: c.bitcoin.rails.sandbox.lightning,
       adminPreHandler: adminAuth(c.adminToken),
     })

@@ -20,7 +20,9 @@ import type { Logger } from 'pino'
 import { createTransactionsService, type TransactionsService } from './transactions/service.js'
 import { createTxnRepository } from './transactions/repository.js'
 import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
-import { swapFlow } from './transactions/swap.js'
+import { swapFlow } from './swap/swap.js'
+import { serviceKinds } from './kinds.js'
+import type { KindRegistry } from './transactions/kinds.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type BankCreditsSource, type PayoutRails } from './payouts/rails.js'
 import { withCreditPollCheck } from './payouts/vnd/bank-credit-poll.js'
@@ -76,6 +78,8 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
+  /** Every kind of transaction, as the flows declare them (src/kinds.ts), checked at start. */
+  kinds: KindRegistry
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
@@ -165,13 +169,15 @@ export async function createContainer(
   const metrics = createMetrics()
   const operatorsConfig = operatorsConfigFromEnv(config.env)
   const operators = createOperatorsService({ db, box, config: operatorsConfig })
-  registerStuckGauge(metrics, { db, settings: config.railOps, log })
+  // Made (and checked) first: a kind with a missing fact stops the service here, at start.
+  const kinds = serviceKinds()
+  registerStuckGauge(metrics, { db, kinds, settings: config.railOps, log })
   const reconcileBrake = brakeSettings(config.env)
   const reconcileInterval = reconcileIntervalMs(config.env)
   const reconcileWindow = reconcileWindowMs(config.env)
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
   // events, and handed to the service and to every flow that writes transactions.
-  const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now })
+  const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now, kinds })
   const flows: Flow[] = [swapFlow({ config, rates, walletIds })]
   // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
   // lazily, for worker-side transitions, because the service is built from this list of flows.
@@ -232,8 +238,8 @@ export async function createContainer(
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
-  const transactions = createTransactionsService({ db, config, rates, flows, repository, log })
-  const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake })
+  const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, log })
+  const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake, kinds })
   const webhooks = createWebhooksService({
     db,
     box,
@@ -276,6 +282,7 @@ export async function createContainer(
   }
   return {
     transactions,
+    kinds,
     approvals,
     bitcoin,
     payins,
@@ -300,6 +307,7 @@ export async function createContainer(
     reconcile: createReconciler({
       db,
       metrics,
+      railCurrencies: kinds.railCurrencies,
       rails: [
         { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
         { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },

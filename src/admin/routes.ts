@@ -10,7 +10,7 @@ import { checkBooks } from '../ledger/ledger.js'
 import { refuseSpentAddress } from '../http/auth-hook.js'
 import type { Config } from '../config/config.js'
 import type { RailsCheckResult } from '../rails/check.js'
-import { listStuck } from '../transactions/stuck.js'
+import { listStuck, type StuckKinds } from '../transactions/stuck.js'
 
 /**
  * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
@@ -45,6 +45,7 @@ export function adminRoutes(
     db: Db
     adminToken: string
     config: Pick<Config, 'railOps'>
+    kinds: StuckKinds
     checkRails(): Promise<RailsCheckResult>
   },
 ): void {
@@ -140,7 +141,10 @@ export function adminRoutes(
       const { query } = request
       const limit = Number(query.limit ?? 20)
       if (limit > 100) throw new ApiError('invalid_request', 'limit: at most 100')
-      return listStuck(deps.db, deps.config.railOps, Date.now(), { page: Number(query.page ?? 1), limit })
+      return listStuck(deps.db, deps.kinds, deps.config.railOps, Date.now(), {
+        page: Number(query.page ?? 1),
+        limit,
+      })
     },
   )
 

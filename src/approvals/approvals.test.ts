@@ -282,7 +282,7 @@ describe(`four-eyes approval (${ENGINE})`, () => {
     expect(listed.body.data.map((x: any) => x.txnId)).toContain(c.txnId)
     expect(await stuckTransactions(h.c.db)).toEqual([])
     // Long past every rail's bound, a send waiting for operators is in their queue, not the stuck list.
-    const stuck = await listStuck(h.c.db, h.c.config.railOps, Date.now() + 3 * 3600_000, {
+    const stuck = await listStuck(h.c.db, h.c.kinds, h.c.config.railOps, Date.now() + 3 * 3600_000, {
       page: 1,
       limit: 100,
     })

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../config/config.js'
-import { approvalReasons } from './policy.js'
-import { canTransition, reqStatuses } from '../transactions/state-machine.js'
+import { approvalReasons as reasons } from './policy.js'
+import { reqStatuses } from '../transactions/state-machine.js'
+import { serviceKinds } from '../kinds.js'
+
+const kinds = serviceKinds()
+const canTransition = kinds.canTransition
+/** The reasons, with the approval rule of the transaction's kind as declared. */
+const approvalReasons = (txn: Parameters<typeof reasons>[1], t: Parameters<typeof reasons>[2]) =>
+  reasons(kinds.declaration(txn.kind), txn, t)
 
 const thresholds = (env: Record<string, string>) => loadConfig(env).approvalThresholds
 

@@ -6,10 +6,8 @@
  * costs the wallet. A currency without a threshold never makes a transaction wait.
  */
 import { formatMinor } from '../shared/amount.js'
+import type { KindDeclaration } from '../transactions/kinds.js'
 import type { TxnKind } from '../transactions/state-machine.js'
-
-/** The kinds of transaction that move money out of the service to someone outside it. */
-export const APPROVAL_KINDS: ReadonlySet<TxnKind> = new Set(['onchain_send', 'tron_payout', 'vnd_payout'])
 
 /** One threshold a transaction went over, in exact decimal text. */
 export interface ApprovalReason {
@@ -27,9 +25,16 @@ interface Sides {
   destAmountMinor: bigint
 }
 
-/** The thresholds `txn` is above; empty when it needs no approval. */
-export function approvalReasons(txn: Sides, thresholds: Readonly<Record<string, bigint>>): ApprovalReason[] {
-  if (!APPROVAL_KINDS.has(txn.kind)) return []
+/**
+ * The thresholds `txn` is above; empty when it needs no approval. Whether its kind can need one at
+ * all (a send or payout that moves money out to someone outside the service) is its declaration's.
+ */
+export function approvalReasons(
+  kind: Pick<KindDeclaration, 'approval'>,
+  txn: Sides,
+  thresholds: Readonly<Record<string, bigint>>,
+): ApprovalReason[] {
+  if (!kind.approval) return []
   const reasons: ApprovalReason[] = []
   const sides = [
     ['source', txn.srcCcy, txn.srcAmountMinor],

@@ -26,6 +26,7 @@ import { voidHolds } from '../ledger/ledger.js'
 import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
 import { refuseIfPaused, type BrakeSettings } from '../reconcile/brake.js'
+import type { KindRegistry } from '../transactions/kinds.js'
 import {
   APPROVALS_PAGE_MAX,
   listApprovals,
@@ -104,6 +105,8 @@ export function createApprovalsService(deps: {
   transactions: TransactionsService
   /** RECONCILE_HALT_SENDS: an approval on a paused rail is refused (`sends_paused`), recording nothing. */
   brake?: BrakeSettings
+  /** The kind registry: the rail an approved send leaves by. */
+  kinds: Pick<KindRegistry, 'railOfSend'>
   now?: () => number
 }): ApprovalsService {
   const now = deps.now ?? Date.now
@@ -178,7 +181,7 @@ export function createApprovalsService(deps: {
           )
         // The brake: an approval lets the money go, so on a paused rail it is refused before
         // anything is written; the approval stays waiting (until its deadline) for a later try.
-        if (deps.brake) await refuseIfPaused(q, deps.brake, txn.kind)
+        if (deps.brake) await refuseIfPaused(q, deps.brake, deps.kinds.railOfSend(txn.kind))
         const decided = await recordDecision(q, txn.id, 'approved', by(actor), note, at)
         assert(decided, 'a waiting approval under its row lock can be decided')
         const flow = deps.transactions.flows.get(txn.kind)

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { RAIL_CURRENCIES } from '../reconcile/reconcile.js'
+import { serviceKinds } from '../kinds.js'
 import { CliError, need, type Command, type Commands } from './args.js'
 import { call, type DataList } from './client.js'
 
-/** The currency each rail holds (src/reconcile/reconcile.ts RAIL_CURRENCIES). */
-const RAIL_CCY: Record<string, string> = Object.fromEntries(RAIL_CURRENCIES.map((r) => [r.rail, r.ccy]))
+/** The currency each rail holds (the kind registry's `railCurrencies`, src/kinds.ts). */
+const RAIL_CCY: Record<string, string> = Object.fromEntries(
+  serviceKinds().railCurrencies.map((r) => [r.rail, r.ccy]),
+)
 
 interface Booked {
   replayed?: boolean

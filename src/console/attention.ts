@@ -40,7 +40,7 @@ const stuck: AttentionSection = {
   heading: { en: 'Stuck transactions', vi: 'Giao dịch bị kẹt' },
   none: { en: 'No transaction is stuck.', vi: 'Không có giao dịch nào bị kẹt.' },
   async read(c, now, limit) {
-    const page = await listStuck(c.db, c.config.railOps, now, { page: 1, limit })
+    const page = await listStuck(c.db, c.kinds, c.config.railOps, now, { page: 1, limit })
     return {
       total: page.pagination.total,
       rows: page.data.map((s) => ({

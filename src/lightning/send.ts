@@ -21,6 +21,7 @@ import { localInvoice } from './send-destination.js'
 import { approvalReasons } from '../approvals/policy.js'
 import { ApiError } from '../shared/errors.js'
 import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
+import { LN_SEND } from './kinds.js'
 
 /** A payment in flight is asked about again this often. */
 const PAYMENT_POLL_MS = 2_000
@@ -123,7 +124,10 @@ interface Prepared {
  */
 async function prepareLnSendConfirm(deps: LnSendDeps, txn: Txn): Promise<Prepared> {
   if (!isLocalPending(txn)) return cancelInternalInvoiceFirst(deps, txn)
-  if (approvalReasons(txn, deps.config.approvalThresholds).length > 0 || !(await fundsHeld(deps, txn)))
+  if (
+    approvalReasons(LN_SEND, txn, deps.config.approvalThresholds).length > 0 ||
+    !(await fundsHeld(deps, txn))
+  )
     return { nodeSettled: false }
   const local = await askLocalAddress(deps, txn)
   if ('refused' in local) {
@@ -304,7 +308,7 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
   }
   if (
     result.status === 'unknown' &&
-    (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind))
+    (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), LN_SEND.rail))
   ) {
     // The brake holds the rail: nothing is sent; the send waits in srccreated, its funds held, and
     // is looked at again (a payment the node already has is still followed above).

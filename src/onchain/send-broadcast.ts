@@ -10,6 +10,7 @@ import { FEE_TARGET_BLOCKS } from './send-quote.js'
 import { failSend } from './send-release.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
 import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
+import { ONCHAIN_SEND } from './kinds.js'
 
 /** How long a send waits for the network fee to come back within its quote before it fails. */
 export const FEE_WAIT_MAX_MS = 30 * 60_000
@@ -67,7 +68,7 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
 export async function broadcast(deps: BitcoinDeps, txn: Txn) {
   // The brake holds the rail: nothing is broadcast (not even a send asked for before, whose answer
   // was lost); the send waits in srccreated, its funds held, and is looked at again.
-  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind)) {
+  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), ONCHAIN_SEND.rail)) {
     deps.log?.warn({ txnId: txn.id }, 'on-chain send waits: sends on the rail are paused')
     await checkAgainAt(deps.db, txn, nowBy(deps) + PAUSED_RECHECK_MS)
     return

@@ -3,9 +3,9 @@ import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import type { SystemPurpose } from '../ledger/ledger.js'
-import type { BankPayoutRail, PayoutState, TronRail } from '../rails/rail.js'
+import type { BankPayoutRail, PayoutState, RailKind, TronRail } from '../rails/rail.js'
 import type { Quote, QuoteContext } from '../transactions/flow.js'
-import type { TxnKind } from '../transactions/state-machine.js'
+import type { PayoutKind } from './kinds.js'
 import type { TxnRepository } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import type { TransactionsService } from '../transactions/service.js'
@@ -47,7 +47,9 @@ export interface VndPayoutDeps extends PayoutFlowDeps {
 
 /** What differs between the two payout networks; the lifecycle around it is shared. */
 export interface PayoutNetwork {
-  kind: Extract<TxnKind, 'tron_payout' | 'vnd_payout'>
+  kind: PayoutKind
+  /** The rail its money leaves by (the brake's, for a submission). */
+  rail: RailKind
   /** The ledger's system account the paid-out money leaves through. */
   system: Extract<SystemPurpose, 'tron' | 'bank'>
   /** The name of the rail's reference in destReq.reqDetails. */

@@ -79,7 +79,7 @@ function endWithoutPaying(
 async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   // The brake holds the rail: nothing is submitted; the payout waits in srccreated, its funds held,
   // and is looked at again.
-  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), txn.kind)) {
+  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), net.rail)) {
     deps.log.warn({ txnId: txn.id, kind: net.kind }, 'payout waits: sends on the rail are paused')
     await scheduleCheck(deps.db, txn.id, nowBy(deps) + PAUSED_RECHECK_MS, 'earliest', { state: 'srccreated' })
     return

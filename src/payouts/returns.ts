@@ -11,6 +11,7 @@ import { walletDebit } from '../transactions/money.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { returnPostings } from './postings.js'
+import { VND_PAYOUT } from './kinds.js'
 
 /**
  * A completed payout the partner says changed (checkPayoutNow): read it, and when it came back,
@@ -124,7 +125,9 @@ export async function checkPayoutNow(
   ref: string,
   now: number,
 ): Promise<boolean> {
-  if (!(await scheduleCheck(db, { kind, payoutRef: ref }, now, 'exact'))) return false
+  // Only a bank payout comes back once completed (the beneficiary's bank returns it).
+  const returnable = kind === VND_PAYOUT.kind
+  if (!(await scheduleCheck(db, { kind, payoutRef: ref, returnable }, now, 'exact'))) return false
   await db.notify(WAKE_CHANNEL)
   return true
 }

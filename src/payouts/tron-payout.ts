@@ -9,13 +9,15 @@ import { validateTronAddress } from './tron/address.js'
 import { payoutError, type PayoutError } from './errors.js'
 import type { TronPayoutDeps } from './deps.js'
 import { payoutFlow } from './lifecycle.js'
+import { TRON_PAYOUT } from './kinds.js'
 
 const ADDRESS_FIELD = 'destReq.reqDetails.address'
 
 /** USDT over TRON: address checked at quote; service fee and a fixed network fee, both in USDT. */
 export function tronPayoutFlow(deps: TronPayoutDeps): Flow {
   return payoutFlow(deps, {
-    kind: 'tron_payout',
+    kind: TRON_PAYOUT.kind,
+    rail: TRON_PAYOUT.rail,
     system: 'tron',
     refField: 'txHash',
     pollMs: deps.pollMs,

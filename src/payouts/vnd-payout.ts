@@ -8,6 +8,7 @@ import { isMoneyError, type MoneyError } from '../transactions/errors.js'
 import { bankAccountError, kycError, payoutError, sourceOfFundsError, type PayoutError } from './errors.js'
 import type { VndPayoutDeps } from './deps.js'
 import { payoutFlow } from './lifecycle.js'
+import { VND_PAYOUT } from './kinds.js'
 import { checkBeneficiaryName } from './vnd-name-check.js'
 import { checkExpectedName } from '../fiat/beneficiary-name.js'
 
@@ -19,7 +20,8 @@ import { checkExpectedName } from '../fiat/beneficiary-name.js'
  */
 export function vndPayoutFlow(deps: VndPayoutDeps): Flow {
   return payoutFlow(deps, {
-    kind: 'vnd_payout',
+    kind: VND_PAYOUT.kind,
+    rail: VND_PAYOUT.rail,
     system: 'bank',
     refField: 'bankRef',
     pollMs: deps.pollMs,

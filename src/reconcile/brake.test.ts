@@ -80,6 +80,7 @@ describe('the brake: RECONCILE_HALT_SENDS', () => {
     const hanging = createReconciler({
       db: h.c.db,
       metrics: h.c.metrics,
+      railCurrencies: h.c.kinds.railCurrencies,
       rails: [{ rail: 'lightning', adapter: 'lnd', impl: { reserves: () => new Promise(() => {}) } }],
       timeoutMs: 50,
       brake: h.c.reconcileBrake,

@@ -14,9 +14,11 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
+import { sql } from '../db/sql.js'
 import { fieldOf, paramsOf } from '../http/request-fields.js'
 import type { RailKind } from '../rails/rail.js'
 import { ApiError } from '../shared/errors.js'
+import type { KindRegistry } from '../transactions/kinds.js'
 import type { RailStatus } from './reconcile.js'
 
 export interface BrakeSettings {
@@ -53,7 +55,7 @@ export async function recordReadings(
   orphansCleared: RailKind[]
 }> {
   const before = await q.query<{ rail: RailKind; deficit_readings: number; orphans: number }>(
-    'SELECT rail, deficit_readings, orphans FROM reconcile_brake',
+    sql`SELECT rail, deficit_readings, orphans FROM reconcile_brake`,
   )
   const hadDeficit = new Set(before.rows.filter((r) => Number(r.deficit_readings) > 0).map((r) => r.rail))
   const hadOrphans = new Set(before.rows.filter((r) => Number(r.orphans) > 0).map((r) => r.rail))
@@ -64,32 +66,32 @@ export async function recordReadings(
   for (const [rail, count] of orphanCounts) {
     if (count > 0 && !hadOrphans.has(rail)) orphansAppeared.push(rail)
     if (count === 0 && hadOrphans.has(rail)) orphansCleared.push(rail)
+    const [orphans, at] = [sql.param(count), sql.param(now)]
     await q.query(
-      `INSERT INTO reconcile_brake (rail, orphans, updated_at) VALUES ($1, $2, $3)
-       ON CONFLICT (rail) DO UPDATE SET orphans = $2, updated_at = $3`,
-      [rail, count, now],
+      sql`INSERT INTO reconcile_brake (rail, orphans, updated_at) VALUES (${rail}, ${orphans}, ${at})
+       ON CONFLICT (rail) DO UPDATE SET orphans = ${orphans}, updated_at = ${at}`,
     )
   }
   for (const { rail, status } of readings) {
     if (status === 'unknown') continue
     if (status === 'deficit' && !hadDeficit.has(rail)) appeared.push(rail)
     if (status !== 'deficit' && hadDeficit.has(rail)) cleared.push(rail)
+    const at = sql.param(now)
     if (status === 'deficit') {
+      const [halt, after] = [sql.param(settings.haltSends), sql.param(settings.haltAfter)]
       await q.query(
-        `INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at)
-         VALUES ($1, 1, CASE WHEN $2::boolean AND 1 >= $3::int THEN $4::int8 END, $4)
+        sql`INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at)
+         VALUES (${rail}, 1, CASE WHEN ${halt}::boolean AND 1 >= ${after}::int THEN ${at}::int8 END, ${at})
          ON CONFLICT (rail) DO UPDATE SET
            deficit_readings = reconcile_brake.deficit_readings + 1,
            paused_at = COALESCE(reconcile_brake.paused_at,
-             CASE WHEN $2::boolean AND reconcile_brake.deficit_readings + 1 >= $3::int THEN $4::int8 END),
-           updated_at = $4`,
-        [rail, settings.haltSends, settings.haltAfter, now],
+             CASE WHEN ${halt}::boolean AND reconcile_brake.deficit_readings + 1 >= ${after}::int THEN ${at}::int8 END),
+           updated_at = ${at}`,
       )
     } else {
       await q.query(
-        `INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at) VALUES ($1, 0, NULL, $2)
-         ON CONFLICT (rail) DO UPDATE SET deficit_readings = 0, paused_at = NULL, updated_at = $2`,
-        [rail, now],
+        sql`INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at) VALUES (${rail}, 0, NULL, ${at})
+         ON CONFLICT (rail) DO UPDATE SET deficit_readings = 0, paused_at = NULL, updated_at = ${at}`,
       )
     }
   }
@@ -99,30 +101,16 @@ export async function recordReadings(
 /** The rails whose sends the brake holds now, as recorded by the last counted readings. */
 export async function pausedRails(q: Queryable): Promise<RailKind[]> {
   const { rows } = await q.query<{ rail: RailKind }>(
-    'SELECT rail FROM reconcile_brake WHERE paused_at IS NOT NULL ORDER BY rail',
+    sql`SELECT rail FROM reconcile_brake WHERE paused_at IS NOT NULL ORDER BY rail`,
   )
   return rows.map((r) => r.rail)
 }
 
-/** The rail a send's money leaves by, from the request's destination method or the transaction's kind. */
-const RAIL_OF_METHOD: Record<string, RailKind> = {
-  lightning: 'lightning',
-  'on-chain': 'onchain',
-  tron: 'tron',
-  'vnd-instant': 'bank',
-}
-const RAIL_OF_KIND: Record<string, RailKind> = {
-  ln_send: 'lightning',
-  onchain_send: 'onchain',
-  tron_payout: 'tron',
-  vnd_payout: 'bank',
-}
-
 async function pausedRail(q: Queryable, rail: RailKind | undefined): Promise<RailKind | undefined> {
   if (!rail) return undefined
-  const { rows } = await q.query('SELECT 1 FROM reconcile_brake WHERE rail = $1 AND paused_at IS NOT NULL', [
-    rail,
-  ])
+  const { rows } = await q.query(
+    sql`SELECT 1 FROM reconcile_brake WHERE rail = ${rail} AND paused_at IS NOT NULL`,
+  )
   return rows.length > 0 ? rail : undefined
 }
 
@@ -149,22 +137,27 @@ export function brakeSettingsOf(config: { env: Record<string, string | undefined
 }
 
 /**
- * The rail whose brake holds a send of this kind now (RECONCILE_HALT_SENDS on and the rail paused),
- * or undefined. Every step that hands money to a rail asks first: the worker's send of a Lightning
- * payment, an on-chain broadcast, a TRON or bank payout's submission, and an operator's approval.
+ * The rail, when its brake holds a send by it now (RECONCILE_HALT_SENDS on and the rail paused), or
+ * undefined. Every step that hands money to a rail asks first, naming the rail its kind declares:
+ * the worker's send of a Lightning payment, an on-chain broadcast, a TRON or bank payout's
+ * submission, and an operator's approval. A kind without a rail (undefined) is never held.
  */
 export async function sendsPausedFor(
   q: Queryable,
   settings: BrakeSettings,
-  kind: string,
+  rail: RailKind | undefined,
 ): Promise<RailKind | undefined> {
   if (!settings.haltSends) return undefined
-  return pausedRail(q, RAIL_OF_KIND[kind])
+  return pausedRail(q, rail)
 }
 
 /** Refuse a step (an approval) that would let money leave by a paused rail: 503 `sends_paused`. */
-export async function refuseIfPaused(q: Queryable, settings: BrakeSettings, kind: string): Promise<void> {
-  const paused = await sendsPausedFor(q, settings, kind)
+export async function refuseIfPaused(
+  q: Queryable,
+  settings: BrakeSettings,
+  rail: RailKind | undefined,
+): Promise<void> {
+  const paused = await sendsPausedFor(q, settings, rail)
   if (paused) refuse(paused)
 }
 
@@ -174,7 +167,11 @@ export async function refuseIfPaused(q: Queryable, settings: BrakeSettings, kind
  */
 export function installSendsBrake(
   app: FastifyInstance,
-  deps: { db: Queryable; settings: BrakeSettings },
+  deps: {
+    db: Queryable
+    settings: BrakeSettings
+    kinds: Pick<KindRegistry, 'railOfSend' | 'railOfDestination'>
+  },
 ): void {
   if (!deps.settings.haltSends) return
   app.addHook('preHandler', async (request) => {
@@ -183,18 +180,17 @@ export function installSendsBrake(
       // A hook of many routes reads the body it was given (validated by then) by field.
       const method = fieldOf(fieldOf(request.body, 'destReq'), 'method')
       // Money leaving a wallet by a rail; a receive (svcpay destination) is never paused.
-      const rail = typeof method === 'string' ? RAIL_OF_METHOD[method] : undefined
+      const rail = typeof method === 'string' ? deps.kinds.railOfDestination(method) : undefined
       const paused = await pausedRail(deps.db, rail)
       if (paused) refuse(paused)
     } else if (request.method === 'PUT' && route === '/api/v2/transaction/:txnId/confirm') {
       const { txnId } = paramsOf(request, Type.Object({ txnId: Type.String() }))
       const { rows } = await deps.db.query<{ kind: string; state: string }>(
-        'SELECT kind, state FROM transactions WHERE id = $1',
-        [txnId],
+        sql`SELECT kind, state FROM transactions WHERE id = ${txnId}`,
       )
       // Only a quote is refused: confirming again a transaction already confirmed returns it unchanged.
       if (rows[0]?.state !== 'quoted') return
-      const paused = await pausedRail(deps.db, RAIL_OF_KIND[rows[0].kind])
+      const paused = await pausedRail(deps.db, deps.kinds.railOfSend(rows[0].kind))
       if (paused) refuse(paused)
     }
   })

@@ -7,6 +7,7 @@ import { AmountIn } from '../http/schemas.js'
 import { parseAmount } from '../shared/amount.js'
 import { ApiError, fieldError } from '../shared/errors.js'
 import { bookCapital, CAPITAL_PAGE_SIZE_MAX, listCapital } from './capital.js'
+import type { RailCurrencies } from './refs.js'
 
 const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
 /** A client's reference: what `Idempotency-Key` may hold too. */
@@ -21,7 +22,13 @@ const REFERENCE = /^[A-Za-z0-9._:-]{1,64}$/
  */
 export function capitalRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; adminPreHandler: (request: FastifyRequest) => Promise<void>; now?: () => number },
+  deps: {
+    db: Db
+    /** The currency each rail holds (the kind registry's `railCurrencies`). */
+    railCurrencies: RailCurrencies
+    adminPreHandler: (request: FastifyRequest) => Promise<void>
+    now?: () => number
+  },
 ): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const now = deps.now ?? Date.now
@@ -59,16 +66,20 @@ export function capitalRoutes(
       if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
       if (parsed.minor <= 0n) throw fieldError('invalid_amount', 'amount', 'must be positive')
       if (!request.operator) throw new ApiError('unauthorized', 'An operator is required')
-      const booked = await bookCapital(deps.db, {
-        rail: body.rail,
-        ccy,
-        direction: body.direction ?? 'in',
-        amountMinor: parsed.minor,
-        note: body.note,
-        reference,
-        operatorId: request.operator.operatorId,
-        now: now(),
-      })
+      const booked = await bookCapital(
+        deps.db,
+        {
+          rail: body.rail,
+          ccy,
+          direction: body.direction ?? 'in',
+          amountMinor: parsed.minor,
+          note: body.note,
+          reference,
+          operatorId: request.operator.operatorId,
+          now: now(),
+        },
+        deps.railCurrencies,
+      )
       auditNote(request, { action: 'capital.book', target: `reference=${reference}` })
       return booked
     },

@@ -17,7 +17,7 @@ import type { RailKind } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import { ApiError } from '../shared/errors.js'
-import { RAIL_CURRENCIES } from './refs.js'
+import { type RailCurrencies } from './refs.js'
 
 export const CAPITAL_ENTRY_KIND = 'operator_capital'
 export const CAPITAL_PAGE_SIZE_MAX = 200
@@ -80,8 +80,12 @@ function present(row: Row, replayed: boolean): CapitalMovement {
  * statement, so that two requests racing with one reference book it once. A reference used before
  * for the same movement answers that booking; for another movement it is refused.
  */
-export async function bookCapital(q: Queryable, input: CapitalInput): Promise<CapitalMovement> {
-  const expected = RAIL_CURRENCIES.find((r) => r.rail === input.rail)
+export async function bookCapital(
+  q: Queryable,
+  input: CapitalInput,
+  railCurrencies: RailCurrencies,
+): Promise<CapitalMovement> {
+  const expected = railCurrencies.find((r) => r.rail === input.rail)
   assert(expected !== undefined, 'a known rail')
   if (input.ccy !== expected.ccy)
     throw new ApiError('invalid_request', `The ${input.rail} rail holds ${expected.ccy}, not ${input.ccy}`, [

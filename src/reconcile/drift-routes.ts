@@ -9,7 +9,7 @@ import type { SandboxLightningRail } from '../lightning/sandbox.js'
 import { AmountIn } from '../http/schemas.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import { RAIL_CURRENCIES } from './reconcile.js'
+import { railCcy, type RailCurrencies } from './refs.js'
 import { sql } from '../db/sql.js'
 
 const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
@@ -31,6 +31,8 @@ export function sandboxDriftRoutes(
   fastify: FastifyInstance,
   deps: {
     db: Db
+    /** The currency each rail holds (the kind registry's `railCurrencies`). */
+    railCurrencies: RailCurrencies
     lightning: SandboxLightningRail | undefined
     adminPreHandler: (request: FastifyRequest) => Promise<void>
     now?: () => number
@@ -56,7 +58,7 @@ export function sandboxDriftRoutes(
     },
     async (request) => {
       const { body } = request
-      const ccy = RAIL_CURRENCIES.find((r) => r.rail === body.rail)!.ccy
+      const ccy = railCcy(deps.railCurrencies, body.rail)
       const parsed = parseAmount(body.amount, ccy)
       if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)
       const signed = body.direction === 'out' ? -parsed.minor : parsed.minor

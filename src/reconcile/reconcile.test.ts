@@ -381,6 +381,7 @@ describe('reconciliation against the sandbox rails', () => {
       createReconciler({
         db: h.c.db,
         metrics: h.c.metrics,
+        railCurrencies: h.c.kinds.railCurrencies,
         rails: [
           { rail: 'lightning', adapter: 'sandbox', impl: sandbox.lightning! },
           { rail: 'onchain', adapter: 'sandbox', impl: sandbox.onchain! },
@@ -425,6 +426,7 @@ describe('reconciliation against the sandbox rails', () => {
     const reconcile = createReconciler({
       db: h.c.db,
       metrics: h.c.metrics,
+      railCurrencies: h.c.kinds.railCurrencies,
       rails: [
         { rail: 'lightning', adapter: 'lnd', impl: { reserves: () => new Promise(() => {}) } },
         {

@@ -22,10 +22,8 @@ import { postingSums, walletTotalsByCurrency } from '../ledger/reads.js'
 import { railAccountEntries, refsWithEntries } from '../ledger/rail-entries.js'
 import { inFlightSendTotals } from '../transactions/reads-reports.js'
 import { amountMismatches } from './amount-match.js'
-import { CREDIT_STATEMENT_GRACE_MS, RAIL_CURRENCIES } from './refs.js'
+import { CREDIT_STATEMENT_GRACE_MS, type RailCurrencies } from './refs.js'
 import { entryRef } from './ref-fragments.js'
-
-export { RAIL_CURRENCIES }
 
 export interface ReconcilableRail {
   rail: RailKind
@@ -272,13 +270,16 @@ async function readRail(
 }
 
 /** The ledger's side: what each system account says its rail holds, sends in flight, wallet totals. */
-async function readLedger(q: Queryable): Promise<{
+async function readLedger(
+  q: Queryable,
+  railCurrencies: RailCurrencies,
+): Promise<{
   held: Map<string, bigint>
   outgoing: Map<string, bigint>
   liabilities: Map<string, bigint>
   capital: Map<RailKind, bigint>
 }> {
-  const ids = RAIL_CURRENCIES.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
+  const ids = railCurrencies.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
   for (const [id, total] of await postingSums(q, ids)) held.set(id, -total)
   // A send's open hold, less the service fee that will go to revenue, is what will leave by the
@@ -286,7 +287,7 @@ async function readLedger(q: Queryable): Promise<{
   // so the USDT the customer paid for it stays in the hot wallet, as revenue).
   const outgoing = await inFlightSendTotals(
     q,
-    RAIL_CURRENCIES.map((r) => r.kind),
+    railCurrencies.map((r) => r.kind),
   )
   const liabilities = await walletTotalsByCurrency(q)
   return { held, outgoing, liabilities, capital: await capitalByRail(q) }
@@ -296,20 +297,21 @@ async function readLedger(q: Queryable): Promise<{
 export async function reconcile(
   q: Queryable,
   rails: ReconcilableRail[],
-  opts: { timeoutMs: number; now?: number; windowMs?: number },
+  opts: { timeoutMs: number; now?: number; windowMs?: number; railCurrencies: RailCurrencies },
 ): Promise<ReconciliationReport> {
+  const { railCurrencies } = opts
   const byRail = new Map(rails.map((r) => [r.rail, r]))
   const [ledger, reads] = await Promise.all([
-    readLedger(q),
+    readLedger(q, railCurrencies),
     Promise.all(
-      RAIL_CURRENCIES.map(async ({ rail, ccy }) => {
+      railCurrencies.map(async ({ rail, ccy }) => {
         const configured = byRail.get(rail)
         return configured ? readRail(configured, ccy, opts.timeoutMs) : null
       }),
     ),
   ])
   const internal: Internal[] = []
-  RAIL_CURRENCIES.forEach(({ rail, ccy, kind }, i) => {
+  railCurrencies.forEach(({ rail, ccy, kind }, i) => {
     const configured = byRail.get(rail)
     if (!configured) return
     const read = reads[i]!
@@ -364,7 +366,7 @@ export async function reconcile(
     })
   })
   const currencies: CurrencyPosition[] = []
-  const ccys = [...new Set([...RAIL_CURRENCIES.map((r) => r.ccy), ...ledger.liabilities.keys()])].sort()
+  const ccys = [...new Set([...railCurrencies.map((r) => r.ccy), ...ledger.liabilities.keys()])].sort()
   for (const ccy of ccys) {
     const owed = ledger.liabilities.get(ccy) ?? 0n
     const mine = internal.filter((x) => x.entry.ccy === ccy)
@@ -382,7 +384,7 @@ export async function reconcile(
   const since = now - (opts.windowMs ?? MATCH_WINDOW_MS)
   const orphans: Orphan[] = []
   const unmatched: ReconciliationReport['unmatched'] = []
-  for (const { rail, ccy } of RAIL_CURRENCIES) {
+  for (const { rail, ccy } of railCurrencies) {
     const configured = byRail.get(rail)
     if (!configured) continue
     const matched = await matchItems(q, configured, ccy, since, opts.timeoutMs, now)

@@ -1,12 +1,20 @@
+import { assert } from '../shared/assert.js'
 import type { RailKind } from '../rails/rail.js'
+import type { KindRegistry } from '../transactions/kinds.js'
 
-/** Each rail, the currency the ledger keeps for it, and the kind of transaction that sends by it. */
-export const RAIL_CURRENCIES: ReadonlyArray<{ rail: RailKind; ccy: string; kind: string }> = [
-  { rail: 'lightning', ccy: 'BTC', kind: 'ln_send' },
-  { rail: 'onchain', ccy: 'BTC', kind: 'onchain_send' },
-  { rail: 'tron', ccy: 'USDT', kind: 'tron_payout' },
-  { rail: 'bank', ccy: 'VND', kind: 'vnd_payout' },
-]
+/**
+ * Each rail, the currency the ledger keeps for it, and the kind of transaction that sends by it: the
+ * kind registry's `railCurrencies`, from the declarations' `reconcile` facts, handed to the
+ * reconciliation, the capital bookings and the drift routes by the container.
+ */
+export type RailCurrencies = KindRegistry['railCurrencies']
+
+/** The currency the ledger keeps for `rail`; asserts that the rail is reconciled. */
+export function railCcy(railCurrencies: RailCurrencies, rail: RailKind): string {
+  const found = railCurrencies.find((r) => r.rail === rail)
+  assert(found !== undefined, `rail ${rail} is reconciled`)
+  return found.ccy
+}
 
 /**
  * How the reference a rail knows a transaction by is read in SQL, over `transactions t` joined with

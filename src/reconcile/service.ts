@@ -1,3 +1,4 @@
+import type { RailCurrencies } from './refs.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { Metrics } from '../http/observability.js'
 import { RAIL_KINDS } from '../rails/attempts.js'
@@ -32,6 +33,8 @@ export function createReconciler(deps: {
   db: Db
   metrics: Metrics
   rails: ReconcilableRail[]
+  /** The currency each rail holds and the kind that sends by it (the kind registry's `railCurrencies`). */
+  railCurrencies: RailCurrencies
   timeoutMs: number
   /** RECONCILE_WINDOW_S in milliseconds: how far back item matching looks (default 7 days). */
   windowMs?: number
@@ -54,6 +57,7 @@ export function createReconciler(deps: {
   return async (opts = {}) => {
     const report = await reconcile(deps.db, deps.rails, {
       timeoutMs: deps.timeoutMs,
+      railCurrencies: deps.railCurrencies,
       ...(deps.windowMs === undefined ? {} : { windowMs: deps.windowMs }),
     })
     for (const e of report.rails) {

@@ -12,6 +12,7 @@ import { wakeWorkers } from '../bitcoin/schedule.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { scheduleCheck } from '../transactions/repository.js'
 import { txnByRailRef } from '../transactions/reads.js'
+import type { KindRegistry } from '../transactions/kinds.js'
 import { completeLnReceive } from '../lightning/receive.js'
 import { BTC_MAX_MONEY_SATS } from '../transactions/amount-limits.js'
 
@@ -32,6 +33,7 @@ export function sandboxBitcoinRoutes(
     auth: AuthService
     bitcoin: BitcoinDeps
     adminPreHandler: (request: FastifyRequest) => Promise<void>
+    kinds: Pick<KindRegistry, 'confirmationWaits'>
   },
 ): void {
   const { db, config } = deps.bitcoin
@@ -176,7 +178,7 @@ export function sandboxBitcoinRoutes(
         const height = await db.tx(async (q) => {
           const h = await onchain.mine(q, body?.blocks ?? 1)
           // Everything waiting for confirmations is looked at again now.
-          await scheduleCheck(q, 'awaiting-confirmations', now(), 'exact')
+          await scheduleCheck(q, { awaiting: deps.kinds.confirmationWaits }, now(), 'exact')
           await wakeWorkers(q)
           return h
         })

@@ -4,6 +4,9 @@ import { MAX_MINOR } from '../shared/amount.js'
 import { BTC_MAX_MONEY_SATS, checkQuoteAmounts } from './amount-limits.js'
 import type { CreateInput, Quote } from './flow.js'
 import { isMoneyError } from './errors.js'
+import { serviceKinds } from '../kinds.js'
+
+const kinds = serviceKinds()
 
 const input = (extra: Partial<CreateInput> = {}): CreateInput => ({
   accountId: 'acc_x',
@@ -38,20 +41,28 @@ describe('checkQuoteAmounts', () => {
   const over = (field: string) => ({ code: 'amount_over_limit', field })
 
   it('takes the wallet total (amount + fees) to the cap, unless fees come out of the destination', () => {
-    expect(refusal('swap', input(), quote({ srcAmount: MAX_MINOR, destAmount: 1n }), limits)).toBeUndefined()
+    expect(
+      refusal(kinds.declaration('swap'), input(), quote({ srcAmount: MAX_MINOR, destAmount: 1n }), limits),
+    ).toBeUndefined()
     const withFee = quote({ srcAmount: MAX_MINOR, srcFee: 1n, destAmount: 1n })
-    expect(refusal('swap', input(), withFee, limits)).toEqual(over('sourceReq.amtRequested'))
-    expect(refusal('swap', input({ deductNetworkFeesFromDest: true }), withFee, limits)).toBeUndefined()
-    expect(refusal('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)).toEqual(
-      over('destReq.amtRequested'),
+    expect(refusal(kinds.declaration('swap'), input(), withFee, limits)).toEqual(
+      over('sourceReq.amtRequested'),
     )
-    expect(refusal('swap', input(), quote({ srcFee: MAX_MINOR + 1n }), limits)).toEqual(
+    expect(
+      refusal(kinds.declaration('swap'), input({ deductNetworkFeesFromDest: true }), withFee, limits),
+    ).toBeUndefined()
+    expect(
+      refusal(kinds.declaration('swap'), input(), quote({ destAmount: MAX_MINOR + 1n }), limits),
+    ).toEqual(over('destReq.amtRequested'))
+    expect(refusal(kinds.declaration('swap'), input(), quote({ srcFee: MAX_MINOR + 1n }), limits)).toEqual(
       over('sourceReq.svcpayFees'),
     )
   })
 
   it('names the limit in its reason, never the amount', () => {
-    expect(checkQuoteAmounts('swap', input(), quote({ destAmount: MAX_MINOR + 1n }), limits)).toEqual({
+    expect(
+      checkQuoteAmounts(kinds.declaration('swap'), input(), quote({ destAmount: MAX_MINOR + 1n }), limits),
+    ).toEqual({
       kind: 'money_error',
       code: 'amount_over_limit',
       field: 'destReq.amtRequested',
@@ -65,12 +76,17 @@ describe('checkQuoteAmounts', () => {
       destReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '1' },
     })
     expect(
-      refusal('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats }), limits),
+      refusal(kinds.declaration('ln_receive'), receive, quote({ srcAmount: limits.receiveMaxSats }), limits),
     ).toBeUndefined()
-    expect(refusal('ln_receive', receive, quote({ srcAmount: limits.receiveMaxSats + 1n }), limits)).toEqual(
-      over('destReq.amtRequested'),
-    )
-    const send = (q: Partial<Quote>) => refusal('onchain_send', input(), quote(q), limits)
+    expect(
+      refusal(
+        kinds.declaration('ln_receive'),
+        receive,
+        quote({ srcAmount: limits.receiveMaxSats + 1n }),
+        limits,
+      ),
+    ).toEqual(over('destReq.amtRequested'))
+    const send = (q: Partial<Quote>) => refusal(kinds.declaration('onchain_send'), input(), quote(q), limits)
     expect(send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS })).toBeUndefined()
     expect(
       send({ srcAmount: BTC_MAX_MONEY_SATS, destAmount: BTC_MAX_MONEY_SATS, srcNetworkFee: 1n }),
@@ -81,7 +97,9 @@ describe('checkQuoteAmounts', () => {
       destReq: { ccy: 'BTC', method: 'lightning' },
     })
     const whole = quote({ srcAmount: BTC_MAX_MONEY_SATS + 1n, destAmount: BTC_MAX_MONEY_SATS + 1n })
-    expect(refusal('ln_send', ln, whole, limits)).toEqual(over('destReq.reqDetails.paymentRequest'))
+    expect(refusal(kinds.declaration('ln_send'), ln, whole, limits)).toEqual(
+      over('destReq.reqDetails.paymentRequest'),
+    )
   })
 })
 

@@ -1,6 +1,6 @@
 import { MAX_MINOR, formatMinor } from '../shared/amount.js'
 import type { CreateInput, Quote } from './flow.js'
-import type { TxnKind } from './state-machine.js'
+import type { KindDeclaration } from './kinds.js'
 import { walletDebit } from './money.js'
 import { moneyError, type MoneyError, type MoneyField } from './errors.js'
 
@@ -9,9 +9,6 @@ import { moneyError, type MoneyError, type MoneyField } from './errors.js'
  * can be larger, and `RECEIVE_MAX_BTC` may not be set above it.
  */
 export const BTC_MAX_MONEY_SATS = 21_000_000n * 100_000_000n
-
-const RECEIVES: ReadonlySet<TxnKind> = new Set(['ln_receive', 'onchain_receive'])
-const BTC_SENDS: ReadonlySet<TxnKind> = new Set(['ln_send', 'onchain_send'])
 
 export interface AmountLimits {
   /** The largest receive (Lightning or on-chain) the operator allows, in sats. */
@@ -22,11 +19,11 @@ export interface AmountLimits {
  * Every amount a quote decided, given or computed, against the limits, before anything is stored:
  * each side's amount, its fees and the wallet's total within the per-side cap (10^17 minor units,
  * which keeps every sum inside PostgreSQL's bigint); receives within the operator's maximum; Bitcoin
- * sends within the money supply. Returns the quote when it is within them all, else the first breach
+ * sends within the money supply (which caps apply is the kind's declaration). Returns the quote when it is within them all, else the first breach
  * as an `amount_over_limit` naming the field; its reason names the limit, never the amount sent.
  */
 export function checkQuoteAmounts(
-  kind: TxnKind,
+  kind: Pick<KindDeclaration, 'caps' | 'destAmountFrom'>,
   input: CreateInput,
   quote: Quote,
   limits: AmountLimits,
@@ -44,10 +41,10 @@ export function checkQuoteAmounts(
   const srcField = 'sourceReq.amtRequested'
   // A Lightning send's amount may come from the invoice alone.
   const destField =
-    kind === 'ln_send' &&
+    kind.destAmountFrom !== null &&
     input.destReq.amtRequested === undefined &&
     input.sourceReq.amtRequested === undefined
-      ? 'destReq.reqDetails.paymentRequest'
+      ? kind.destAmountFrom
       : 'destReq.amtRequested'
   const total = walletDebit({
     srcAmountMinor: quote.srcAmount,
@@ -61,8 +58,8 @@ export function checkQuoteAmounts(
     overCap('sourceReq.networkFees', quote.srcNetworkFee, src, 'the network fee') ??
     overCap(destField, quote.destAmount, dest, 'the destination amount') ??
     overCap(srcField, total, src, 'the amount with its fees') ??
-    (RECEIVES.has(kind) ? overReceiveMax(input, quote, limits) : undefined) ??
-    (BTC_SENDS.has(kind) ? overBitcoinSupply(quote.destAmount, destField, total) : undefined)
+    (kind.caps.receiveMax ? overReceiveMax(input, quote, limits) : undefined) ??
+    (kind.caps.bitcoinSupply ? overBitcoinSupply(quote.destAmount, destField, total) : undefined)
   return breach ?? quote
 }
 

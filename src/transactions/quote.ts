@@ -8,7 +8,6 @@ import type { NewTxn, Txn } from './txn.js'
 import { walletDebit } from './money.js'
 import { checkQuoteAmounts } from './amount-limits.js'
 import { isRefusal, refusalApiError } from './errors.js'
-import { kindFor } from './kind.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 import type { TxnServiceDeps } from './service.js'
 
@@ -18,7 +17,7 @@ import type { TxnServiceDeps } from './service.js'
  */
 export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawBody: unknown): Promise<Txn> {
   const { db, config, repository } = deps
-  const kind = kindFor(input, config.walletCurrencies)
+  const kind = deps.kinds.kindFor(input, config.walletCurrencies)
   const flow = flowOf(deps.flows, kind)
   const hash = requestHash(rawBody)
   if (input.extRefId) {
@@ -28,7 +27,9 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
   const at = repository.now()
   const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
   const limits = { receiveMaxSats: config.receiveMaxSats }
-  const quote = isRefusal(quoted) ? quoted : checkQuoteAmounts(kind, input, quoted, limits)
+  const quote = isRefusal(quoted)
+    ? quoted
+    : checkQuoteAmounts(deps.kinds.declaration(kind), input, quoted, limits)
   if (isRefusal(quote)) throw refusalApiError(quote)
   const expiresAt = at + config.quoteTtlS * 1000
   // One statement, so no transaction around it: the quote, its outbox event and, for a

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import type { TxnKind, TxnState } from './state-machine.js'
-import { canTransition, FINAL_STATES } from './state-machine.js'
+import { FINAL_STATES } from './state-machine.js'
+import type { KindRegistry } from './kinds.js'
 import { sql, type Sql } from '../db/sql.js'
 import { notifyChange, outboxCtes, recordEvent, takeEnqueued, type OutboxConfig } from '../events/outbox.js'
 import { assert, InvariantError } from '../shared/assert.js'
@@ -55,12 +56,18 @@ export interface TxnRepository {
   recordEvent(q: Queryable, txn: Txn): Promise<void>
 }
 
-export function createTxnRepository(config: OutboxConfig): TxnRepository {
+/** The repository's configuration: the outbox's, and the kind registry whose state machines it keeps. */
+export interface TxnRepositoryConfig extends OutboxConfig {
+  kinds: Pick<KindRegistry, 'canTransition'>
+}
+
+export function createTxnRepository(config: TxnRepositoryConfig): TxnRepository {
+  const { kinds, ...outbox } = config
   return {
     now: config.now,
-    insertTxn: (q, txn, opts = {}) => insertTxn(q, txn, opts, config),
-    transition: (q, txn, to, patch, at) => transition(q, txn, to, patch, { ...at, outbox: config }),
-    settleQuoted: (q, txn, settlement, at) => settleQuoted(q, txn, settlement, { ...at, outbox: config }),
+    insertTxn: (q, txn, opts = {}) => insertTxn(q, txn, opts, outbox),
+    transition: (q, txn, to, patch, at) => transition(q, txn, to, patch, { ...at, outbox, kinds }),
+    settleQuoted: (q, txn, settlement, at) => settleQuoted(q, txn, settlement, { ...at, outbox, kinds }),
     recordEvent: (q, txn) =>
       recordEvent(
         q,
@@ -72,13 +79,13 @@ export function createTxnRepository(config: OutboxConfig): TxnRepository {
           ext_ref_id: txn.extRefId,
           updated_at: txn.updatedAtMs,
         },
-        config,
+        outbox,
       ),
   }
 }
 
-/** A change's time and the outbox configuration its event is written with. */
-type ChangeOptions = ChangeTime & { outbox: OutboxConfig }
+/** A change's time, the outbox configuration its event is written with, and the state machines. */
+type ChangeOptions = ChangeTime & { outbox: OutboxConfig; kinds: Pick<KindRegistry, 'canTransition'> }
 
 // The WITH item holding the row an insert or a transition wrote, which the outbox reads.
 const CHANGED = sql.ident('changed')
@@ -184,7 +191,7 @@ function transitionCtes(
   opts: ChangeOptions,
   onlyIf?: Sql,
 ): { ctes: Sql; enqueued: Sql } {
-  if (!canTransition(txn.kind, txn.state, to)) {
+  if (!opts.kinds.canTransition(txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
   const now = sql.param(opts.now)
@@ -271,22 +278,30 @@ export type CheckTarget =
   | { kind: TxnKind; railRef: string }
   /**
    * The payout of `kind` a rail knows by `payoutRef` that a partner's notice may be about: still
-   * sent, or a completed bank payout with no return recorded (the notice may be its return).
+   * sent, or, for a kind whose completed payouts may come back (`returnable`: a bank payout), a
+   * completed one with no return recorded (the notice may be its return).
    */
-  | { kind: TxnKind; payoutRef: string }
-  /** Every on-chain receive and deposit, and every on-chain send, waiting for confirmations. */
-  | 'awaiting-confirmations'
+  | { kind: TxnKind; payoutRef: string; returnable: boolean }
+  /**
+   * Every transaction waiting for on-chain confirmations: each (kind, state) the kind registry
+   * declares as such (`confirmationWaits`).
+   */
+  | { awaiting: ReadonlyArray<{ kind: TxnKind; state: TxnState }> }
 
 function targetWhere(target: CheckTarget): Sql {
-  if (target === 'awaiting-confirmations') {
-    return sql`(kind IN ('onchain_receive', 'deposit') AND state = 'srccreated')
-         OR (kind = 'onchain_send' AND state = 'destsent')`
-  }
   if (typeof target === 'string') return sql`id = ${target}`
+  if ('awaiting' in target) {
+    assert(target.awaiting.length > 0, 'some kind waits for confirmations')
+    return sql.join(
+      target.awaiting.map(({ kind, state }) => sql`(kind = ${kind} AND state = ${state})`),
+      sql` OR `,
+    )
+  }
   if ('railRef' in target) return sql`kind = ${target.kind} AND rail_ref = ${target.railRef}`
+  if (!target.returnable)
+    return sql`rail_ref = ${target.payoutRef} AND kind = ${target.kind} AND state = 'destsent'`
   return sql`rail_ref = ${target.payoutRef} AND kind = ${target.kind}
-        AND (state = 'destsent'
-             OR (state = 'completed' AND kind = 'vnd_payout' AND dest_details->>'returnTxnId' IS NULL))`
+        AND (state = 'destsent' OR (state = 'completed' AND dest_details->>'returnTxnId' IS NULL))`
 }
 
 /**

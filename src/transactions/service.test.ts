@@ -82,7 +82,7 @@ describe('settleMadeHere', () => {
         return h.c.db.query(sql, params)
       }) as Db['query'],
     },
-    repository: createTxnRepository({ webhookVariant: h.c.config.webhookVariant, now }),
+    repository: createTxnRepository({ webhookVariant: h.c.config.webhookVariant, now, kinds: h.c.kinds }),
   })
   const quote = async (): Promise<Txn> => {
     const r = await h.api('POST', '/api/v2/transaction', a.token, {

@@ -8,6 +8,7 @@ import { approvalReasons } from '../approvals/policy.js'
 import { insertApproval } from '../approvals/repository.js'
 import { flowOf, type CreateInput, type Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
+import type { KindRegistry } from './kinds.js'
 import { getTxn, lockForConfirm, StaleTransition, type TxnRepository } from './repository.js'
 import type { Txn, TxnPatch } from './txn.js'
 import { walletDebit } from './money.js'
@@ -80,6 +81,8 @@ export interface TxnServiceDeps {
   flows: Map<TxnKind, Flow>
   /** The writes of transactions, with the clock this service takes its times from. */
   repository: TxnRepository
+  /** The kind registry: which kind a request makes, each kind's caps and approval. */
+  kinds: KindRegistry
   reader: TxnReader
   recentQuotes: RecentQuotes
   log?: { warn(obj: object, msg: string): void }
@@ -91,6 +94,7 @@ export function createTransactionsService(options: {
   rates: RatesService
   flows: Flow[]
   repository: TxnRepository
+  kinds: KindRegistry
   log?: TxnServiceDeps['log']
 }): TransactionsService {
   const deps: TxnServiceDeps = {
@@ -180,7 +184,7 @@ async function confirmLocked(
     const stepOpts = { now: at }
     // Above its approval threshold, a send waits here, funds held, for a second operator
     // (src/approvals/): approval later runs the flow's confirm from `processing`.
-    const reasons = approvalReasons(txn, config.approvalThresholds)
+    const reasons = approvalReasons(deps.kinds.declaration(txn.kind), txn, config.approvalThresholds)
     if (reasons.length > 0) {
       const deadline = at + config.approvalTtlS * 1000
       await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })

@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import {
-  canTransition,
-  FINAL_STATES,
-  reqStatuses,
-  TRANSITIONS,
-  TXN_STATES,
-  type TxnKind,
-  type TxnState,
-} from './state-machine.js'
+import { FINAL_STATES, reqStatuses, TXN_STATES, type TxnKind, type TxnState } from './state-machine.js'
+import { serviceKinds } from '../kinds.js'
 import { initialState } from '../../test/helpers/invariants.js'
 
 /** The state-machine table itself: every path ends, nothing leaves a final state, statuses match. */
 
-const KINDS = Object.keys(TRANSITIONS) as TxnKind[]
+const registry = serviceKinds()
+const { canTransition } = registry
+const KINDS = registry.kinds
+const TRANSITIONS = (kind: TxnKind) => registry.declaration(kind).transitions
 const STATES = TXN_STATES
 
 /** Every state reachable from `from` in the kind's table. */
@@ -20,7 +16,7 @@ function reachable(kind: TxnKind, from: TxnState): Set<TxnState> {
   const seen = new Set<TxnState>([from])
   const queue = [from]
   while (queue.length > 0) {
-    for (const next of TRANSITIONS[kind][queue.shift()!] ?? []) {
+    for (const next of TRANSITIONS(kind)[queue.shift()!] ?? []) {
       if (!seen.has(next)) queue.push(next)
       seen.add(next)
     }
@@ -63,7 +59,7 @@ describe('the transaction state machine', () => {
         expect(ends, `${kind}: ${state} can end`).toBe(true)
       }
       // Every state the table names is reachable from the kind's start: no dead rows.
-      for (const from of Object.keys(TRANSITIONS[kind]) as TxnState[])
+      for (const from of Object.keys(TRANSITIONS(kind)) as TxnState[])
         expect(all.has(from), `${kind}: ${from} is reachable`).toBe(true)
     }
   })

@@ -4,6 +4,7 @@ import { Sql, sql, toQuery } from '../db/sql.js'
 import { entryCtes, holdCtes } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
 import { createTxnRepository } from './repository.js'
+import { serviceKinds } from '../kinds.js'
 import type { Txn } from './txn.js'
 
 /**
@@ -39,7 +40,7 @@ const swap = {
 
 describe('statement text', () => {
   // The outbox stamps its event with the repository's clock, not the transition's time: a still one.
-  const repository = createTxnRepository({ webhookVariant: 'a', now: () => NOW })
+  const repository = createTxnRepository({ kinds: serviceKinds(), webhookVariant: 'a', now: () => NOW })
 
   it('the swap confirm', async () => {
     const sent: Sql[] = []

@@ -23,18 +23,14 @@ import { RAIL_KINDS, type RailOpsConfig } from '../rails/attempts.js'
 import type { RailKind } from '../rails/rail.js'
 import type { Metrics } from '../http/observability.js'
 import { FINAL_STATES, type TxnKind } from './state-machine.js'
+import type { KindRegistry } from './kinds.js'
 import { assert } from '../shared/assert.js'
 
-/** The rail each kind of transaction waits on; a swap waits on none. */
-export const RAIL_OF_KIND: Partial<Record<TxnKind, RailKind>> = {
-  ln_send: 'lightning',
-  ln_receive: 'lightning',
-  onchain_send: 'onchain',
-  onchain_receive: 'onchain',
-  deposit: 'onchain',
-  tron_payout: 'tron',
-  vnd_payout: 'bank',
-}
+/**
+ * What the listing needs of the kind registry: the kinds it watches (`stuckWatch`) with the rail
+ * each waits on, and the states in which a kind waits for a payer (`payerWaits`).
+ */
+export type StuckKinds = Pick<KindRegistry, 'kindsWith' | 'railOf' | 'payerWaits'>
 
 /** The states no transaction waits in: quoted, and the final ones (the order of migration 018's index). */
 const OPEN_EXCLUDES = [
@@ -51,12 +47,6 @@ assert(
     [...FINAL_STATES].every((state) => OPEN_EXCLUDES.includes(state as never)),
   'the stuck listing excludes exactly the final states and quoted',
 )
-
-/** States in which a kind waits for a payer, not for its rail. */
-const PAYER_WAITS: ReadonlyArray<[TxnKind, string]> = [
-  ['ln_receive', 'srccreated'],
-  ['onchain_receive', 'srcintent'],
-]
 
 export interface StuckTransaction {
   txnId: string
@@ -99,13 +89,13 @@ interface Row {
 }
 
 /** The statement's WITH item `stuck`; `now` in epoch ms. */
-function stuckSql(settings: RailOpsConfig, now: number): Sql {
+function stuckSql(kinds: StuckKinds, settings: RailOpsConfig, now: number): Sql {
   const at = sql.param(now)
   // Shared parameters: the CASE appears twice in the statement, its values are bound once.
   const railCase = sql`CASE ${sql.join(
-    Object.entries(RAIL_OF_KIND).map(
-      ([kind, rail]) => sql`WHEN t.kind = ${sql.param(kind)} THEN ${sql.param(rail)}`,
-    ),
+    kinds
+      .kindsWith((d) => d.stuckWatch)
+      .map((kind) => sql`WHEN t.kind = ${sql.param(kind)} THEN ${sql.param(kinds.railOf(kind))}`),
     sql` `,
   )} END`
   const boundCase = sql`CASE c.rail ${sql.join(
@@ -113,13 +103,15 @@ function stuckSql(settings: RailOpsConfig, now: number): Sql {
     sql` `,
   )} END`
   const payerWait = sql.join(
-    PAYER_WAITS.map(([kind, state]) => sql`(t.kind = ${kind} AND t.state = ${state})`),
+    kinds.payerWaits.map(({ kind, state }) => sql`(t.kind = ${kind} AND t.state = ${state})`),
     sql` OR `,
   )
   // Written out, not bound: the partial index transactions_open_idx (migration 018) has this very
   // predicate, and the planner uses it only when it can see the values (our own constants).
   const open = sql.unsafeRaw(`t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`)
-  // Written out for the same reason: the predicate of transactions_left_chain_idx (migration 034).
+  // Written out for the same reason: the predicate of transactions_left_chain_idx (migration 035).
+  // It names the on-chain send's kind as text; test/kinds.test.ts checks that the migration has this
+  // predicate and that the kind is declared as the on-chain rail's send.
   const leftChain = sql.unsafeRaw(
     `t.kind = 'onchain_send' AND t.state = 'completed' AND (t.dest_details->>'leftChainAt') IS NOT NULL`,
   )
@@ -172,11 +164,12 @@ function stuckSql(settings: RailOpsConfig, now: number): Sql {
 /** One page of stuck transactions, the longest waiting first, and how many there are in all. */
 export async function listStuck(
   q: Queryable,
+  kinds: StuckKinds,
   settings: RailOpsConfig,
   now: number,
   page: { page: number; limit: number },
 ): Promise<{ data: StuckTransaction[]; pagination: { page: number; limit: number; total: number } }> {
-  const stuck = stuckSql(settings, now)
+  const stuck = stuckSql(kinds, settings, now)
   const offset = (page.page - 1) * page.limit
   const [rows, count] = await Promise.all([
     q.query<Row>(
@@ -222,11 +215,12 @@ export async function listStuck(
 /** How many transactions are stuck on each rail (every rail present, 0 when none). */
 export async function countStuck(
   q: Queryable,
+  kinds: StuckKinds,
   settings: RailOpsConfig,
   now: number,
 ): Promise<Record<RailKind, number>> {
   const { rows } = await q.query<{ rail: RailKind; n: string }>(
-    sql`WITH ${stuckSql(settings, now)} SELECT rail, count(*)::text AS n FROM stuck GROUP BY rail`,
+    sql`WITH ${stuckSql(kinds, settings, now)} SELECT rail, count(*)::text AS n FROM stuck GROUP BY rail`,
   )
   const out = Object.fromEntries(RAIL_KINDS.map((rail) => [rail, 0])) as Record<RailKind, number>
   for (const row of rows) out[row.rail] = Number(row.n)
@@ -240,7 +234,12 @@ export async function countStuck(
  */
 export function registerStuckGauge(
   metrics: Metrics,
-  deps: { db: Queryable; settings: RailOpsConfig; log: { warn(obj: object, msg: string): void } },
+  deps: {
+    db: Queryable
+    kinds: StuckKinds
+    settings: RailOpsConfig
+    log: { warn(obj: object, msg: string): void }
+  },
 ): void {
   const gauge = new client.Gauge({
     name: 'svcpay_transactions_stuck',
@@ -249,7 +248,7 @@ export function registerStuckGauge(
     registers: [metrics.registry],
     async collect() {
       try {
-        const counts = await countStuck(deps.db, deps.settings, Date.now())
+        const counts = await countStuck(deps.db, deps.kinds, deps.settings, Date.now())
         for (const rail of RAIL_KINDS) this.set({ rail }, counts[rail])
       } catch (err) {
         deps.log.warn({ error: (err as Error).message }, 'counting stuck transactions failed')

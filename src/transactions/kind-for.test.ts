@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from './flow.js'
-import { kindFor } from './kind.js'
+import { serviceKinds } from '../kinds.js'
 
 /** Flow selection: which kind of transaction a pair of methods and currencies makes, or why none. */
 
+const kindFor = serviceKinds().kindFor
 const WALLETS = ['BTC', 'USDT', 'VND', 'USD', 'CAD']
 const pair = (src: string, dest: string): CreateInput => {
   const [sm, sc] = src.split(':') as [string, string]

@@ -4,10 +4,11 @@ import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
 import { knownWalletIdPair, readWalletIdPair, type WalletIds } from '../ledger/wallets.js'
-import type { Flow, QuoteContext, Settlement } from './flow.js'
-import type { Txn } from './txn.js'
-import { requestedAmount, walletAmounts, walletOutPostings } from './money.js'
-import { isMoneyError } from './errors.js'
+import { SWAP } from './kinds.js'
+import type { Flow, QuoteContext, Settlement } from '../transactions/flow.js'
+import type { Txn } from '../transactions/txn.js'
+import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
+import { isMoneyError } from '../transactions/errors.js'
 
 export type { WalletIds } from '../ledger/wallets.js'
 
@@ -21,7 +22,7 @@ export interface SwapDeps {
 export function swapFlow(options: Omit<SwapDeps, 'walletIds'> & { walletIds?: WalletIds }): Flow {
   const deps: SwapDeps = { ...options, walletIds: options.walletIds ?? new Map() }
   return {
-    kind: 'swap',
+    kind: SWAP.kind,
     quote: (ctx) => quoteSwap(deps, ctx),
     settlement: (q, txn, now) => swapSettlement(deps, q, txn, now),
   }

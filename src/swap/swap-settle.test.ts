@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { systemAccountId } from '../ledger/ledger.js'
-import { createTxnRepository, getTxn } from './repository.js'
+import { createTxnRepository, getTxn } from '../transactions/repository.js'
+import { serviceKinds } from '../kinds.js'
 
 const swap = (amt: string) => ({
   sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: amt, reqDetails: {} },
@@ -160,7 +161,7 @@ describe('swap confirm in one statement', () => {
     const txn = (await getTxn(h.c.db, txnId))!
     const before = await written(txnId)
     await expect(
-      createTxnRepository({ webhookVariant: 'a', now: Date.now }).settleQuoted(
+      createTxnRepository({ kinds: serviceKinds(), webhookVariant: 'a', now: Date.now }).settleQuoted(
         h.c.db,
         txn,
         {

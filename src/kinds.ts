@@ -1,0 +1,44 @@
+/**
+ * Every kind of transaction this service serves, as its flows declare them, and the methods a
+ * request may already name that have no kind yet. The container builds the kind registry from this
+ * list and hands it to whoever needs it; the engine (src/transactions) never imports a flow.
+ *
+ * The order matters in one place: the unknown-method refusal lists the methods in the order the
+ * kinds first name them (svcpay, lightning, on-chain, tron, vnd-instant), so a new kind goes last.
+ */
+import { LIGHTNING_KINDS } from './lightning/kinds.js'
+import { ONCHAIN_KINDS } from './onchain/kinds.js'
+import { PAYIN_KINDS } from './payins/kinds.js'
+import { PAYOUT_KINDS } from './payouts/kinds.js'
+import { SWAP_KINDS } from './swap/kinds.js'
+import {
+  createKindRegistry,
+  type AnnouncedMethod,
+  type KindDeclaration,
+  type KindRegistry,
+} from './transactions/kinds.js'
+
+export const KIND_DECLARATIONS = [
+  ...SWAP_KINDS,
+  ...LIGHTNING_KINDS,
+  ...ONCHAIN_KINDS,
+  ...PAYOUT_KINDS,
+  ...PAYIN_KINDS,
+] as const satisfies readonly KindDeclaration[]
+
+/** The closed set of kinds this service declares, for code above the engine that wants a union. */
+export type DeclaredKind = (typeof KIND_DECLARATIONS)[number]['kind']
+
+/** The methods announced without a kind (issue 33 adds the eth kind): refused as coming soon. */
+export const ANNOUNCED_METHODS: readonly AnnouncedMethod[] = [
+  {
+    method: 'eth',
+    message: 'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts',
+    issue: 'eth is not available yet',
+  },
+]
+
+/** The registry of this service's kinds (checked when it is made, so at start). */
+export function serviceKinds(): KindRegistry {
+  return createKindRegistry(KIND_DECLARATIONS, ANNOUNCED_METHODS)
+}
