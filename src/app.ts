@@ -44,7 +44,6 @@ import { exportRoutes } from './exports/routes.js'
 import { reconciliationRoutes } from './reconcile/routes.js'
 import { sandboxDriftRoutes } from './reconcile/drift-routes.js'
 import { capitalRoutes } from './reconcile/capital-routes.js'
-import { installSendsBrake } from './reconcile/brake.js'
 // The operator console (issue 19): server-rendered pages on the same guard.
 import { consoleRoutes } from './console/routes.js'
 
@@ -113,7 +112,6 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   accountRoutes(app, c)
   rateRoutes(app, c)
   // Before the transaction routes: sends on a rail paused by reconciliation are refused.
-  installSendsBrake(app, { db: c.db, settings: c.reconcileBrake, kinds: c.kinds })
   transactionRoutes(app, c)
   fiatRoutes(app, c)
   adminRoutes(app, c)

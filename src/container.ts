@@ -61,7 +61,9 @@ import { checkRails, type RailsCheckResult } from './rails/check.js'
 import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
 import { createReconciler, type Reconciler } from './reconcile/service.js'
-import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
+import { brakeGate, brakeSettings, createSendsBrake, type BrakeSettings } from './reconcile/brake.js'
+import { approvalGate } from './approvals/gate.js'
+import { approvedAt } from './approvals/repository.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
 import { alertSettings } from './reconcile/alert.js'
 import { registerStuckGauge } from './transactions/stuck.js'
@@ -173,6 +175,7 @@ export async function createContainer(
   const kinds = serviceKinds()
   registerStuckGauge(metrics, { db, kinds, settings: config.railOps, log })
   const reconcileBrake = brakeSettings(config.env)
+  const brake = createSendsBrake(reconcileBrake)
   const reconcileInterval = reconcileIntervalMs(config.env)
   const reconcileWindow = reconcileWindowMs(config.env)
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
@@ -185,7 +188,7 @@ export async function createContainer(
   // Every rail the flows use is observed, so the worker knows what each one last answered.
   const tronRail = observeRail('tron', payoutRails.tron)
   const bankRail = observeRail('bank', payoutRails.bank)
-  const payoutDeps = { config, rates, accounts, db, log, repository, transactions: () => transactions }
+  const payoutDeps = { config, rates, accounts, db, log, repository, brake, transactions: () => transactions }
   flows.push(
     tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
     vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
@@ -230,6 +233,8 @@ export async function createContainer(
     },
     keys: bitcoinKeys,
     repository,
+    brake,
+    releasedAt: approvedAt,
     transactions: () => transactions,
     // Sends to a Lightning Address or LNURL: https to public addresses only (tests may widen it
     // through `opts.lnurlClient`, never the environment). Addresses of this service answer
@@ -238,8 +243,10 @@ export async function createContainer(
     log,
   }
   flows.push(...bitcoinFlows(bitcoin))
-  const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, log })
-  const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake, kinds })
+  // The checks in front of a confirm, in order: the brake refuses first, then approval may hold.
+  const gates = [brakeGate(reconcileBrake, kinds), approvalGate(config, kinds)]
+  const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, gates, log })
+  const approvals = createApprovalsService({ db, transactions, brake, kinds })
   const webhooks = createWebhooksService({
     db,
     box,

@@ -46,11 +46,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the admin guard is operator access; it moves down into src/operators',
   },
   {
-    from: 'approvals/service.ts',
-    to: 'reconcile/brake.ts',
-    why: 'the brake becomes a confirm gate the container hands the engine',
-  },
-  {
     from: 'bitcoin/flows.ts',
     to: 'lightning/deps.ts',
     why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
@@ -233,38 +228,13 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {
-    from: 'lightning/send.ts',
-    to: 'approvals/policy.ts',
-    why: 'approvals become a confirm gate the container hands the engine',
-  },
-  {
-    from: 'lightning/send.ts',
-    to: 'reconcile/brake.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
     from: 'onchain/admin-routes.ts',
     to: 'admin/routes.ts',
     why: 'adminAuth is operator access; it moves down into src/operators',
   },
   {
-    from: 'onchain/bump.ts',
-    to: 'reconcile/brake.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
     from: 'onchain/sandbox.ts',
     to: 'reconcile/sandbox-reserves.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
-    from: 'onchain/send-broadcast.ts',
-    to: 'approvals/repository.ts',
-    why: 'approvals become a confirm gate the container hands the engine',
-  },
-  {
-    from: 'onchain/send-broadcast.ts',
-    to: 'reconcile/brake.ts',
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {
@@ -311,11 +281,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     from: 'payins/routes.ts',
     to: 'admin/guard.ts',
     why: 'audit is operator access; it moves down into src/operators',
-  },
-  {
-    from: 'payouts/lifecycle.ts',
-    to: 'reconcile/brake.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {
     from: 'payouts/partner-routes.ts',
@@ -376,21 +341,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     from: 'transactions/request-hash.ts',
     to: 'onchain/address.ts',
     why: 'the request hash spells addresses; the kind declares its spelling',
-  },
-  {
-    from: 'transactions/service.ts',
-    to: 'approvals/policy.ts',
-    why: 'approvals become a confirm gate the container hands the engine',
-  },
-  {
-    from: 'transactions/service.ts',
-    to: 'approvals/repository.ts',
-    why: 'approvals become a confirm gate the container hands the engine',
-  },
-  {
-    from: 'transactions/worker.ts',
-    to: 'approvals/service.ts',
-    why: 'approvals become a confirm gate the container hands the engine',
   },
 ]
 

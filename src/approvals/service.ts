@@ -25,7 +25,7 @@ import type { Txn } from '../transactions/txn.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
-import { refuseIfPaused, type BrakeSettings } from '../reconcile/brake.js'
+import type { SendsBrake } from '../rails/rail.js'
 import type { KindRegistry } from '../transactions/kinds.js'
 import {
   APPROVALS_PAGE_MAX,
@@ -104,7 +104,7 @@ export function createApprovalsService(deps: {
   db: Db
   transactions: TransactionsService
   /** RECONCILE_HALT_SENDS: an approval on a paused rail is refused (`sends_paused`), recording nothing. */
-  brake?: BrakeSettings
+  brake?: SendsBrake
   /** The kind registry: the rail an approved send leaves by. */
   kinds: Pick<KindRegistry, 'railOfSend'>
   now?: () => number
@@ -181,7 +181,7 @@ export function createApprovalsService(deps: {
           )
         // The brake: an approval lets the money go, so on a paused rail it is refused before
         // anything is written; the approval stays waiting (until its deadline) for a later try.
-        if (deps.brake) await refuseIfPaused(q, deps.brake, deps.kinds.railOfSend(txn.kind))
+        await deps.brake?.refuseIfPaused(q, deps.kinds.railOfSend(txn.kind))
         const decided = await recordDecision(q, txn.id, 'approved', by(actor), note, at)
         assert(decided, 'a waiting approval under its row lock can be decided')
         const flow = deps.transactions.flows.get(txn.kind)
@@ -206,27 +206,22 @@ export function createApprovalsService(deps: {
 }
 
 /**
- * The worker's look at a transaction in `processing` whose next check came due: past the
- * approval's deadline, it expires (hold voided, `rejected` with msg `approval_expired`, its event);
- * before it (the worker's claim moved the check), the check goes back to the deadline.
+ * The worker's look at a transaction in `processing` whose next check came due (the approval gate's
+ * `heldDue`, src/approvals/gate.ts): past the approval's deadline, it expires (hold voided,
+ * `rejected` with msg `approval_expired`, its event); before it (the worker's claim moved the
+ * check), the check goes back to the deadline. A transaction held by another gate is left alone.
  */
-export async function expireApprovalIfDue(
-  transactions: TransactionsService,
-  txnId: string,
-  at: number,
-): Promise<void> {
-  await transactions.apply(txnId, async (q, txn, move) => {
-    if (txn.state !== 'processing') return
-    const a = await lockApproval(q, txn.id)
-    assert(a, 'a transaction in processing has its approval')
-    if (a.status !== 'waiting' || BigInt(at) < a.expires_at) {
-      await scheduleCheck(q, txn.id, a.expires_at, 'exact', { state: 'processing' })
-      return
-    }
-    await recordDecision(q, txn.id, 'expired', null, 'not approved within APPROVAL_TTL_S', at)
-    await voidHolds(q, txn.id, at)
-    await move('rejected', { msg: 'approval_expired' })
-  })
+export async function expireApprovalIfDue(q: Queryable, txn: Txn, move: Mover, at: number): Promise<void> {
+  if (txn.state !== 'processing') return
+  const a = await lockApproval(q, txn.id)
+  if (!a) return
+  if (a.status !== 'waiting' || BigInt(at) < a.expires_at) {
+    await scheduleCheck(q, txn.id, a.expires_at, 'exact', { state: 'processing' })
+    return
+  }
+  await recordDecision(q, txn.id, 'expired', null, 'not approved within APPROVAL_TTL_S', at)
+  await voidHolds(q, txn.id, at)
+  await move('rejected', { msg: 'approval_expired' })
 }
 
 function encodeCursor(requestedAt: bigint, txnId: string): string {

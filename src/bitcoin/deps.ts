@@ -1,7 +1,8 @@
 import type { Config } from '../config/config.js'
-import type { Db } from '../db/db.js'
+import type { Db, Queryable } from '../db/db.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
+import type { SendsBrake } from '../rails/rail.js'
 import type { TxnRepository } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
 import type { BitcoinRails } from './rails.js'
@@ -24,6 +25,10 @@ export interface BitcoinDeps {
   transactions(): TransactionsService
   /** The writes of transactions, built with the service's webhook variant and clock. */
   repository: TxnRepository
+  /** The reconciliation brake, asked before money is handed to a rail (a send, a fee bump). */
+  brake: SendsBrake
+  /** When a confirm gate that held a send let it go (an operator's approval); undefined if none did. */
+  releasedAt(q: Queryable, txnId: string): Promise<number | undefined>
   now?: () => number
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }

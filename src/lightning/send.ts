@@ -1,6 +1,6 @@
 import { sql } from '../db/sql.js'
 import type { Queryable } from '../db/db.js'
-import { RailFailure, type LightningPaymentState } from '../rails/rail.js'
+import { PAUSED_RECHECK_MS, RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
 import { heldMinor } from '../ledger/reads.js'
 import { ceilDiv } from '../shared/amount.js'
@@ -18,9 +18,7 @@ import { creditSecondPayment } from './second-payment.js'
 import { quoteLnSend } from './send-quote.js'
 import { isLocalPending, lnSendDetails, withLocalInvoice, type LnSendDetails } from './send-details.js'
 import { localInvoice } from './send-destination.js'
-import { approvalReasons } from '../approvals/policy.js'
 import { ApiError } from '../shared/errors.js'
-import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 import { LN_SEND } from './kinds.js'
 
 /** A payment in flight is asked about again this often. */
@@ -118,17 +116,13 @@ interface Prepared {
 /**
  * Before the confirm transaction. A send to an address of ours asks that address for its invoice
  * now, which creates the payee's receive, but only when the confirm will settle it at once: the
- * quote's hold covers the send and no operator's approval is due. Otherwise the confirm leaves the
- * send to the worker (`advanceLocalSend`), which asks once the funds are held and approved. Then, as
- * for any invoice of ours, it is cancelled on the node first.
+ * quote's hold covers the send (the engine does not prepare a confirm that a gate refuses or
+ * holds). Otherwise the confirm leaves the send to the worker (`advanceLocalSend`), which asks once
+ * the funds are held. Then, as for any invoice of ours, it is cancelled on the node first.
  */
 async function prepareLnSendConfirm(deps: LnSendDeps, txn: Txn): Promise<Prepared> {
   if (!isLocalPending(txn)) return cancelInternalInvoiceFirst(deps, txn)
-  if (
-    approvalReasons(LN_SEND, txn, deps.config.approvalThresholds).length > 0 ||
-    !(await fundsHeld(deps, txn))
-  )
-    return { nodeSettled: false }
+  if (!(await fundsHeld(deps, txn))) return { nodeSettled: false }
   const local = await askLocalAddress(deps, txn)
   if ('refused' in local) {
     const d = lnSendDetails(txn)
@@ -306,10 +300,7 @@ export async function advanceLnSend(deps: LnSendDeps, txn: Txn): Promise<void> {
     await checkAgainAt(deps.db, txn, now() + RAIL_RETRY_MS)
     return
   }
-  if (
-    result.status === 'unknown' &&
-    (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), LN_SEND.rail))
-  ) {
+  if (result.status === 'unknown' && (await deps.brake.pausedFor(deps.db, LN_SEND.rail))) {
     // The brake holds the rail: nothing is sent; the send waits in srccreated, its funds held, and
     // is looked at again (a payment the node already has is still followed above).
     deps.log?.warn({ txnId: txn.id }, 'Lightning send waits: sends on the rail are paused')

@@ -1,5 +1,4 @@
 import { RailFailure } from '../rails/rail.js'
-import { brakeSettingsOf, refuseIfPaused } from '../reconcile/brake.js'
 import { ONCHAIN_SEND } from './kinds.js'
 import { getTxn, setDestDetails } from '../transactions/repository.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
@@ -34,7 +33,7 @@ export async function bumpOnchainSend(
     }
   // A replacement pays more of the hot wallet's money to the chain: the brake holds it like a send
   // (503 sends_paused), until reconciliation lifts it.
-  await refuseIfPaused(deps.db, brakeSettingsOf(deps.config), ONCHAIN_SEND.rail)
+  await deps.brake.refuseIfPaused(deps.db, ONCHAIN_SEND.rail)
   const bump = deps.rails.onchain.bumpFee
   if (!bump)
     return { error: 'not_supported', message: `the ${deps.rails.onchain.name} rail cannot bump fees` }

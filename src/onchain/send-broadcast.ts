@@ -1,15 +1,13 @@
-import { RailFailure } from '../rails/rail.js'
+import { PAUSED_RECHECK_MS, RailFailure } from '../rails/rail.js'
 import { nowBy } from '../shared/clock.js'
 import type { Txn } from '../transactions/txn.js'
 import { recordSendRate } from '../transactions/repository.js'
-import { approvedAt } from '../approvals/repository.js'
 import { checkAgainAt } from '../bitcoin/schedule.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { CONFIRMATION_POLL_MS, RAIL_RETRY_MS } from './polling.js'
 import { FEE_TARGET_BLOCKS } from './send-quote.js'
 import { failSend } from './send-release.js'
 import { onchainSendDetails, type OnchainSendDetails } from './send-details.js'
-import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 import { ONCHAIN_SEND } from './kinds.js'
 
 /** How long a send waits for the network fee to come back within its quote before it fails. */
@@ -47,7 +45,7 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
   if (current <= quoted) return current
   // The wait counts from when the send was free to go: its quote, or its approval when it waited
   // for one (docs/operators.md, "Approvals").
-  const waitedMs = nowBy(deps) - ((await approvedAt(deps.db, txn.id)) ?? txn.createdAtMs)
+  const waitedMs = nowBy(deps) - ((await deps.releasedAt(deps.db, txn.id)) ?? txn.createdAtMs)
   if (waitedMs >= FEE_WAIT_MAX_MS) {
     deps.log?.warn(
       { txnId: txn.id, quotedSatPerVb: quoted.toString(), neededSatPerVb: current.toString() },
@@ -68,7 +66,7 @@ async function sendRate(deps: BitcoinDeps, txn: Txn): Promise<bigint | null> {
 export async function broadcast(deps: BitcoinDeps, txn: Txn) {
   // The brake holds the rail: nothing is broadcast (not even a send asked for before, whose answer
   // was lost); the send waits in srccreated, its funds held, and is looked at again.
-  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), ONCHAIN_SEND.rail)) {
+  if (await deps.brake.pausedFor(deps.db, ONCHAIN_SEND.rail)) {
     deps.log?.warn({ txnId: txn.id }, 'on-chain send waits: sends on the rail are paused')
     await checkAgainAt(deps.db, txn, nowBy(deps) + PAUSED_RECHECK_MS)
     return

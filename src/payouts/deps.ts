@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import type { SystemPurpose } from '../ledger/ledger.js'
-import type { BankPayoutRail, PayoutState, RailKind, TronRail } from '../rails/rail.js'
+import type { BankPayoutRail, PayoutState, RailKind, SendsBrake, TronRail } from '../rails/rail.js'
 import type { Quote, QuoteContext } from '../transactions/flow.js'
 import type { PayoutKind } from './kinds.js'
 import type { TxnRepository } from '../transactions/repository.js'
@@ -30,6 +30,8 @@ export interface PayoutFlowDeps {
   /** The writes of transactions, built with the service's webhook variant and clock. */
   repository: TxnRepository
   log: PayoutLog
+  /** The reconciliation brake, asked before a payout is handed to its rail. */
+  brake: SendsBrake
   now?: () => number
 }
 

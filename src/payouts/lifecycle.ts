@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds } from '../ledger/ledger.js'
-import { RailFailure, type PayoutState } from '../rails/rail.js'
+import { PAUSED_RECHECK_MS, RailFailure, type PayoutState } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import type { ConfirmContext, Flow } from '../transactions/flow.js'
@@ -11,7 +11,6 @@ import { postWalletEntry } from '../transactions/wallet-entry.js'
 import type { PayoutFlowDeps, PayoutNetwork } from './deps.js'
 import { payoutPostings } from './postings.js'
 import { lookForReturn } from './returns.js'
-import { brakeSettingsOf, PAUSED_RECHECK_MS, sendsPausedFor } from '../reconcile/brake.js'
 
 /**
  * Payouts out of an internal wallet to an outside network: USDT over TRON (`tron`) and VND to a
@@ -79,7 +78,7 @@ function endWithoutPaying(
 async function submitPayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn): Promise<void> {
   // The brake holds the rail: nothing is submitted; the payout waits in srccreated, its funds held,
   // and is looked at again.
-  if (await sendsPausedFor(deps.db, brakeSettingsOf(deps.config), net.rail)) {
+  if (await deps.brake.pausedFor(deps.db, net.rail)) {
     deps.log.warn({ txnId: txn.id, kind: net.kind }, 'payout waits: sends on the rail are paused')
     await scheduleCheck(deps.db, txn.id, nowBy(deps) + PAUSED_RECHECK_MS, 'earliest', { state: 'srccreated' })
     return

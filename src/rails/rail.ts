@@ -4,6 +4,7 @@
  * speaking the node's or partner's documented API. The worker drives them; only the worker
  * decides to retry, using `RailFailure.retryable`.
  */
+import type { Queryable } from '../db/db.js'
 import type { Network } from './network.js'
 
 /** A failure reported by a rail. `retryable` failures are tried again later by the worker. */
@@ -282,3 +283,19 @@ export interface BankAccountInquiryRail {
    */
   accountName(input: { institutionCode: string; bankAcctNum: string }): Promise<BankAccountName>
 }
+
+/**
+ * The reconciliation brake as the flows see it (src/reconcile/brake.ts implements it; the
+ * container hands it to the flows, so no flow imports reconciliation). Every step that hands money
+ * to a rail asks first: the worker's send of a Lightning payment, an on-chain broadcast, a TRON or
+ * bank payout's submission, an operator's fee bump and approval.
+ */
+export interface SendsBrake {
+  /** The rail, when the brake holds sends by it now; undefined otherwise, and always when it is off. */
+  pausedFor(q: Queryable, rail: RailKind | null | undefined): Promise<RailKind | undefined>
+  /** Refuse, with 503 `sends_paused`, a step that would let money leave by a paused rail. */
+  refuseIfPaused(q: Queryable, rail: RailKind | null | undefined): Promise<void>
+}
+
+/** How long a send held by the brake waits before the worker looks at it again. */
+export const PAUSED_RECHECK_MS = 60_000

@@ -6,18 +6,17 @@
  * times out never stops the service (a time-out is not a zero balance).
  *
  * What is refused: creating and confirming a send whose money leaves by that rail (Lightning send,
- * on-chain send, TRON payout, VND payout), and an operator's approval of one (sendsPausedFor).
- * A send confirmed before the pause waits in srccreated: the worker's send step asks the same and
- * hands nothing to the rail while it lasts. What is already on the rail is still followed.
+ * on-chain send, TRON payout, VND payout: the engine's confirm gate, `brakeGate`), and an operator's
+ * approval or fee bump of one (`createSendsBrake`, handed to approvals and the flows). A send
+ * confirmed before the pause waits in srccreated: the worker's send step asks the same and hands
+ * nothing to the rail while it lasts. What is already on the rail is still followed.
  */
-import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import { sql } from '../db/sql.js'
-import { fieldOf, paramsOf } from '../http/request-fields.js'
-import type { RailKind } from '../rails/rail.js'
+import type { RailKind, SendsBrake } from '../rails/rail.js'
 import { ApiError } from '../shared/errors.js'
+import { PASS, type ConfirmGate } from '../transactions/gates.js'
 import type { KindRegistry } from '../transactions/kinds.js'
 import type { RailStatus } from './reconcile.js'
 
@@ -106,7 +105,7 @@ export async function pausedRails(q: Queryable): Promise<RailKind[]> {
   return rows.map((r) => r.rail)
 }
 
-async function pausedRail(q: Queryable, rail: RailKind | undefined): Promise<RailKind | undefined> {
+async function pausedRail(q: Queryable, rail: RailKind | null | undefined): Promise<RailKind | undefined> {
   if (!rail) return undefined
   const { rows } = await q.query(
     sql`SELECT 1 FROM reconcile_brake WHERE rail = ${rail} AND paused_at IS NOT NULL`,
@@ -114,84 +113,48 @@ async function pausedRail(q: Queryable, rail: RailKind | undefined): Promise<Rai
   return rows.length > 0 ? rail : undefined
 }
 
-function refuse(rail: RailKind): never {
-  throw new ApiError(
+function sendsPaused(rail: RailKind): ApiError {
+  return new ApiError(
     'sends_paused',
     `Sends on the ${rail} rail are paused: reconciliation found a deficit on it. Try again later.`,
   )
 }
 
-/** How long a send held by the brake waits before the worker looks at it again. */
-export const PAUSED_RECHECK_MS = 60_000
-
-const settingsOfEnv = new WeakMap<object, BrakeSettings>()
-
-/** The brake settings of a configuration's environment (parsed once per environment object). */
-export function brakeSettingsOf(config: { env: Record<string, string | undefined> }): BrakeSettings {
-  let settings = settingsOfEnv.get(config.env)
-  if (!settings) {
-    settings = brakeSettings(config.env)
-    settingsOfEnv.set(config.env, settings)
+/**
+ * The brake the container hands the flows and approvals (src/rails/rail.ts SendsBrake). With
+ * RECONCILE_HALT_SENDS off it never reads anything: readings are still counted, for the report, but
+ * nothing is held.
+ */
+export function createSendsBrake(settings: BrakeSettings): SendsBrake {
+  const pausedFor: SendsBrake['pausedFor'] = async (q, rail) =>
+    settings.haltSends ? pausedRail(q, rail) : undefined
+  return {
+    pausedFor,
+    async refuseIfPaused(q, rail) {
+      const paused = await pausedFor(q, rail)
+      if (paused) throw sendsPaused(paused)
+    },
   }
-  return settings
 }
 
 /**
- * The rail, when its brake holds a send by it now (RECONCILE_HALT_SENDS on and the rail paused), or
- * undefined. Every step that hands money to a rail asks first, naming the rail its kind declares:
- * the worker's send of a Lightning payment, an on-chain broadcast, a TRON or bank payout's
- * submission, and an operator's approval. A kind without a rail (undefined) is never held.
+ * The brake as a confirm gate of the engine (src/transactions/gates.ts): a create or a confirm of a
+ * send whose money would leave by a paused rail is refused with 503 `sends_paused`, and changes
+ * nothing. It concerns only kinds that send by a rail, and none at all with the brake off, so a swap
+ * (and every confirm while the brake is off) runs no brake code.
  */
-export async function sendsPausedFor(
-  q: Queryable,
-  settings: BrakeSettings,
-  rail: RailKind | undefined,
-): Promise<RailKind | undefined> {
-  if (!settings.haltSends) return undefined
-  return pausedRail(q, rail)
-}
-
-/** Refuse a step (an approval) that would let money leave by a paused rail: 503 `sends_paused`. */
-export async function refuseIfPaused(
-  q: Queryable,
-  settings: BrakeSettings,
-  rail: RailKind | undefined,
-): Promise<void> {
-  const paused = await sendsPausedFor(q, settings, rail)
-  if (paused) refuse(paused)
-}
-
-/**
- * Refuse send requests on a paused rail. Installed before the transaction routes, and only with
- * RECONCILE_HALT_SENDS=true (otherwise readings are still counted, for the report, but nothing is refused).
- */
-export function installSendsBrake(
-  app: FastifyInstance,
-  deps: {
-    db: Queryable
-    settings: BrakeSettings
-    kinds: Pick<KindRegistry, 'railOfSend' | 'railOfDestination'>
-  },
-): void {
-  if (!deps.settings.haltSends) return
-  app.addHook('preHandler', async (request) => {
-    const route = request.routeOptions.url
-    if (request.method === 'POST' && route === '/api/v2/transaction') {
-      // A hook of many routes reads the body it was given (validated by then) by field.
-      const method = fieldOf(fieldOf(request.body, 'destReq'), 'method')
-      // Money leaving a wallet by a rail; a receive (svcpay destination) is never paused.
-      const rail = typeof method === 'string' ? deps.kinds.railOfDestination(method) : undefined
-      const paused = await pausedRail(deps.db, rail)
-      if (paused) refuse(paused)
-    } else if (request.method === 'PUT' && route === '/api/v2/transaction/:txnId/confirm') {
-      const { txnId } = paramsOf(request, Type.Object({ txnId: Type.String() }))
-      const { rows } = await deps.db.query<{ kind: string; state: string }>(
-        sql`SELECT kind, state FROM transactions WHERE id = ${txnId}`,
-      )
-      // Only a quote is refused: confirming again a transaction already confirmed returns it unchanged.
-      if (rows[0]?.state !== 'quoted') return
-      const paused = await pausedRail(deps.db, deps.kinds.railOfSend(rows[0].kind))
-      if (paused) refuse(paused)
-    }
-  })
+export function brakeGate(settings: BrakeSettings, kinds: Pick<KindRegistry, 'railOfSend'>): ConfirmGate {
+  const refusal = async (q: Queryable, kind: string): Promise<ApiError | undefined> => {
+    const paused = await pausedRail(q, kinds.railOfSend(kind))
+    return paused && sendsPaused(paused)
+  }
+  return {
+    name: 'reconciliation brake',
+    concerns: (kind) => settings.haltSends && kinds.railOfSend(kind) !== undefined,
+    atCreate: refusal,
+    async atConfirm(q, txn) {
+      const error = await refusal(q, txn.kind)
+      return error ? { verdict: 'refuse', error } : PASS
+    },
+  }
 }

@@ -4,11 +4,10 @@ import type { RatesService } from '../rates/service.js'
 import { ApiError } from '../shared/errors.js'
 import { assert } from '../shared/assert.js'
 import { placeHold, postEntry } from '../ledger/ledger.js'
-import { approvalReasons } from '../approvals/policy.js'
-import { insertApproval } from '../approvals/repository.js'
 import { flowOf, type CreateInput, type Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import type { KindRegistry } from './kinds.js'
+import { gatesByKind, runConfirmGates, type ConfirmGate, type GatesByKind } from './gates.js'
 import { getTxn, lockForConfirm, StaleTransition, type TxnRepository } from './repository.js'
 import type { Txn, TxnPatch } from './txn.js'
 import { walletDebit } from './money.js'
@@ -29,6 +28,8 @@ export interface TransactionsService {
   expireQuote(txnId: string): Promise<void>
   /** Apply a transition from outside a request (flows, watchers), with its event. */
   apply(txnId: string, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
+  /** The worker's call for a transaction a confirm gate holds in `processing` whose check came due. */
+  heldDue(txnId: string, at: number): Promise<void>
   flows: Map<TxnKind, Flow>
 }
 
@@ -83,6 +84,8 @@ export interface TxnServiceDeps {
   repository: TxnRepository
   /** The kind registry: which kind a request makes, each kind's caps and approval. */
   kinds: KindRegistry
+  /** The confirm gates of each kind (src/transactions/gates.ts), none for most. */
+  gates: GatesByKind
   reader: TxnReader
   recentQuotes: RecentQuotes
   log?: { warn(obj: object, msg: string): void }
@@ -95,11 +98,14 @@ export function createTransactionsService(options: {
   flows: Flow[]
   repository: TxnRepository
   kinds: KindRegistry
+  /** Checks other modules put in front of a confirm (approvals, the brake), in order. */
+  gates?: readonly ConfirmGate[]
   log?: TxnServiceDeps['log']
 }): TransactionsService {
   const deps: TxnServiceDeps = {
     ...options,
     flows: new Map(options.flows.map((f) => [f.kind, f])),
+    gates: gatesByKind(options.kinds.kinds, options.gates ?? []),
     reader: createTxnReader(options.db),
     recentQuotes: createRecentQuotes(),
   }
@@ -111,14 +117,21 @@ export function createTransactionsService(options: {
     get: (accountId, txnId) => readTxn(deps, accountId, txnId),
     expireQuote: (txnId) => expireQuote(deps, txnId),
     apply: (txnId, fn) => applyChange(deps, txnId, fn),
+    heldDue: (txnId, at) => heldDue(deps, txnId, at),
   }
+}
+
+/** The gates of a kind; none for a kind the registry does not know (its flow refuses it anyway). */
+function gatesOf(deps: Pick<TxnServiceDeps, 'gates'>, kind: TxnKind): readonly ConfirmGate[] {
+  return deps.gates.get(kind) ?? []
 }
 
 /** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
 export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
   const quoted = deps.recentQuotes.take(txnId)
-  // A quote made here was made by a flow of this service, so the map has it.
-  const flow = quoted && deps.flows.get(quoted.kind)
+  // A quote made here was made by a flow of this service, so the map has it. A kind a gate
+  // concerns takes the locked path, where the gates run.
+  const flow = quoted && gatesOf(deps, quoted.kind).length === 0 && deps.flows.get(quoted.kind)
   const settled = flow && (await settleMadeHere(deps, flow, quoted, accountId))
   if (!settled) return confirmLocked(deps, accountId, txnId, quoted?.kind)
   await followUp(deps, flow, settled)
@@ -153,7 +166,7 @@ async function confirmLocked(
   txnId: string,
   knownKind?: TxnKind,
 ): Promise<Txn> {
-  const { db, config, repository } = deps
+  const { db, repository } = deps
   const { now, transition } = repository
   let flow = knownKind ? flowOf(deps.flows, knownKind) : undefined
   let prepared: unknown
@@ -163,7 +176,8 @@ async function confirmLocked(
     const settled = settledAnswer(first)
     if (settled) return settled
     flow = flowOf(deps.flows, first.kind)
-    prepared = first.expiresAtMs > now() && flow.prepareConfirm ? await flow.prepareConfirm(first) : undefined
+    if (first.expiresAtMs > now() && flow.prepareConfirm && (await gatesLetThrough(deps, db, first)))
+      prepared = await flow.prepareConfirm(first)
   }
   const confirming = flow
   let expired = false
@@ -178,17 +192,18 @@ async function confirmLocked(
       expired = true
       return expireInTx(deps, q, txn, at)
     }
+    // A gate's refusal throws here, before anything is written, so the confirm changes nothing.
+    const holds = await runConfirmGates(gatesOf(deps, txn.kind), q, txn, at)
     if (txn.srcMethod === 'svcpay' && pendingHold === 0n && !(await holdFunds(q, txn, at))) {
       return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, { now: now() })
     }
     const stepOpts = { now: at }
-    // Above its approval threshold, a send waits here, funds held, for a second operator
-    // (src/approvals/): approval later runs the flow's confirm from `processing`.
-    const reasons = approvalReasons(deps.kinds.declaration(txn.kind), txn, config.approvalThresholds)
-    if (reasons.length > 0) {
-      const deadline = at + config.approvalTtlS * 1000
-      await insertApproval(q, { txn, reasons, requestedAt: at, expiresAt: deadline })
-      return transition(q, txn, 'processing', { nextCheckAtMs: deadline }, stepOpts)
+    if (holds.length > 0) {
+      // A gate holds it (a second operator's approval): it waits here, funds held, until the
+      // gate lets it go (the approval runs the flow's confirm from `processing`) or its time is up.
+      for (const hold of holds) await hold.record(q)
+      const until = Math.min(...holds.map((h) => h.until))
+      return transition(q, txn, 'processing', { nextCheckAtMs: until }, stepOpts)
     }
     if (confirming.settlement) {
       const settlement = await confirming.settlement(q, txn, at)
@@ -206,6 +221,17 @@ async function confirmLocked(
     throw new ApiError('quote_expired', 'The quote expired before it was confirmed; create a new one')
   await followUp(deps, confirming, row)
   return row
+}
+
+/**
+ * Before a flow's work outside the confirm transaction (a call to a node): whether the gates would
+ * let the confirm through now. A refusal is thrown at once, as it would be inside; a hold means
+ * the flow's confirm will not run, so neither does its preparation. The gates decide again, with
+ * the row locked, inside the transaction.
+ */
+async function gatesLetThrough(deps: TxnServiceDeps, q: Queryable, txn: Txn): Promise<boolean> {
+  const gates = gatesOf(deps, txn.kind)
+  return gates.length === 0 || (await runConfirmGates(gates, q, txn, deps.repository.now())).length === 0
 }
 
 /** Hold the wallet funds of a wallet-funded transaction; false when the wallet cannot cover them. */
@@ -238,6 +264,13 @@ async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): 
   const txn = await deps.reader.get(txnId, accountId)
   if (!txn) throw new ApiError('not_found', 'Transaction not found')
   return txn
+}
+
+async function heldDue(deps: TxnServiceDeps, txnId: string, at: number): Promise<void> {
+  await applyChange(deps, txnId, async (q, txn, move) => {
+    if (txn.state !== 'processing') return
+    for (const gate of gatesOf(deps, txn.kind)) await gate.heldDue?.(q, txn, move, at)
+  })
 }
 
 async function applyChange(

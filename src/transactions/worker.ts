@@ -1,7 +1,6 @@
 import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
 import { claimDue, getTxn } from './repository.js'
-import { expireApprovalIfDue } from '../approvals/service.js'
 import { recordAttempts, withAttemptLog, type AttemptLog, type RailOpsConfig } from '../rails/attempts.js'
 
 /** How long a claimed transaction is left to one worker before another may look at it. */
@@ -35,8 +34,9 @@ export async function runDueTransactions(deps: {
         continue
       }
       if (txn.state === 'processing') {
-        // Waiting for a second operator: only its deadline is the worker's business.
-        await expireApprovalIfDue(deps.transactions, id, (deps.now ?? Date.now)())
+        // Held by a confirm gate (a second operator's approval): only its deadline is the
+        // worker's business, and the gate's.
+        await deps.transactions.heldDue(id, (deps.now ?? Date.now)())
         continue
       }
       const flow = deps.transactions.flows.get(txn.kind)
