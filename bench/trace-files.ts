@@ -1,0 +1,156 @@
+/**
+ * Which files of ours a request passes through: builds the service in this process on PGlite,
+ * warms it up, then asks V8 for precise coverage (call counts per function) around one swap
+ * confirm and around one Lightning send, from its confirm to its completion by the worker, and
+ * prints every file under src/ in which a function ran, with how many calls. This is the count
+ * docs/architecture.md gives for each path; it is measured, not read off the code.
+ *
+ *   npx tsx bench/trace-files.ts [--verbose]
+ *
+ * src/db (statements are rendered and sent there, as every request passes through Fastify) is
+ * shown apart, as are the per-request checks of the HTTP layer (auth, rate limits) that every
+ * route shares.
+ */
+import { createHmac, randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import { tmpdir } from 'node:os'
+import { join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../src/config/config.js'
+import { createContainer } from '../src/container.js'
+import { buildApp } from '../src/app.js'
+import { createLogger } from '../src/logger.js'
+import { runDueTransactions } from '../src/transactions/worker.js'
+import { SWAP_BODY } from './scenarios/swaps.js'
+
+const SRC = resolve(fileURLToPath(new URL('../src', import.meta.url)))
+const verbose = process.argv.includes('--verbose')
+
+/** The files of src/ in which a function ran since the last take, with the calls counted. */
+async function takeFiles(session: Session): Promise<Map<string, number>> {
+  const { result } = await session.post('Profiler.takePreciseCoverage')
+  const files = new Map<string, number>()
+  for (const script of result) {
+    if (!script.url.startsWith('file://')) continue
+    const path = fileURLToPath(script.url)
+    if (!path.startsWith(SRC + '/')) continue
+    // The function whose range starts at 0 is the module itself, run once at load: not a call.
+    const calls = script.functions
+      .filter((f) => f.ranges[0]!.startOffset > 0)
+      .reduce((n, f) => n + f.ranges[0]!.count, 0)
+    if (calls > 0) files.set(relative(SRC, path), calls)
+  }
+  return files
+}
+
+// What every request passes through, whatever it asks: the database layer, the HTTP layer's
+// hooks (authentication, rate limits, the admin guard's check that this is no admin route).
+const SHARED_PER_REQUEST = /^(db\/|http\/|auth\/|admin\/guard|operators\/guard|shared\/scoped-storage|logger)/
+// Small helpers of src/shared (assertions, currency precision, amount text), counted apart.
+const UTILITIES = /^shared\//
+
+function report(label: string, files: Map<string, number>): void {
+  const all = [...files].sort()
+  const ours = all.filter(([f]) => !SHARED_PER_REQUEST.test(f) && !UTILITIES.test(f))
+  const names = (re: RegExp) =>
+    all
+      .filter(([f]) => re.test(f))
+      .map(([f]) => f)
+      .join(', ')
+  console.log(`${label}: ${ours.length} files of ours`)
+  for (const [f, n] of ours) console.log(`  ${f}${verbose ? `  (${n} calls)` : ''}`)
+  console.log(`  helpers of src/shared: ${names(UTILITIES)}`)
+  console.log(`  as every request: ${names(SHARED_PER_REQUEST)}`)
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-trace-'))
+  const adminToken = 'adm_' + randomBytes(16).toString('hex')
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: 'silent',
+    RATE_LIMITS_ENABLED: 'false',
+  })
+  const c = await createContainer(config, createLogger('silent'))
+  const app = await buildApp(c)
+  await app.ready()
+  const call = async (method: string, url: string, token: string, body?: unknown) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: body === undefined ? undefined : JSON.stringify(body),
+    })
+    if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+    return JSON.parse(res.body)
+  }
+  const session = new Session()
+  session.connect()
+  try {
+    const a = await call('POST', '/admin/accounts', adminToken, { name: 'Tracer' })
+    const nonce = JSON.stringify({ nonce: '1' })
+    const sig = createHmac('sha256', a.apiSecret).update(`${a.apiKey}&payload=${nonce}`).digest('hex')
+    const tokenRes = await app.inject({
+      method: 'POST',
+      url: '/api/v2/authentication/token-signature',
+      headers: { 'content-type': 'application/json', 'x-api-key': a.apiKey, 'x-api-signature': sig },
+      payload: nonce,
+    })
+    const token = JSON.parse(tokenRes.body).accessToken as string
+    await call('POST', '/admin/sandbox/fund', adminToken, { accountId: a.accountId, ccy: 'BTC', amount: '1' })
+    const invoice = async () =>
+      (await call('POST', '/admin/sandbox/lightning/invoice', adminToken, { amount: '0.00001' }))
+        .paymentRequest
+    const lnSend = async () =>
+      call('POST', '/api/v2/transaction', token, {
+        sourceReq: { method: 'svcpay', ccy: 'BTC' },
+        destReq: { method: 'lightning', ccy: 'BTC', reqDetails: { paymentRequest: await invoice() } },
+      })
+    // Warm every path once, so that what is measured is a request as it runs under load.
+    for (let i = 0; i < 2; i++) {
+      const warm = await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))
+      await call('PUT', `/api/v2/transaction/${warm.txnId}/confirm`, token)
+      const send = await lnSend()
+      await call('PUT', `/api/v2/transaction/${send.txnId}/confirm`, token)
+      await runDueTransactions({
+        db: c.db,
+        transactions: c.transactions,
+        log: console,
+        now: () => Date.now() + 60_000,
+      })
+    }
+    await session.post('Profiler.enable')
+    await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false })
+
+    const swap = await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))
+    await takeFiles(session)
+    await call('PUT', `/api/v2/transaction/${swap.txnId}/confirm`, token)
+    report('swap confirm (PUT /api/v2/transaction/:txnId/confirm)', await takeFiles(session))
+
+    const send = await lnSend()
+    const confirmed = await call('PUT', `/api/v2/transaction/${send.txnId}/confirm`, token)
+    await takeFiles(session)
+    await runDueTransactions({
+      db: c.db,
+      transactions: c.transactions,
+      log: console,
+      now: () => Date.now() + 60_000,
+    })
+    const files = await takeFiles(session)
+    const after = await c.transactions.get(a.accountId, send.txnId)
+    report(`Lightning send completion (one worker pass; ${confirmed.txnState} → ${after.state})`, files)
+  } finally {
+    session.disconnect()
+    await app.close()
+    await c.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
