@@ -121,10 +121,9 @@ async function insertTxn(
 }
 
 export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
-  const { rows } = await q.query(
-    `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
-    opts.accountId ? [id, opts.accountId] : [id],
-  )
+  const account = opts.accountId ? sql` AND account_id = ${opts.accountId}` : sql.empty
+  const lock = opts.lock ? sql` FOR UPDATE` : sql.empty
+  const { rows } = await q.query(sql`SELECT * FROM transactions WHERE id = ${id}${account}${lock}`)
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
@@ -138,9 +137,8 @@ export async function lockForConfirm(
   accountId: string,
 ): Promise<{ txn: Txn; pendingHold: bigint } | undefined> {
   const { rows } = await q.query<{ pending_hold?: bigint | null }>(
-    `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
-       FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
-    [id, accountId],
+    sql`SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
+       FROM transactions t WHERE t.id = ${id} AND t.account_id = ${accountId} FOR UPDATE OF t`,
   )
   const row = rows[0]
   if (!row) return undefined
@@ -148,10 +146,9 @@ export async function lockForConfirm(
 }
 
 export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query('SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2', [
-    accountId,
-    extRefId,
-  ])
+  const { rows } = await q.query(
+    sql`SELECT * FROM transactions WHERE account_id = ${accountId} AND ext_ref_id = ${extRefId}`,
+  )
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
@@ -333,23 +330,22 @@ export async function scheduleCheck(
  */
 export async function claimDue(q: Queryable, now: number, leaseMs: number, max: number): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
-    `UPDATE transactions SET next_check_at = $2
-      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= $1
-                    ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+    sql`UPDATE transactions SET next_check_at = ${now + leaseMs}
+      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= ${now}
+                    ORDER BY next_check_at LIMIT ${max} FOR UPDATE SKIP LOCKED)
       RETURNING id`,
-    [now, now + leaseMs, max],
   )
   return rows.map((r) => r.id)
 }
 
 /** Record the reference the rail knows a transaction by (an address, a payment hash). */
 export async function setRailRef(q: Queryable, id: string, railRef: string): Promise<void> {
-  await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [id, railRef])
+  await q.query(sql`UPDATE transactions SET rail_ref = ${railRef} WHERE id = ${id}`)
 }
 
 /** Charge `fee` as the source fee of a transaction (a receive's fee on what arrived). */
 export async function setSrcFee(q: Queryable, id: string, fee: bigint): Promise<void> {
-  await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [id, fee])
+  await q.query(sql`UPDATE transactions SET src_fee = ${fee} WHERE id = ${id}`)
 }
 
 /**
@@ -372,9 +368,8 @@ export async function recordConfirmations(
 /** Note the fee rate an on-chain send still in srccreated is about to be broadcast at. */
 export async function recordSendRate(q: Queryable, id: string, satPerVb: number): Promise<void> {
   await q.query(
-    `UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', $2::jsonb)
-      WHERE id = $1 AND state = 'srccreated'`,
-    [id, JSON.stringify(satPerVb)],
+    sql`UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', ${JSON.stringify(satPerVb)}::jsonb)
+      WHERE id = ${id} AND state = 'srccreated'`,
   )
 }
 
@@ -405,9 +400,9 @@ export async function settleReturn(
   settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
 ): Promise<Txn | undefined> {
   const { rows } = await q.query(
-    `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
-      WHERE id = $1 RETURNING *`,
-    [id, settled.payoutId, settled.reason, settled.src, settled.dest],
+    sql`UPDATE transactions SET rail_ref = ${settled.payoutId}, msg = ${settled.reason},
+            src_settled = ${settled.src}, dest_settled = ${settled.dest}
+      WHERE id = ${id} RETURNING *`,
   )
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
@@ -418,14 +413,13 @@ export async function markPayoutReturned(
   payout: Pick<Txn, 'id' | 'destDetails'>,
   returned: { returnTxnId: string; reason: string; at: number },
 ): Promise<void> {
-  await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
-    payout.id,
-    JSON.stringify({
-      ...payout.destDetails,
-      returnTxnId: returned.returnTxnId,
-      returnReason: returned.reason,
-    }),
-    'payout_returned',
-    returned.at,
-  ])
+  const details = JSON.stringify({
+    ...payout.destDetails,
+    returnTxnId: returned.returnTxnId,
+    returnReason: returned.reason,
+  })
+  await q.query(
+    sql`UPDATE transactions SET dest_details = ${details}, msg = ${'payout_returned'}, updated_at = ${returned.at}
+      WHERE id = ${payout.id}`,
+  )
 }
