@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { asTxnId } from '../shared/ids.js'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
@@ -28,7 +29,8 @@ export function transactionActions(app: FastifyInstance, c: Container): void {
     `${CONSOLE_BASE}/transactions/:txnId/deliveries/:deliveryId/redeliver`,
     'transactions',
     async (ctx) => {
-      const { txnId, deliveryId } = paramsOf(ctx.request, DeliveryParams)
+      const { deliveryId, ...params } = paramsOf(ctx.request, DeliveryParams)
+      const txnId = asTxnId(params.txnId)
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
       // The transaction's account, and whether the delivery is one of its events': both must hold.
       const accountId = (await accountIdsOf(c.db, [txnId])).get(txnId)

@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/db.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 import type { Config } from '../config/config.js'
 import type { RatesService } from '../rates/service.js'
 import { ApiError } from '../shared/errors.js'
@@ -22,13 +23,13 @@ import { cancelQuote, expireInTx, expireQuote } from './quote-end.js'
  */
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<Txn>
-  confirm(accountId: string, txnId: string): Promise<Txn>
-  cancel(accountId: string, txnId: string): Promise<Txn>
-  get(accountId: string, txnId: string): Promise<Txn>
+  confirm(accountId: AccountId, txnId: TxnId): Promise<Txn>
+  cancel(accountId: AccountId, txnId: TxnId): Promise<Txn>
+  get(accountId: AccountId, txnId: TxnId): Promise<Txn>
   /** Expire a quote whose time is up (worker); a no-op when it moved on meanwhile. */
-  expireQuote(txnId: string): Promise<void>
+  expireQuote(txnId: TxnId): Promise<void>
   /** Apply a transition from outside a request (flows, watchers), with its event. */
-  apply(txnId: string, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
+  apply(txnId: TxnId, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
   flows: Map<TxnKind, Flow>
 }
 
@@ -54,7 +55,7 @@ export const RECENT_QUOTES_MAX = 5_000
 export interface RecentQuotes {
   remember(txn: Txn): void
   /** The quote `txnId` if this process made it lately, forgotten from here on. */
-  take(txnId: string): Txn | undefined
+  take(txnId: TxnId): Txn | undefined
 }
 
 /** RecentQuotes holding at most `max`, the oldest forgotten first. */
@@ -115,7 +116,7 @@ export function createTransactionsService(options: {
 }
 
 /** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
-export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
+export async function confirm(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const quoted = deps.recentQuotes.take(txnId)
   // A quote made here was made by a flow of this service, so the map has it.
   const flow = quoted && deps.flows.get(quoted.kind)
@@ -133,7 +134,7 @@ export async function settleMadeHere(
   deps: Pick<TxnServiceDeps, 'db' | 'repository'>,
   flow: Flow,
   quoted: Txn,
-  accountId: string,
+  accountId: AccountId,
 ): Promise<Txn | undefined> {
   if (quoted.accountId !== accountId) return undefined
   const { db, repository } = deps
@@ -149,8 +150,8 @@ export async function settleMadeHere(
  */
 async function confirmLocked(
   deps: TxnServiceDeps,
-  accountId: string,
-  txnId: string,
+  accountId: AccountId,
+  txnId: TxnId,
   knownKind?: TxnKind,
 ): Promise<Txn> {
   const { db, config, repository } = deps
@@ -234,7 +235,7 @@ export function settledAnswer(txn: Pick<Txn, 'state' | 'msg'>): Txn | undefined 
   return txn as Txn
 }
 
-async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
+async function readTxn(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const txn = await deps.reader.get(txnId, accountId)
   if (!txn) throw new ApiError('not_found', 'Transaction not found')
   return txn
@@ -242,7 +243,7 @@ async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): 
 
 async function applyChange(
   deps: TxnServiceDeps,
-  txnId: string,
+  txnId: TxnId,
   fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>,
 ): Promise<void> {
   const { transition, now } = deps.repository
