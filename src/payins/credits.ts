@@ -4,7 +4,7 @@ import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { nowBy } from '../shared/clock.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import { asAccountId, asTxnId, newId, type TxnId } from '../shared/ids.js'
+import { asAccountId, asTxnId, newId, type AccountId, type TxnId } from '../shared/ids.js'
 import { getTxn, setRailRef, setSrcFee } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/receive-fx.js'
@@ -222,7 +222,7 @@ async function creditDeposit(
   deps: PayinDeps,
   q: Queryable,
   d: {
-    accountId: string
+    accountId: AccountId
     into?: Pick<Txn, 'destCcy' | 'fxRate'>
     bankRef: string
     arrived: bigint
@@ -249,7 +249,7 @@ async function creditDeposit(
   const row = await deps.repository.insertTxn(
     q,
     newDeposit({
-      accountId: asAccountId(d.accountId),
+      accountId: d.accountId,
       key: `vnd:${d.bankRef}`,
       method: 'vnd-instant',
       ccy: 'VND',
@@ -327,7 +327,7 @@ export async function assignCredit(
       if (!(await deps.accounts.get(input.accountId)))
         throw fieldError('not_found', 'accountId', 'is not an account of this service')
       txn = await creditDeposit(deps, q, {
-        accountId: input.accountId,
+        accountId: asAccountId(input.accountId),
         ...(receive ? { into: receive } : {}),
         bankRef: credit.bank_ref,
         arrived,

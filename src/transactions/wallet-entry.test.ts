@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { placeHold, systemAccountId } from '../ledger/ledger.js'
 import { postWalletEntry } from './wallet-entry.js'
-import { asTxnId } from '../shared/ids.js'
+import { asTxnId, asWalletId } from '../shared/ids.js'
 
 /** The one way a flow posts an entry against the wallet a transaction's money moves in. */
 describe('postWalletEntry', () => {
@@ -27,7 +27,7 @@ describe('postWalletEntry', () => {
     const usdt = await wallet('USDT')
     const txn = { id: asTxnId('txn_walletentry'), accountId: a.accountId, srcCcy: 'USDT' }
     await h.c.db.tx(async (q) => {
-      await placeHold(q, { txnId: txn.id, walletId: usdt.id, amount: 5_000_000n, now: 1 })
+      await placeHold(q, { txnId: txn.id, walletId: asWalletId(usdt.id), amount: 5_000_000n, now: 1 })
       await postWalletEntry(h.c.accounts, q, txn, { kind: 'test', now: 2, settleHolds: true }, (walletId) => [
         { accountId: walletId, ccy: 'USDT', amount: -5_000_000n },
         { accountId: systemAccountId('tron', 'USDT'), ccy: 'USDT', amount: 5_000_000n },
