@@ -29,11 +29,10 @@ export function transactionActions(app: FastifyInstance, c: Container): void {
     `${CONSOLE_BASE}/transactions/:txnId/deliveries/:deliveryId/redeliver`,
     'transactions',
     async (ctx) => {
-      const { deliveryId, ...params } = paramsOf(ctx.request, DeliveryParams)
-      const txnId = asTxnId(params.txnId)
+      const { txnId, deliveryId } = paramsOf(ctx.request, DeliveryParams)
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
       // The transaction's account, and whether the delivery is one of its events': both must hold.
-      const accountId = (await accountIdsOf(c.db, [txnId])).get(txnId)
+      const accountId = (await accountIdsOf(c.db, [asTxnId(txnId)])).get(asTxnId(txnId))
       if (!accountId || !(await isDeliveryOfTxn(c.db, deliveryId, txnId)))
         throw new ApiError('not_found', 'This transaction has no such delivery')
       const created = await c.webhooks.redeliver({ accountId }, deliveryId)
