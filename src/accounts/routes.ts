@@ -8,6 +8,7 @@ import { amountJson } from '../shared/amount.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { AccountSchema, WalletSchema } from './schemas.js'
+import { asAccountId, asWalletId } from '../shared/ids.js'
 
 // app.ts registers the shared Wallet schema from here.
 export { WalletSchema }
@@ -82,7 +83,7 @@ export function accountRoutes(
     async (request) => {
       const { accountId } = request.params
       await requireAccess(principalOf(request).accountId, accountId, 401)
-      return { data: (await accounts.wallets(accountId)).map(walletJson) }
+      return { data: (await accounts.wallets(asAccountId(accountId))).map(walletJson) }
     },
   )
 
@@ -104,7 +105,7 @@ export function accountRoutes(
     async (request) => {
       const { accountId, walletId } = request.params
       await requireAccess(principalOf(request).accountId, accountId, 403)
-      const wallet = await accounts.wallet(walletId)
+      const wallet = await accounts.wallet(asWalletId(walletId))
       if (!wallet || wallet.accountId !== accountId) throw new ApiError('not_found', 'Wallet not found')
       return { data: walletJson(wallet) }
     },

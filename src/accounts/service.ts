@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
-import { newId } from '../shared/ids.js'
+import { newAccountId, newWalletId, type AccountId, type WalletId } from '../shared/ids.js'
 import { openWallet } from '../ledger/ledger.js'
 import { sql } from '../db/sql.js'
 import {
@@ -17,7 +17,7 @@ export { toWallet, type Wallet } from '../ledger/wallets.js'
 export type Tier = 'standard' | 'premium'
 
 export interface Account {
-  id: string
+  id: AccountId
   displayName: string
   parentId: string | null
   tier: Tier
@@ -31,13 +31,13 @@ export interface AccountsService {
   setTier(accountId: string, tier: Tier): Promise<boolean>
   /** Self or parent may act on an account's wallets and details. */
   canAccess(principalAccountId: string, accountId: string): Promise<boolean>
-  wallets(accountId: string): Promise<Wallet[]>
-  wallet(walletId: string): Promise<Wallet | undefined>
+  wallets(accountId: AccountId): Promise<Wallet[]>
+  wallet(walletId: WalletId): Promise<Wallet | undefined>
   /**
    * The id of the account's wallet in `ccy`, undefined when it has none: the one way to find a
    * wallet (remembered per process, src/ledger/wallets.ts).
    */
-  walletId(q: Queryable, accountId: string, ccy: string): Promise<string | undefined>
+  walletId(q: Queryable, accountId: AccountId, ccy: string): Promise<WalletId | undefined>
 }
 
 export function createAccountsService(deps: {
@@ -54,7 +54,7 @@ export function createAccountsService(deps: {
       if (!name || name.length > 140)
         throw new ApiError('invalid_request', 'The display name must be 1 to 140 characters')
       const now = Date.now()
-      const id = newId('acc')
+      const id = newAccountId()
       await db.tx(async (q) => {
         if (parentId) {
           const parent = await q.query(sql`SELECT 1 FROM accounts WHERE id = ${parentId}`)
@@ -64,7 +64,7 @@ export function createAccountsService(deps: {
           sql`INSERT INTO accounts (id, display_name, parent_id, tier, created_at) VALUES (${id}, ${name}, ${parentId}, ${tier}, ${now})`,
         )
         for (const ccy of deps.walletCurrencies) {
-          await openWallet(q, { id: newId('wal'), accountId: id, ccy, now })
+          await openWallet(q, { id: newWalletId(), accountId: id, ccy, now })
         }
       })
       return { id, displayName: name, parentId, tier, createdAt: now }

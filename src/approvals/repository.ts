@@ -1,5 +1,6 @@
 /** The approvals table (migration 026): one row per transaction that waited for a second operator. */
 import type { Queryable } from '../db/db.js'
+import { sql } from '../db/sql.js'
 import type { Txn } from '../transactions/txn.js'
 import type { ApprovalReason } from './policy.js'
 
@@ -30,15 +31,14 @@ export async function insertApproval(
   a: { txn: Txn; reasons: ApprovalReason[]; requestedAt: number; expiresAt: number },
 ): Promise<void> {
   await q.query(
-    `INSERT INTO approvals (txn_id, account_id, status, reasons, requested_at, expires_at)
-     VALUES ($1, $2, 'waiting', $3, $4, $5)`,
-    [a.txn.id, a.txn.accountId, JSON.stringify(a.reasons), a.requestedAt, a.expiresAt],
+    sql`INSERT INTO approvals (txn_id, account_id, status, reasons, requested_at, expires_at)
+     VALUES (${a.txn.id}, ${a.txn.accountId}, 'waiting', ${JSON.stringify(a.reasons)}, ${a.requestedAt}, ${a.expiresAt})`,
   )
 }
 
 /** The approval of a transaction, locked for the rest of the database transaction. */
 export async function lockApproval(q: Queryable, txnId: string): Promise<ApprovalRow | undefined> {
-  const { rows } = await q.query<ApprovalRow>('SELECT * FROM approvals WHERE txn_id = $1 FOR UPDATE', [txnId])
+  const { rows } = await q.query<ApprovalRow>(sql`SELECT * FROM approvals WHERE txn_id = ${txnId} FOR UPDATE`)
   return rows[0]
 }
 
@@ -51,9 +51,9 @@ export async function recordReview(
   at: number,
 ): Promise<ApprovalRow> {
   const { rows } = await q.query<ApprovalRow>(
-    `UPDATE approvals SET reviewed_by = $2, reviewed_by_email = $3, reviewed_at = $4, review_note = $5
-      WHERE txn_id = $1 AND status = 'waiting' AND reviewed_by IS NULL RETURNING *`,
-    [txnId, by.operatorId, by.email, at, note],
+    sql`UPDATE approvals SET reviewed_by = ${by.operatorId}, reviewed_by_email = ${by.email}, reviewed_at = ${at},
+            review_note = ${note}
+      WHERE txn_id = ${txnId} AND status = 'waiting' AND reviewed_by IS NULL RETURNING *`,
   )
   return rows[0]!
 }
@@ -71,9 +71,9 @@ export async function recordDecision(
   at: number,
 ): Promise<ApprovalRow | undefined> {
   const { rows } = await q.query<ApprovalRow>(
-    `UPDATE approvals SET status = $2, decided_by = $3, decided_by_email = $4, decided_at = $5, decision_note = $6
-      WHERE txn_id = $1 AND status = 'waiting' RETURNING *`,
-    [txnId, status, by?.operatorId ?? null, by?.email ?? null, at, note],
+    sql`UPDATE approvals SET status = ${status}, decided_by = ${by?.operatorId ?? null},
+            decided_by_email = ${by?.email ?? null}, decided_at = ${at}, decision_note = ${note}
+      WHERE txn_id = ${txnId} AND status = 'waiting' RETURNING *`,
   )
   return rows[0]
 }
@@ -81,8 +81,7 @@ export async function recordDecision(
 /** When a transaction's approval let it go on; undefined when it never waited for one. */
 export async function approvedAt(q: Queryable, txnId: string): Promise<number | undefined> {
   const { rows } = await q.query<{ decided_at: bigint }>(
-    `SELECT decided_at FROM approvals WHERE txn_id = $1 AND status = 'approved'`,
-    [txnId],
+    sql`SELECT decided_at FROM approvals WHERE txn_id = ${txnId} AND status = 'approved'`,
   )
   return rows[0] ? Number(rows[0].decided_at) : undefined
 }
@@ -90,8 +89,7 @@ export async function approvedAt(q: Queryable, txnId: string): Promise<number | 
 /** How many approvals have this status. */
 export async function countApprovals(q: Queryable, status: ApprovalStatus): Promise<number> {
   const { rows } = await q.query<{ n: bigint }>(
-    'SELECT count(*)::int8 AS n FROM approvals WHERE status = $1',
-    [status],
+    sql`SELECT count(*)::int8 AS n FROM approvals WHERE status = ${status}`,
   )
   return Number(rows[0]?.n ?? 0)
 }
@@ -106,17 +104,13 @@ export async function listApprovals(
   q: Queryable,
   f: { status: ApprovalStatus; limit: number; after?: { requestedAt: bigint; txnId: string } },
 ): Promise<(ApprovalRow & { txn_state: string; kind: string })[]> {
-  const params: unknown[] = [f.status, f.limit]
-  let after = ''
-  if (f.after) {
-    params.push(f.after.requestedAt, f.after.txnId)
-    after = 'AND (a.requested_at, a.txn_id) > ($3, $4)'
-  }
+  const after = f.after
+    ? sql` AND (a.requested_at, a.txn_id) > (${f.after.requestedAt}, ${f.after.txnId})`
+    : sql.empty
   const { rows } = await q.query<ApprovalRow & { txn_state: string; kind: string }>(
-    `SELECT a.*, t.state AS txn_state, t.kind FROM approvals a JOIN transactions t ON t.id = a.txn_id
-      WHERE a.status = $1 ${after}
-      ORDER BY a.requested_at, a.txn_id LIMIT $2`,
-    params,
+    sql`SELECT a.*, t.state AS txn_state, t.kind FROM approvals a JOIN transactions t ON t.id = a.txn_id
+      WHERE a.status = ${f.status}${after}
+      ORDER BY a.requested_at, a.txn_id LIMIT ${f.limit}`,
   )
   return rows
 }

@@ -18,6 +18,7 @@
  * audit row commit together.
  */
 import type { Db, Queryable } from '../db/db.js'
+import { asTxnId } from '../shared/ids.js'
 import type { Actor } from '../operators/service.js'
 import type { TransactionsService, Mover } from '../transactions/service.js'
 import { scheduleCheck } from '../transactions/repository.js'
@@ -120,7 +121,7 @@ export function createApprovalsService(deps: {
     step: (q: Queryable, txn: Txn, a: ApprovalRow, move: Mover, at: number) => Promise<ApprovalView>,
   ): Promise<ApprovalView> {
     let view: ApprovalView | undefined
-    await deps.transactions.apply(txnId, async (q, txn, move) => {
+    await deps.transactions.apply(asTxnId(txnId), async (q, txn, move) => {
       const a = await lockApproval(q, txn.id)
       if (!a) return
       if (a.status !== 'waiting' || txn.state !== 'processing')

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { newId } from '../shared/ids.js'
+import { newTxnId, type AccountId } from '../shared/ids.js'
 import type { NewTxn } from '../transactions/txn.js'
 
 /**
@@ -11,7 +11,7 @@ import type { NewTxn } from '../transactions/txn.js'
  * transaction's request hash.
  */
 export function newDeposit(d: {
-  accountId: string
+  accountId: AccountId
   key: string
   method: 'on-chain' | 'lightning' | 'vnd-instant'
   ccy?: 'BTC' | 'VND'
@@ -25,7 +25,7 @@ export function newDeposit(d: {
 }): NewTxn {
   const { at } = d
   return {
-    id: newId('txn'),
+    id: newTxnId(),
     accountId: d.accountId,
     extRefId: null,
     requestHash: createHash('sha256').update(d.key).digest('hex'),

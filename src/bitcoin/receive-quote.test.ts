@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest'
 import type { CreateInput } from '../transactions/flow.js'
 import { receiveQuote } from './receive-quote.js'
 import type { MoneyError } from '../transactions/errors.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** The quote of a receive alone: the fee sits between what the payer pays and what the wallet gets. */
 
 const receive = (src: { amtRequested?: string }, dest: { amtRequested?: string }): CreateInput => ({
-  accountId: 'acc_x',
+  accountId: asAccountId('acc_x'),
   deductNetworkFeesFromDest: false,
   sourceReq: { ccy: 'BTC', method: 'lightning', ...src },
   destReq: { ccy: 'BTC', method: 'svcpay', ...dest },

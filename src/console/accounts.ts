@@ -15,6 +15,7 @@ import { CONSOLE_BASE } from './nav.js'
 import { consolePage, type ConsoleContext } from './page.js'
 import type { Localized } from './strings.js'
 import { txnTable } from './txn-table.js'
+import { asAccountId } from '../shared/ids.js'
 
 /**
  * Accounts: a search by id, name, extRefId of one of its transactions, or the start of one of its
@@ -198,7 +199,7 @@ async function accountBody(c: Container, ctx: ConsoleContext, accountId: string)
   const lang = ctx.lang
   const [account, wallets, subs, keys, recent] = await Promise.all([
     c.accounts.get(accountId),
-    c.accounts.wallets(accountId),
+    c.accounts.wallets(asAccountId(accountId)),
     subAccountsOf(c.db, accountId, 200).then((rows) => ({ rows })),
     c.db.query<{ id: string; created_at: string; revoked_at: string | null }>(
       sql`SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id LIMIT 200`,

@@ -1,4 +1,5 @@
 import type { Container } from '../container.js'
+import { asTxnId } from '../shared/ids.js'
 import { listStuck } from '../transactions/stuck.js'
 import { accountIdsOf } from '../transactions/reads.js'
 import { awaitingApproval } from './approvals.js'
@@ -78,7 +79,7 @@ const failedDeliveries: AttentionSection = {
 }
 
 function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
-  return accountIdsOf(c.db, txnIds)
+  return accountIdsOf(c.db, txnIds.map(asTxnId))
 }
 
 /**

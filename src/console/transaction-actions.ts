@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { asTxnId } from '../shared/ids.js'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
 import type { Container } from '../container.js'
@@ -31,7 +32,7 @@ export function transactionActions(app: FastifyInstance, c: Container): void {
       const { txnId, deliveryId } = paramsOf(ctx.request, DeliveryParams)
       if (!/^[1-9][0-9]{0,17}$/.test(deliveryId)) throw new ApiError('not_found', 'Delivery not found')
       // The transaction's account, and whether the delivery is one of its events': both must hold.
-      const accountId = (await accountIdsOf(c.db, [txnId])).get(txnId)
+      const accountId = (await accountIdsOf(c.db, [asTxnId(txnId)])).get(asTxnId(txnId))
       if (!accountId || !(await isDeliveryOfTxn(c.db, deliveryId, txnId)))
         throw new ApiError('not_found', 'This transaction has no such delivery')
       const created = await c.webhooks.redeliver({ accountId }, deliveryId)

@@ -1,4 +1,5 @@
 import { sql } from '../db/sql.js'
+import { asTxnId } from '../shared/ids.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
@@ -156,7 +157,7 @@ const TxnParams = Type.Object({ txnId: Type.String() })
 export function transactionPage(app: FastifyInstance, c: Container): void {
   consolePage(app, `${CONSOLE_BASE}/transactions/:txnId`, 'transactions', async (ctx) => {
     const { txnId } = paramsOf(ctx.request, TxnParams)
-    const txn = txnId.length <= 64 ? await getTxn(c.db, txnId) : undefined
+    const txn = txnId.length <= 64 ? await getTxn(c.db, asTxnId(txnId)) : undefined
     if (!txn) throw new ApiError('not_found', 'Transaction not found')
     const t = TXN_TEXT[ctx.lang]
     const lang = ctx.lang

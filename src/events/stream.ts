@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { asAccountId, asTxnId } from '../shared/ids.js'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 
@@ -98,7 +99,8 @@ export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): 
     async (request, reply) => {
       const { accountId } = principalOf(request)
       const { txnId } = request.params
-      if (!(await hasTxn(deps.db, txnId, accountId))) throw new ApiError('not_found', 'Transaction not found')
+      if (!(await hasTxn(deps.db, asTxnId(txnId), asAccountId(accountId))))
+        throw new ApiError('not_found', 'Transaction not found')
       const lastEventId = lastEventIdOf(request.headers['last-event-id'])
       if (lastEventId !== undefined && (await finishedBefore(deps.db, txnId, lastEventId))) {
         return sendEmpty(reply.code(204))

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { placeHold, postEntry, systemAccountId } from './ledger.js'
+import { asTxnId, asWalletId } from '../shared/ids.js'
 
 // postEntry writes an entry, settles holds and updates every wallet in one statement, locking the
 // wallets in id order; these hold it to the same books as one statement per step would give.
@@ -27,9 +28,14 @@ describe('ledger: one statement per journal entry', () => {
     const btc = await walletOf(a.accountId, 'BTC')
     const usd = await walletOf(a.accountId, 'USD')
     await h.c.db.tx(async (q) => {
-      expect(await placeHold(q, { txnId: 'txn_ledgertest', walletId: btc.id, amount: 1_000n, now: 1 })).toBe(
-        true,
-      )
+      expect(
+        await placeHold(q, {
+          txnId: asTxnId('txn_ledgertest'),
+          walletId: asWalletId(btc.id),
+          amount: 1_000n,
+          now: 1,
+        }),
+      ).toBe(true)
       await postEntry(q, {
         txnId: 'txn_ledgertest',
         kind: 'test',

@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
 import { assert } from '../shared/assert.js'
+import type { AccountId, TxnId, WalletId } from '../shared/ids.js'
 
 /**
  * The double-entry ledger. Every movement is a journal entry of postings that sum to zero per
@@ -59,7 +60,7 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
 /** Open an account's wallet in `ccy`, empty. */
 export async function openWallet(
   q: Queryable,
-  wallet: { id: string; accountId: string; ccy: string; now: number },
+  wallet: { id: WalletId; accountId: AccountId; ccy: string; now: number },
 ): Promise<void> {
   const now = sql.param(wallet.now)
   await q.query(
@@ -76,8 +77,8 @@ export async function openWallet(
  */
 export async function placeHold(
   q: Queryable,
-  input: { txnId: string; amount: bigint; now: number } & (
-    { walletId: string } | { accountId: string; ccy: string }
+  input: { txnId: TxnId; amount: bigint; now: number } & (
+    { walletId: WalletId } | { accountId: AccountId; ccy: string }
   ),
 ): Promise<boolean> {
   assert(input.amount > 0n, 'a hold must be positive')
@@ -104,7 +105,7 @@ export async function placeHold(
  * all otherwise. With `onlyIf`, a condition on earlier WITH items, only when that condition holds.
  */
 export function holdCtes(
-  input: { txnId: string; accountId: string; ccy: string; amount: bigint; now: number },
+  input: { txnId: TxnId; accountId: AccountId; ccy: string; amount: bigint; now: number },
   onlyIf?: Sql,
 ): Sql {
   assert(input.amount > 0n, 'a hold must be positive')
@@ -129,13 +130,13 @@ function gateOf(onlyIf: Sql | undefined): Sql {
 }
 
 /** Release every open hold of a transaction: the funds become available again. */
-export async function voidHolds(q: Queryable, txnId: string, now: number): Promise<void> {
+export async function voidHolds(q: Queryable, txnId: TxnId, now: number): Promise<void> {
   await closeHolds(q, txnId, 'voided', now)
 }
 
 async function closeHolds(
   q: Queryable,
-  txnId: string,
+  txnId: TxnId,
   status: 'posted' | 'voided',
   now: number,
 ): Promise<void> {
@@ -286,10 +287,10 @@ export async function checkBooks(q: Queryable): Promise<BooksReport> {
  */
 export async function walletIdPair(
   q: Queryable,
-  accountId: string,
+  accountId: AccountId,
   ccys: readonly [string, string],
-): Promise<[string | undefined, string | undefined]> {
-  const { rows } = await q.query<{ id: string; ccy: string }>(
+): Promise<[WalletId | undefined, WalletId | undefined]> {
+  const { rows } = await q.query<{ id: WalletId; ccy: string }>(
     sql`SELECT id, ccy FROM ledger_accounts WHERE account_id = ${accountId} AND ccy IN (${ccys[0]}, ${ccys[1]}) AND kind = 'wallet'`,
   )
   const idOf = (ccy: string) => rows.find((r) => r.ccy === ccy)?.id

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js'
 import { sql } from '../db/sql.js'
 import { walletIdPair } from './ledger.js'
+import type { AccountId, WalletId } from '../shared/ids.js'
 
 /**
  * Finding a wallet: the one way every flow takes from (account, currency) to a wallet's id. A
@@ -12,7 +13,7 @@ import { walletIdPair } from './ledger.js'
  */
 
 /** Wallet ids by `${accountId}\0${ccy}`. */
-export type WalletIds = Map<string, string>
+export type WalletIds = Map<string, WalletId>
 
 // Bounded so that many accounts cannot grow it forever; past the bound it starts again empty.
 const WALLET_IDS_MAX = 50_000
@@ -21,14 +22,14 @@ export function createWalletIds(): WalletIds {
   return new Map()
 }
 
-const keyOf = (accountId: string, ccy: string) => `${accountId}\u0000${ccy}`
+const keyOf = (accountId: AccountId, ccy: string) => `${accountId}\u0000${ccy}`
 
 /** Both wallets' ids when both are remembered, without a read; else undefined. */
 export function knownWalletIdPair(
   ids: WalletIds,
-  accountId: string,
+  accountId: AccountId,
   ccys: readonly [string, string],
-): [string, string] | undefined {
+): [WalletId, WalletId] | undefined {
   const from = ids.get(keyOf(accountId, ccys[0]))
   const to = ids.get(keyOf(accountId, ccys[1]))
   return from && to ? [from, to] : undefined
@@ -41,9 +42,9 @@ export function knownWalletIdPair(
 export async function readWalletIdPair(
   ids: WalletIds,
   q: Queryable,
-  accountId: string,
+  accountId: AccountId,
   ccys: readonly [string, string],
-): Promise<[string | undefined, string | undefined]> {
+): Promise<[WalletId | undefined, WalletId | undefined]> {
   const pair = await walletIdPair(q, accountId, ccys)
   if (!pair[0] || !pair[1]) return pair
   if (ids.size >= WALLET_IDS_MAX - 1) ids.clear()
@@ -56,9 +57,9 @@ export async function readWalletIdPair(
 export async function walletIdIn(
   ids: WalletIds,
   q: Queryable,
-  accountId: string,
+  accountId: AccountId,
   ccy: string,
-): Promise<string | undefined> {
+): Promise<WalletId | undefined> {
   const known = ids.get(keyOf(accountId, ccy))
   if (known) return known
   const [id] = await readWalletIdPair(ids, q, accountId, [ccy, ccy])
@@ -67,8 +68,8 @@ export async function walletIdIn(
 
 /** A wallet with its running balances. */
 export interface Wallet {
-  id: string
-  accountId: string
+  id: WalletId
+  accountId: AccountId
   ccy: string
   postedMinor: bigint
   pendingMinor: bigint
@@ -89,7 +90,7 @@ export function toWallet(r: any): Wallet {
 }
 
 /** Every wallet of an account with its balances, in the order they were opened. */
-export async function walletsOf(q: Queryable, accountId: string): Promise<Wallet[]> {
+export async function walletsOf(q: Queryable, accountId: AccountId): Promise<Wallet[]> {
   const { rows } = await q.query(
     sql`SELECT * FROM ledger_accounts WHERE account_id = ${accountId} AND kind = 'wallet' ORDER BY created_at, ccy`,
   )
@@ -99,7 +100,7 @@ export async function walletsOf(q: Queryable, accountId: string): Promise<Wallet
 /** One wallet with its balances, by id; undefined for an unknown id or a system account. */
 export async function walletById(
   q: Queryable,
-  walletId: string,
+  walletId: WalletId,
   opts: { lock?: boolean } = {},
 ): Promise<Wallet | undefined> {
   const lock = opts.lock ? sql` FOR UPDATE` : sql.empty

@@ -6,6 +6,7 @@ import type { Network } from '../rails/network.js'
 import type { CreateInput } from '../transactions/flow.js'
 import { isFlowRefusal, refusalApiError } from '../transactions/errors.js'
 import { invoiceAmountSats, parseInvoice, PAYMENT_REQUEST_FIELD, routingFeeLimitSats } from './send-quote.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** The pure parts of a Lightning send's quote: the routing-fee limit and the invoice check. */
 
@@ -30,7 +31,7 @@ const invoice = (network: Network) =>
   )
 
 const send = (paymentRequest: string): CreateInput => ({
-  accountId: 'acc_x',
+  accountId: asAccountId('acc_x'),
   deductNetworkFeesFromDest: false,
   sourceReq: { ccy: 'BTC', method: 'svcpay' },
   destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },

@@ -1,4 +1,5 @@
 import { sql } from '../db/sql.js'
+import type { TxnId } from '../shared/ids.js'
 import type { Queryable } from '../db/db.js'
 import { PAUSED_RECHECK_MS, RailFailure, type LightningPaymentState } from '../rails/rail.js'
 import { systemAccountId, voidHolds, type Posting } from '../ledger/ledger.js'
@@ -97,7 +98,7 @@ async function completeSend(
 }
 
 /** Fails a send still in flight, releasing its hold. */
-async function failSend(deps: LnSendDeps, txnId: string, reason: string) {
+async function failSend(deps: LnSendDeps, txnId: TxnId, reason: string) {
   const { now } = deps
   await deps.transactions().apply(txnId, async (q, t, move) => {
     if (t.state !== 'srccreated') return

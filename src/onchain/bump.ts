@@ -1,4 +1,5 @@
 import { RailFailure } from '../rails/rail.js'
+import { asTxnId } from '../shared/ids.js'
 import { ONCHAIN_SEND } from './kinds.js'
 import { getTxn, setDestDetails } from '../transactions/repository.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
@@ -23,7 +24,7 @@ export async function bumpOnchainSend(
   txnId: string,
   feeRateSatPerVb?: bigint,
 ): Promise<BumpResult | { error: string; message: string }> {
-  const txn = await getTxn(deps.db, txnId)
+  const txn = await getTxn(deps.db, asTxnId(txnId))
   if (!txn || txn.kind !== 'onchain_send')
     return { error: 'not_found', message: 'no on-chain send with that id' }
   if (txn.state !== 'destsent')

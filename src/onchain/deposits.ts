@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import { asAccountId, asTxnId } from '../shared/ids.js'
 import { postEntry } from '../ledger/ledger.js'
 import type { OnchainOutput } from '../rails/rail.js'
 import { RailFailure } from '../rails/rail.js'
@@ -245,7 +246,7 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
     )
     if (dup.rowCount > 0) return false
     const receive =
-      addr.kind === 'txn' && addr.txn_id ? await getTxn(q, addr.txn_id, { lock: true }) : undefined
+      addr.kind === 'txn' && addr.txn_id ? await getTxn(q, asTxnId(addr.txn_id), { lock: true }) : undefined
     if (receive && receive.state === 'srcintent') {
       await insertDeposit(q, output, address, receive.id, now)
       await deps.repository.transition(
@@ -295,7 +296,7 @@ async function createDepositTxn(
   const row = await deps.repository.insertTxn(
     q,
     newDeposit({
-      accountId: addr.account_id,
+      accountId: asAccountId(addr.account_id),
       key: `deposit:${output.txid}:${output.vout}`,
       method: 'on-chain',
       amountMinor: output.amountSats,

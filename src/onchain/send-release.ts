@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import type { TxnId } from '../shared/ids.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds, type Posting } from '../ledger/ledger.js'
 import { hasEntry } from '../ledger/reads.js'
@@ -14,7 +15,7 @@ export const sendPostings = (txn: Txn, walletId: string): Posting[] =>
 /** Release the hold and end the send failed, from the state the caller saw (once: under the row lock). */
 export async function failSend(
   deps: BitcoinDeps,
-  txnId: string,
+  txnId: TxnId,
   from: 'srccreated' | 'destsent',
   reason: string,
 ) {

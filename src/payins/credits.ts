@@ -4,7 +4,7 @@ import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { nowBy } from '../shared/clock.js'
 import { ApiError, fieldError } from '../shared/errors.js'
-import { newId } from '../shared/ids.js'
+import { asAccountId, asTxnId, newId, type AccountId, type TxnId } from '../shared/ids.js'
 import { getTxn, setRailRef, setSrcFee } from '../transactions/repository.js'
 import type { Txn } from '../transactions/txn.js'
 import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/receive-fx.js'
@@ -163,7 +163,7 @@ async function receiveNamed(
   description: string,
 ): Promise<{ memo: string; txn: Txn } | undefined> {
   for (const memo of memoCandidates(description)) {
-    const { rows } = await q.query<{ txn_id: string }>(
+    const { rows } = await q.query<{ txn_id: TxnId }>(
       sql`SELECT txn_id FROM vnd_receive_memos WHERE memo = ${memo}`,
     )
     const txn = rows[0] && (await getTxn(q, rows[0].txn_id, { lock: true }))
@@ -222,7 +222,7 @@ async function creditDeposit(
   deps: PayinDeps,
   q: Queryable,
   d: {
-    accountId: string
+    accountId: AccountId
     into?: Pick<Txn, 'destCcy' | 'fxRate'>
     bankRef: string
     arrived: bigint
@@ -310,7 +310,7 @@ export async function assignCredit(
       throw new ApiError('invalid_state', `Bank credit ${credit.id} is ${credit.status}, not unassigned`)
     const arrived = BigInt(credit.amount_minor)
     const receive = input.txnId
-      ? await getTxn(q, input.txnId, { accountId: input.accountId, lock: true })
+      ? await getTxn(q, asTxnId(input.txnId), { accountId: asAccountId(input.accountId), lock: true })
       : undefined
     if (input.txnId && receive?.kind !== 'vnd_receive')
       throw fieldError('invalid_request', 'txnId', 'is not a VND receive of this account')
@@ -327,7 +327,7 @@ export async function assignCredit(
       if (!(await deps.accounts.get(input.accountId)))
         throw fieldError('not_found', 'accountId', 'is not an account of this service')
       txn = await creditDeposit(deps, q, {
-        accountId: input.accountId,
+        accountId: asAccountId(input.accountId),
         ...(receive ? { into: receive } : {}),
         bankRef: credit.bank_ref,
         arrived,

@@ -11,6 +11,7 @@ import { formatMinor, formatRate, parseRate } from '../shared/amount.js'
 import { precisionOf } from '../shared/currency.js'
 import { getTxn } from '../transactions/repository.js'
 import { creditSink, ingestBankCredit } from './credits.js'
+import { asTxnId } from '../shared/ids.js'
 
 // FEE_VND_RECEIVE 1000 dong + 1%: every amount below is checked against it by hand.
 const FEE = { fixed: 1000n, bps: 100n }
@@ -422,7 +423,7 @@ describe(`VND receive over VietQR (${ENGINE})`, () => {
       balance((await h.c.accounts.walletId(h.c.db, acct.accountId, ccy))!)
     /** `arrived` dong less `fee`, at the transaction's quoted rate, rounded down (docs/payouts.md). */
     const converted = async (txnId: string, ccy: string, arrived: bigint, fee: bigint) => {
-      const txn = await getTxn(h.c.db, txnId)
+      const txn = await getTxn(h.c.db, asTxnId(txnId))
       const r = parseRate(txn!.fxRate)
       // VND has no minor digits: dong x rate, in `ccy` minor units.
       return ((arrived - fee) * r.num * 10n ** BigInt(precisionOf(ccy))) / 10n ** BigInt(r.scale)

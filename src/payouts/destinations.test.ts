@@ -3,6 +3,7 @@ import type { CreateInput } from '../transactions/flow.js'
 import { tronAddressFromPrivateKey } from './tron/address.js'
 import { tronAddress } from './tron-payout.js'
 import { bankDestination } from './vnd-payout.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** The destination checks of the payout quotes, alone: each refusal names what was wrong. */
 
@@ -10,7 +11,7 @@ const KYC = { type: 'individual', details: { legalFullName: 'Nguyễn Thị Minh
 const SOURCE_OF_FUNDS = { purpose: 1, source: 1, relationship: 2 }
 
 const vnd = (reqDetails: Record<string, unknown>, extra: Partial<CreateInput> = {}): CreateInput => ({
-  accountId: 'acc_x',
+  accountId: asAccountId('acc_x'),
   deductNetworkFeesFromDest: false,
   sourceReq: { ccy: 'VND', method: 'svcpay' },
   destReq: { ccy: 'VND', method: 'vnd-instant', reqDetails, kyc: KYC },

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import type { TxnId } from '../shared/ids.js'
 import { nowBy } from '../shared/clock.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { PAUSED_RECHECK_MS, RailFailure, type PayoutState } from '../rails/rail.js'
@@ -59,7 +60,7 @@ async function advancePayout(deps: PayoutFlowDeps, net: PayoutNetwork, txn: Txn)
 /** Release the funds and end the payout as failed or rejected. */
 function endWithoutPaying(
   deps: PayoutFlowDeps,
-  txnId: string,
+  txnId: TxnId,
   from: Txn['state'],
   to: 'failed' | 'rejected',
   reason: string,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { nowBy } from '../shared/clock.js'
 import type { Queryable } from '../db/db.js'
-import { newId } from '../shared/ids.js'
+import { newTxnId, type TxnId } from '../shared/ids.js'
 import { assert } from '../shared/assert.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
 import { RailFailure, type PayoutState } from '../rails/rail.js'
@@ -35,7 +35,7 @@ export async function lookForReturn(deps: PayoutFlowDeps, net: PayoutNetwork, tx
   await stopLooking(deps, txn.id)
 }
 
-async function stopLooking(deps: PayoutFlowDeps, txnId: string): Promise<void> {
+async function stopLooking(deps: PayoutFlowDeps, txnId: TxnId): Promise<void> {
   await scheduleCheck(deps.db, txnId, null, 'exact', { state: 'completed' })
 }
 
@@ -48,7 +48,7 @@ async function stopLooking(deps: PayoutFlowDeps, txnId: string): Promise<void> {
 async function recordReturn(
   deps: PayoutFlowDeps,
   net: PayoutNetwork,
-  payoutId: string,
+  payoutId: TxnId,
   reason: string,
   at: number,
 ): Promise<void> {
@@ -60,7 +60,7 @@ async function recordReturn(
     const stamp = at
     const refund = walletDebit(payout)
     const inserted = await deps.repository.insertTxn(q, {
-      id: newId('txn'),
+      id: newTxnId(),
       accountId: payout.accountId,
       extRefId: null,
       requestHash: createHash('sha256').update(`payout_return:${payout.id}`).digest('hex'),

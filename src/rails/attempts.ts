@@ -11,6 +11,7 @@
  * next look later, never earlier.
  */
 import type { Queryable } from '../db/db.js'
+import type { TxnId } from '../shared/ids.js'
 import { scheduleCheck } from '../transactions/repository.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import { ScopedStorage } from '../shared/scoped-storage.js'
@@ -124,7 +125,7 @@ export function observeRail<T extends object>(rail: RailKind, target: T): T {
  */
 export async function recordAttempts(
   q: Queryable,
-  txn: { id: string; state: TxnState },
+  txn: { id: TxnId; state: TxnState },
   log: AttemptLog,
   settings: RailOpsConfig,
   now: number,

@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { asTxnId } from '../shared/ids.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
@@ -98,7 +99,7 @@ export function sandboxDriftRoutes(
     async (request) => {
       const { txnId } = request.body
       return deps.db.tx(async (q) => {
-        const txn = await getTxn(q, txnId, { lock: true })
+        const txn = await getTxn(q, asTxnId(txnId), { lock: true })
         if (!txn) throw new ApiError('not_found', 'Transaction not found')
         if (!['ln_receive', 'onchain_receive', 'deposit'].includes(txn.kind) || txn.state !== 'completed')
           throw fieldError(

@@ -11,6 +11,7 @@ import { walletById } from '../ledger/wallets.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { AmountIn, BEARER, errors } from '../http/schemas.js'
 import { walletJson } from '../accounts/routes.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** Credit a wallet from the sandbox funding account: test money, balanced like any other entry. */
 export async function fundWallet(
@@ -19,7 +20,7 @@ export async function fundWallet(
 ) {
   const ccy = String(input.ccy).toUpperCase()
   const wallet = await deps.db.tx(async (q) => {
-    const walletId = await deps.accounts.walletId(q, input.accountId, ccy)
+    const walletId = await deps.accounts.walletId(q, asAccountId(input.accountId), ccy)
     if (!walletId) throw fieldError('invalid_request', 'ccy', 'the account has no wallet in this currency')
     const parsed = parseAmount(input.amount, ccy)
     if (!parsed.ok) throw fieldError('invalid_amount', 'amount', parsed.issue)

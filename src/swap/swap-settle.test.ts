@@ -3,6 +3,7 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import { systemAccountId } from '../ledger/ledger.js'
 import { createTxnRepository, getTxn } from '../transactions/repository.js'
 import { serviceKinds } from '../kinds.js'
+import { asTxnId } from '../shared/ids.js'
 
 const swap = (amt: string) => ({
   sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: amt, reqDetails: {} },
@@ -54,7 +55,7 @@ describe('swap confirm in one statement', () => {
       'SELECT txn_state FROM events WHERE txn_id = $1 ORDER BY id',
       [txnId],
     )
-    const txn = await getTxn(h.c.db, txnId)
+    const txn = await getTxn(h.c.db, asTxnId(txnId))
     return {
       postings,
       holds: holds.map((x) => x.status),
@@ -158,7 +159,7 @@ describe('swap confirm in one statement', () => {
 
   it('undoes the whole statement when the entry names a wallet that does not exist', async () => {
     const txnId = await quote()
-    const txn = (await getTxn(h.c.db, txnId))!
+    const txn = (await getTxn(h.c.db, asTxnId(txnId)))!
     const before = await written(txnId)
     await expect(
       createTxnRepository({ kinds: serviceKinds(), webhookVariant: 'a', now: Date.now }).settleQuoted(

@@ -4,6 +4,7 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import type { Queryable } from '../db/db.js'
 import { walletIdPair } from '../ledger/ledger.js'
 import { swapWallets, type WalletIds } from './swap.js'
+import { asAccountId } from '../shared/ids.js'
 
 // A swap's two wallets: read together in one statement the first time, then remembered.
 describe('swapWallets', () => {
@@ -39,7 +40,10 @@ describe('swapWallets', () => {
     expect(await walletIdPair(h.c.db, a.accountId, ['BTC', 'USD'])).toEqual([btc, usd])
     expect(await walletIdPair(h.c.db, a.accountId, ['USD', 'BTC'])).toEqual([usd, btc])
     expect(await walletIdPair(h.c.db, a.accountId, ['BTC', 'XXX'])).toEqual([btc, undefined])
-    expect(await walletIdPair(h.c.db, 'acc_nobody', ['BTC', 'USD'])).toEqual([undefined, undefined])
+    expect(await walletIdPair(h.c.db, asAccountId('acc_nobody'), ['BTC', 'USD'])).toEqual([
+      undefined,
+      undefined,
+    ])
   })
 
   it('reads both wallets in one statement once, then answers without a read', async () => {

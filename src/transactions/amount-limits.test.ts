@@ -5,11 +5,12 @@ import { BTC_MAX_MONEY_SATS, checkQuoteAmounts } from './amount-limits.js'
 import type { CreateInput, Quote } from './flow.js'
 import { isMoneyError } from './errors.js'
 import { serviceKinds } from '../kinds.js'
+import { asAccountId } from '../shared/ids.js'
 
 const kinds = serviceKinds()
 
 const input = (extra: Partial<CreateInput> = {}): CreateInput => ({
-  accountId: 'acc_x',
+  accountId: asAccountId('acc_x'),
   deductNetworkFeesFromDest: false,
   sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '1' },
   destReq: { ccy: 'BTC', method: 'on-chain' },

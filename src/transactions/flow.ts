@@ -1,4 +1,5 @@
 import type { Static } from 'typebox'
+import type { AccountId } from '../shared/ids.js'
 import { ApiError } from '../shared/errors.js'
 import type { Queryable } from '../db/db.js'
 import type { EntryInput } from '../ledger/ledger.js'
@@ -14,7 +15,7 @@ export type CreateBody = Static<typeof CreateBodySchema>
 
 /** A create request: the body, with the account it is made for and its defaults filled in. */
 export interface CreateInput extends Omit<CreateBody, 'deductNetworkFeesFromDest'> {
-  accountId: string
+  accountId: AccountId
   deductNetworkFeesFromDest: boolean
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from './flow.js'
 import { serviceKinds } from '../kinds.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** Flow selection: which kind of transaction a pair of methods and currencies makes, or why none. */
 
@@ -11,7 +12,7 @@ const pair = (src: string, dest: string): CreateInput => {
   const [sm, sc] = src.split(':') as [string, string]
   const [dm, dc] = dest.split(':') as [string, string]
   return {
-    accountId: 'acc_x',
+    accountId: asAccountId('acc_x'),
     deductNetworkFeesFromDest: false,
     sourceReq: { method: sm, ccy: sc },
     destReq: { method: dm, ccy: dc },

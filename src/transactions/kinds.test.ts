@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ANNOUNCED_METHODS, KIND_DECLARATIONS, serviceKinds } from '../kinds.js'
 import { createKindRegistry, type KindDeclaration } from './kinds.js'
+import { asAccountId } from '../shared/ids.js'
 
 /**
  * The kind registry: an incomplete or clashing declaration is refused, and a new kind is served from
@@ -63,7 +64,7 @@ describe('the kind registry', () => {
   it('serves a new kind from its declaration alone: its pair, transitions and rail', () => {
     const more = createKindRegistry([...KIND_DECLARATIONS, fixture], ANNOUNCED_METHODS)
     const input = {
-      accountId: 'acc_x',
+      accountId: asAccountId('acc_x'),
       deductNetworkFeesFromDest: false,
       sourceReq: { method: 'svcpay', ccy: 'USD' },
       destReq: { method: 'fixture', ccy: 'USD' },

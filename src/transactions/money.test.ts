@@ -15,6 +15,7 @@ import {
 import type { Txn } from './txn.js'
 import { isMoneyError, type MoneyError } from './errors.js'
 import { ONE } from '../rates/fx.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** The money arithmetic of wallet-funded transactions, alone: exact, rounded in the service's favour. */
 
@@ -22,7 +23,7 @@ const input = (
   src: Partial<CreateInput['sourceReq']>,
   dest: Partial<CreateInput['destReq']>,
 ): CreateInput => ({
-  accountId: 'acc_x',
+  accountId: asAccountId('acc_x'),
   deductNetworkFeesFromDest: false,
   sourceReq: { ccy: 'BTC', method: 'svcpay', ...src },
   destReq: { ccy: 'USD', method: 'svcpay', ...dest },

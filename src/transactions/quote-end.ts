@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 import { ApiError } from '../shared/errors.js'
 import { voidHolds } from '../ledger/ledger.js'
 import { getTxn } from './repository.js'
@@ -18,7 +19,7 @@ export async function expireInTx(
   return deps.repository.transition(q, txn, 'expired', { msg: 'quote_expired' }, { now: at })
 }
 
-export async function cancelQuote(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
+export async function cancelQuote(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const { now, transition } = deps.repository
   // Cancel sees the deadline as confirm does, under the same row lock: a quote past expiresAt
   // is expired (its hold released, its event sent) and the caller told so, whether or not the
@@ -49,7 +50,7 @@ export async function cancelQuote(deps: TxnServiceDeps, accountId: string, txnId
 }
 
 /** The worker's expiry of a quote whose time is up; a no-op when it moved on meanwhile. */
-export async function expireQuote(deps: TxnServiceDeps, txnId: string): Promise<void> {
+export async function expireQuote(deps: TxnServiceDeps, txnId: TxnId): Promise<void> {
   const { now } = deps.repository
   await deps.db.tx(async (q) => {
     const txn = await getTxn(q, txnId, { lock: true })

@@ -4,9 +4,10 @@ import type { CreateInput, Quote } from './flow.js'
 import type { Txn } from './txn.js'
 import { quotedRow, sameRequestOr409 } from './quote.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
+import { asAccountId, asTxnId } from '../shared/ids.js'
 
 const input: CreateInput = {
-  accountId: 'acc_1',
+  accountId: asAccountId('acc_1'),
   extRefId: 'order-7',
   note: 'lunch',
   deductNetworkFeesFromDest: false,
@@ -26,10 +27,18 @@ const quote: Quote = {
 
 describe('quotedRow', () => {
   it('stores the quote as given, stamped at its time, due at its deadline', () => {
-    const r = quotedRow({ id: 'txn_1', input, kind: 'swap', quote, hash: 'h', at: 1_000, expiresAt: 61_000 })
+    const r = quotedRow({
+      id: asTxnId('txn_1'),
+      input,
+      kind: 'swap',
+      quote,
+      hash: 'h',
+      at: 1_000,
+      expiresAt: 61_000,
+    })
     expect(r).toMatchObject({
       id: 'txn_1',
-      accountId: 'acc_1',
+      accountId: asAccountId('acc_1'),
       extRefId: 'order-7',
       requestHash: 'h',
       kind: 'swap',
@@ -58,7 +67,15 @@ describe('quotedRow', () => {
 
   it('leaves extRefId and note null when the request has none', () => {
     const bare = { ...input, extRefId: undefined, note: undefined }
-    const r = quotedRow({ id: 'txn_2', input: bare, kind: 'swap', quote, hash: 'h', at: 1, expiresAt: 2 })
+    const r = quotedRow({
+      id: asTxnId('txn_2'),
+      input: bare,
+      kind: 'swap',
+      quote,
+      hash: 'h',
+      at: 1,
+      expiresAt: 2,
+    })
     expect([r.extRefId, r.note]).toEqual([null, null])
   })
 })

@@ -1,6 +1,6 @@
 import { ApiError } from '../shared/errors.js'
 import { formatRate } from '../shared/amount.js'
-import { newId } from '../shared/ids.js'
+import { newTxnId, type TxnId } from '../shared/ids.js'
 import { flowOf, type CreateInput, type Quote } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import { getByExtRef } from './repository.js'
@@ -39,7 +39,7 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
   // One statement, so no transaction around it: the quote, its outbox event and, for a
   // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without
   // a hold): confirm tries the hold again.
-  const fields = quotedRow({ id: newId('txn'), input, kind, quote, hash, at, expiresAt })
+  const fields = quotedRow({ id: newTxnId(), input, kind, quote, hash, at, expiresAt })
   const hold = {
     accountId: input.accountId,
     ccy: input.sourceReq.ccy,
@@ -60,7 +60,7 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
 
 /** The row a quote is stored as: made at `at`, due to expire (and be looked at) at `expiresAt`. */
 export function quotedRow(q: {
-  id: string
+  id: TxnId
   input: CreateInput
   kind: TxnKind
   quote: Quote

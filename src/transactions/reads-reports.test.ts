@@ -4,6 +4,7 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import { accountIdsOf, accountIdsWithExtRef, otherStateByRailRef, txnByRailRef } from './reads.js'
 import { txnsByReference } from './reads-reports.js'
 import type { TxnState } from './state-machine.js'
+import { asTxnId, type TxnId } from '../shared/ids.js'
 
 const swap = (extRefId: string) => ({
   extRefId,
@@ -15,7 +16,7 @@ describe('reads of transactions by reference', () => {
   let h: Harness
   let a: TestAccount
   let b: TestAccount
-  let first: string
+  let first: TxnId
   let second: string
 
   beforeAll(async () => {
@@ -23,7 +24,7 @@ describe('reads of transactions by reference', () => {
     a = await h.createAccount({ name: 'Ref A' })
     b = await h.createAccount({ name: 'Ref B' })
     await h.fund(a.accountId, 'BTC', '0.01')
-    first = (await h.api('POST', '/api/v2/transaction', a.token, swap('order-1'))).body.txnId
+    first = asTxnId((await h.api('POST', '/api/v2/transaction', a.token, swap('order-1'))).body.txnId)
     second = (await h.api('POST', '/api/v2/transaction', a.token, swap('order-2'))).body.txnId
     // Arranged by hand: a rail reference and one in the details, as a rail's flow would set them.
     await h.c.db.query(
@@ -58,7 +59,7 @@ describe('reads of transactions by reference', () => {
   })
 
   it('maps transactions to their accounts, and finds accounts by extRefId inside another statement', async () => {
-    expect(await accountIdsOf(h.c.db, [first, 'txn_none'])).toEqual(new Map([[first, a.accountId]]))
+    expect(await accountIdsOf(h.c.db, [first, asTxnId('txn_none')])).toEqual(new Map([[first, a.accountId]]))
     expect(await accountIdsOf(h.c.db, [])).toEqual(new Map())
     const { rows } = await h.c.db.query<{ id: string }>(
       sql`SELECT id FROM accounts WHERE id IN (${accountIdsWithExtRef('order-1')}) OR id = ${b.accountId} ORDER BY id`,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, createTestDb, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { createTxnReader } from './reads.js'
+import { asTxnId, type TxnId } from '../shared/ids.js'
 
 const swap = {
   sourceReq: { ccy: 'BTC', method: 'svcpay', amtRequested: '0.0001', reqDetails: {} },
@@ -11,7 +12,7 @@ describe('transaction reads coalesced per turn of the event loop', () => {
   let h: Harness
   let a: TestAccount
   let b: TestAccount
-  const ids: string[] = []
+  const ids: TxnId[] = []
 
   beforeAll(async () => {
     h = await createHarness()
@@ -19,7 +20,7 @@ describe('transaction reads coalesced per turn of the event loop', () => {
     b = await h.createAccount({ name: 'Reader B' })
     await h.fund(a.accountId, 'BTC', '0.01')
     for (let i = 0; i < 5; i++)
-      ids.push((await h.api('POST', '/api/v2/transaction', a.token, swap)).body.txnId)
+      ids.push(asTxnId((await h.api('POST', '/api/v2/transaction', a.token, swap)).body.txnId))
   })
   afterAll(async () => h?.close())
 
@@ -48,7 +49,7 @@ describe('transaction reads coalesced per turn of the event loop', () => {
     const [own, others, unknown] = await Promise.all([
       reader.get(ids[1]!, a.accountId),
       reader.get(ids[1]!, b.accountId),
-      reader.get('txn_doesnotexist', a.accountId),
+      reader.get(asTxnId('txn_doesnotexist'), a.accountId),
     ])
     expect(seen.statements).toBe(1)
     expect(own?.id).toBe(ids[1])
@@ -66,7 +67,9 @@ describe('transaction reads coalesced per turn of the event loop', () => {
 
   it('splits a large batch into statements of at most 200 reads', async () => {
     const { reader, seen } = countingReader()
-    const many = Array.from({ length: 450 }, (_, i) => (i < ids.length ? ids[i]! : `txn_missing_${i}`))
+    const many = Array.from({ length: 450 }, (_, i) =>
+      i < ids.length ? ids[i]! : asTxnId(`txn_missing_${i}`),
+    )
     const rows = await Promise.all(many.map((id) => reader.get(id, a.accountId)))
     expect(seen.statements).toBe(3)
     expect(rows.filter(Boolean).map((r) => r!.id)).toEqual(ids)

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 import { sql, type Sql } from '../db/sql.js'
 import type { TxnState } from './state-machine.js'
 import { txnFromRow, type Txn } from './txn.js'
@@ -13,7 +14,7 @@ interface Waiting {
 
 export interface TxnReader {
   /** The transaction `id` of `accountId`, read from the database; undefined when it has no such one. */
-  get(id: string, accountId: string): Promise<Txn | undefined>
+  get(id: TxnId, accountId: AccountId): Promise<Txn | undefined>
 }
 
 /**
@@ -103,7 +104,7 @@ export async function otherStateByRailRef(
 }
 
 /** Whether `accountId` has the transaction `id` (a stream is opened only on one of its own). */
-export async function hasTxn(q: Queryable, id: string, accountId: string): Promise<boolean> {
+export async function hasTxn(q: Queryable, id: TxnId, accountId: AccountId): Promise<boolean> {
   const { rows } = await q.query(
     sql`SELECT id FROM transactions WHERE id = ${id} AND account_id = ${accountId}`,
   )
@@ -111,9 +112,9 @@ export async function hasTxn(q: Queryable, id: string, accountId: string): Promi
 }
 
 /** The account of each of `ids` that exists, by transaction id. */
-export async function accountIdsOf(q: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+export async function accountIdsOf(q: Queryable, ids: readonly TxnId[]): Promise<Map<TxnId, AccountId>> {
   if (ids.length === 0) return new Map()
-  const { rows } = await q.query<{ id: string; account_id: string }>(
+  const { rows } = await q.query<{ id: TxnId; account_id: AccountId }>(
     sql`SELECT id, account_id FROM transactions WHERE id = ANY(${[...ids]}::text[])`,
   )
   return new Map(rows.map((r) => [r.id, r.account_id]))

@@ -5,6 +5,7 @@ import type { Posting } from '../ledger/ledger.js'
 import type { CreateInput } from './flow.js'
 import { isMoneyError } from './errors.js'
 import { receiveFxQuote, receiveIntoWalletPostings } from './receive-fx.js'
+import { asAccountId } from '../shared/ids.js'
 
 /** The pure part of a receive credited to a wallet in another currency than the rail's. */
 
@@ -118,7 +119,7 @@ describe('receiveIntoWalletPostings', () => {
 
 describe('receiveFxQuote', () => {
   const input = (side: 'src' | 'dest', amt: string, destCcy = 'VND'): CreateInput => ({
-    accountId: 'acc_x',
+    accountId: asAccountId('acc_x'),
     deductNetworkFeesFromDest: false,
     sourceReq: { ccy: 'BTC', method: 'lightning', ...(side === 'src' ? { amtRequested: amt } : {}) },
     destReq: { ccy: destCcy, method: 'svcpay', ...(side === 'dest' ? { amtRequested: amt } : {}) },

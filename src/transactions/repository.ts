@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 import type { TxnKind, TxnState } from './state-machine.js'
 import { FINAL_STATES } from './state-machine.js'
 import type { KindRegistry } from './kinds.js'
@@ -24,7 +25,7 @@ export interface ChangeTime {
 /** What a new transaction may be written with: its outbox event; with it, the hold of a quote. */
 export interface InsertOptions {
   event?: boolean
-  hold?: { accountId: string; ccy: string; amount: bigint; now: number }
+  hold?: { accountId: AccountId; ccy: string; amount: bigint; now: number }
 }
 
 /**
@@ -120,11 +121,10 @@ async function insertTxn(
   return txnFromRow(row)
 }
 
-export async function getTxn(q: Queryable, id: string, opts: { accountId?: string; lock?: boolean } = {}) {
-  const { rows } = await q.query(
-    `SELECT * FROM transactions WHERE id = $1 ${opts.accountId ? 'AND account_id = $2' : ''} ${opts.lock ? 'FOR UPDATE' : ''}`,
-    opts.accountId ? [id, opts.accountId] : [id],
-  )
+export async function getTxn(q: Queryable, id: TxnId, opts: { accountId?: AccountId; lock?: boolean } = {}) {
+  const account = opts.accountId ? sql` AND account_id = ${opts.accountId}` : sql.empty
+  const lock = opts.lock ? sql` FOR UPDATE` : sql.empty
+  const { rows } = await q.query(sql`SELECT * FROM transactions WHERE id = ${id}${account}${lock}`)
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
@@ -134,24 +134,22 @@ export async function getTxn(q: Queryable, id: string, opts: { accountId?: strin
  */
 export async function lockForConfirm(
   q: Queryable,
-  id: string,
-  accountId: string,
+  id: TxnId,
+  accountId: AccountId,
 ): Promise<{ txn: Txn; pendingHold: bigint } | undefined> {
   const { rows } = await q.query<{ pending_hold?: bigint | null }>(
-    `SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
-       FROM transactions t WHERE t.id = $1 AND t.account_id = $2 FOR UPDATE OF t`,
-    [id, accountId],
+    sql`SELECT t.*, (SELECT SUM(h.amount) FROM holds h WHERE h.txn_id = t.id AND h.status = 'pending')::int8 AS pending_hold
+       FROM transactions t WHERE t.id = ${id} AND t.account_id = ${accountId} FOR UPDATE OF t`,
   )
   const row = rows[0]
   if (!row) return undefined
   return { txn: txnFromRow(row), pendingHold: row.pending_hold ?? 0n }
 }
 
-export async function getByExtRef(q: Queryable, accountId: string, extRefId: string) {
-  const { rows } = await q.query('SELECT * FROM transactions WHERE account_id = $1 AND ext_ref_id = $2', [
-    accountId,
-    extRefId,
-  ])
+export async function getByExtRef(q: Queryable, accountId: AccountId, extRefId: string) {
+  const { rows } = await q.query(
+    sql`SELECT * FROM transactions WHERE account_id = ${accountId} AND ext_ref_id = ${extRefId}`,
+  )
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
 
@@ -273,7 +271,7 @@ function checkSet(mode: CheckMode, atMs: number | bigint | null): Sql {
 /** The rows `scheduleCheck` sets the check of. */
 export type CheckTarget =
   /** One transaction, by id. */
-  | string
+  | TxnId
   /** The transactions of `kind` a rail knows by `railRef`. */
   | { kind: TxnKind; railRef: string }
   /**
@@ -331,25 +329,24 @@ export async function scheduleCheck(
  * and put their next check `leaseMs` later so that no other worker takes them meanwhile. Returns
  * their ids.
  */
-export async function claimDue(q: Queryable, now: number, leaseMs: number, max: number): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `UPDATE transactions SET next_check_at = $2
-      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= $1
-                    ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+export async function claimDue(q: Queryable, now: number, leaseMs: number, max: number): Promise<TxnId[]> {
+  const { rows } = await q.query<{ id: TxnId }>(
+    sql`UPDATE transactions SET next_check_at = ${now + leaseMs}
+      WHERE id IN (SELECT id FROM transactions WHERE next_check_at <= ${now}
+                    ORDER BY next_check_at LIMIT ${max} FOR UPDATE SKIP LOCKED)
       RETURNING id`,
-    [now, now + leaseMs, max],
   )
   return rows.map((r) => r.id)
 }
 
 /** Record the reference the rail knows a transaction by (an address, a payment hash). */
-export async function setRailRef(q: Queryable, id: string, railRef: string): Promise<void> {
-  await q.query('UPDATE transactions SET rail_ref = $2 WHERE id = $1', [id, railRef])
+export async function setRailRef(q: Queryable, id: TxnId, railRef: string): Promise<void> {
+  await q.query(sql`UPDATE transactions SET rail_ref = ${railRef} WHERE id = ${id}`)
 }
 
 /** Charge `fee` as the source fee of a transaction (a receive's fee on what arrived). */
-export async function setSrcFee(q: Queryable, id: string, fee: bigint): Promise<void> {
-  await q.query('UPDATE transactions SET src_fee = $2 WHERE id = $1', [id, fee])
+export async function setSrcFee(q: Queryable, id: TxnId, fee: bigint): Promise<void> {
+  await q.query(sql`UPDATE transactions SET src_fee = ${fee} WHERE id = ${id}`)
 }
 
 /**
@@ -358,7 +355,7 @@ export async function setSrcFee(q: Queryable, id: string, fee: bigint): Promise<
  */
 export async function recordConfirmations(
   q: Queryable,
-  id: string,
+  id: TxnId,
   confirmations: number,
   checkAtMs: number,
 ): Promise<void> {
@@ -370,11 +367,10 @@ export async function recordConfirmations(
 }
 
 /** Note the fee rate an on-chain send still in srccreated is about to be broadcast at. */
-export async function recordSendRate(q: Queryable, id: string, satPerVb: number): Promise<void> {
+export async function recordSendRate(q: Queryable, id: TxnId, satPerVb: number): Promise<void> {
   await q.query(
-    `UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', $2::jsonb)
-      WHERE id = $1 AND state = 'srccreated'`,
-    [id, JSON.stringify(satPerVb)],
+    sql`UPDATE transactions SET dest_details = jsonb_set(dest_details, '{feeRateSentSatPerVb}', ${JSON.stringify(satPerVb)}::jsonb)
+      WHERE id = ${id} AND state = 'srccreated'`,
   )
 }
 
@@ -385,7 +381,7 @@ export async function recordSendRate(q: Queryable, id: string, satPerVb: number)
  */
 export async function setDestDetails(
   q: Queryable,
-  id: string,
+  id: TxnId,
   details: Record<string, unknown>,
   checkAtMs?: number,
 ): Promise<void> {
@@ -401,13 +397,13 @@ export async function setDestDetails(
  */
 export async function settleReturn(
   q: Queryable,
-  id: string,
+  id: TxnId,
   settled: { payoutId: string; reason: string; src: bigint; dest: bigint },
 ): Promise<Txn | undefined> {
   const { rows } = await q.query(
-    `UPDATE transactions SET rail_ref = $2, msg = $3, src_settled = $4, dest_settled = $5
-      WHERE id = $1 RETURNING *`,
-    [id, settled.payoutId, settled.reason, settled.src, settled.dest],
+    sql`UPDATE transactions SET rail_ref = ${settled.payoutId}, msg = ${settled.reason},
+            src_settled = ${settled.src}, dest_settled = ${settled.dest}
+      WHERE id = ${id} RETURNING *`,
   )
   return rows[0] ? txnFromRow(rows[0]) : undefined
 }
@@ -418,14 +414,13 @@ export async function markPayoutReturned(
   payout: Pick<Txn, 'id' | 'destDetails'>,
   returned: { returnTxnId: string; reason: string; at: number },
 ): Promise<void> {
-  await q.query(`UPDATE transactions SET dest_details = $2, msg = $3, updated_at = $4 WHERE id = $1`, [
-    payout.id,
-    JSON.stringify({
-      ...payout.destDetails,
-      returnTxnId: returned.returnTxnId,
-      returnReason: returned.reason,
-    }),
-    'payout_returned',
-    returned.at,
-  ])
+  const details = JSON.stringify({
+    ...payout.destDetails,
+    returnTxnId: returned.returnTxnId,
+    returnReason: returned.reason,
+  })
+  await q.query(
+    sql`UPDATE transactions SET dest_details = ${details}, msg = ${'payout_returned'}, updated_at = ${returned.at}
+      WHERE id = ${payout.id}`,
+  )
 }

@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { asAccountId, asTxnId } from '../shared/ids.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
@@ -39,7 +40,7 @@ export function transactionRoutes(
       const txn = await transactions.create(
         {
           ...body,
-          accountId: p.accountId,
+          accountId: asAccountId(p.accountId),
           deductNetworkFeesFromDest: body.deductNetworkFeesFromDest ?? false,
         },
         request.body,
@@ -64,7 +65,7 @@ export function transactionRoutes(
     async (request) => {
       const p = principalOf(request)
       const { txnId } = request.params
-      return txnJson(await transactions.confirm(p.accountId, txnId), p.displayName)
+      return txnJson(await transactions.confirm(asAccountId(p.accountId), asTxnId(txnId)), p.displayName)
     },
   )
 
@@ -85,7 +86,7 @@ export function transactionRoutes(
     async (request) => {
       const p = principalOf(request)
       const { txnId } = request.params
-      return txnJson(await transactions.cancel(p.accountId, txnId), p.displayName)
+      return txnJson(await transactions.cancel(asAccountId(p.accountId), asTxnId(txnId)), p.displayName)
     },
   )
 
@@ -104,7 +105,7 @@ export function transactionRoutes(
     async (request) => {
       const p = principalOf(request)
       const { txnId } = request.params
-      return txnJson(await transactions.get(p.accountId, txnId), p.displayName)
+      return txnJson(await transactions.get(asAccountId(p.accountId), asTxnId(txnId)), p.displayName)
     },
   )
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../test/helpers/harness.js'
 import { getTxn, scheduleCheck, setRailRef } from './repository.js'
+import { asTxnId, type TxnId } from '../shared/ids.js'
 
 /** `scheduleCheck`'s modes, against the real database of either engine. */
 describe('scheduleCheck', () => {
   let h: Harness
-  let id: string
+  let id: TxnId
 
   async function nextCheck(): Promise<number | null> {
     const { rows } = await h.c.db.query<{ n: string | null }>(
@@ -28,7 +29,7 @@ describe('scheduleCheck', () => {
       destReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
     })
     expect(q.status).toBe(200)
-    id = q.body.txnId
+    id = asTxnId(q.body.txnId)
   })
   afterAll(() => h?.close())
 

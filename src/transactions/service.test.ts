@@ -6,6 +6,7 @@ import { flowOf, type Flow } from './flow.js'
 import { createTxnRepository, getTxn } from './repository.js'
 import type { Txn } from './txn.js'
 import { createRecentQuotes, settledAnswer, settleMadeHere } from './service.js'
+import { asAccountId, asTxnId } from '../shared/ids.js'
 
 const row = (id: string) => ({ id }) as Txn
 
@@ -13,17 +14,17 @@ describe('createRecentQuotes', () => {
   it('gives a quote back once, then forgets it', () => {
     const quotes = createRecentQuotes()
     quotes.remember(row('txn_a'))
-    expect(quotes.take('txn_a')?.id).toBe('txn_a')
-    expect(quotes.take('txn_a')).toBeUndefined()
-    expect(quotes.take('txn_never')).toBeUndefined()
+    expect(quotes.take(asTxnId('txn_a'))?.id).toBe('txn_a')
+    expect(quotes.take(asTxnId('txn_a'))).toBeUndefined()
+    expect(quotes.take(asTxnId('txn_never'))).toBeUndefined()
   })
 
   it('holds at most its bound, forgetting the oldest first', () => {
     const quotes = createRecentQuotes(2)
     for (const id of ['txn_1', 'txn_2', 'txn_3']) quotes.remember(row(id))
-    expect(quotes.take('txn_1')).toBeUndefined()
-    expect(quotes.take('txn_2')?.id).toBe('txn_2')
-    expect(quotes.take('txn_3')?.id).toBe('txn_3')
+    expect(quotes.take(asTxnId('txn_1'))).toBeUndefined()
+    expect(quotes.take(asTxnId('txn_2'))?.id).toBe('txn_2')
+    expect(quotes.take(asTxnId('txn_3'))?.id).toBe('txn_3')
   })
 })
 
@@ -92,7 +93,7 @@ describe('settleMadeHere', () => {
     expect(r.status).toBe(200)
     return (await getTxn(h.c.db, r.body.txnId))!
   }
-  const stateOf = async (txnId: string) => (await getTxn(h.c.db, txnId))?.state
+  const stateOf = async (txnId: string) => (await getTxn(h.c.db, asTxnId(txnId)))?.state
 
   it('settles a swap quote of the account in one go', async () => {
     const quoted = await quote()
@@ -106,7 +107,7 @@ describe('settleMadeHere', () => {
   it('steps aside for another account, a quote past its deadline and a flow with work outside the database', async () => {
     const quoted = await quote()
     sent = 0
-    expect(await settleMadeHere(deps(), swap, quoted, 'acc_someone_else')).toBeUndefined()
+    expect(await settleMadeHere(deps(), swap, quoted, asAccountId('acc_someone_else'))).toBeUndefined()
     const late = () => Number(quoted.expiresAtMs)
     expect(await settleMadeHere(deps(late), swap, quoted, a.accountId)).toBeUndefined()
     const preparing: Flow = { ...swap, prepareConfirm: async () => undefined }

@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/db.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 import type { Config } from '../config/config.js'
 import type { RatesService } from '../rates/service.js'
 import { ApiError } from '../shared/errors.js'
@@ -21,15 +22,15 @@ import { cancelQuote, expireInTx, expireQuote } from './quote-end.js'
  */
 export interface TransactionsService {
   create(input: CreateInput, rawBody: unknown): Promise<Txn>
-  confirm(accountId: string, txnId: string): Promise<Txn>
-  cancel(accountId: string, txnId: string): Promise<Txn>
-  get(accountId: string, txnId: string): Promise<Txn>
+  confirm(accountId: AccountId, txnId: TxnId): Promise<Txn>
+  cancel(accountId: AccountId, txnId: TxnId): Promise<Txn>
+  get(accountId: AccountId, txnId: TxnId): Promise<Txn>
   /** Expire a quote whose time is up (worker); a no-op when it moved on meanwhile. */
-  expireQuote(txnId: string): Promise<void>
+  expireQuote(txnId: TxnId): Promise<void>
   /** Apply a transition from outside a request (flows, watchers), with its event. */
-  apply(txnId: string, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
+  apply(txnId: TxnId, fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>): Promise<void>
   /** The worker's call for a transaction a confirm gate holds in `processing` whose check came due. */
-  heldDue(txnId: string, at: number): Promise<void>
+  heldDue(txnId: TxnId, at: number): Promise<void>
   flows: Map<TxnKind, Flow>
 }
 
@@ -55,7 +56,7 @@ export const RECENT_QUOTES_MAX = 5_000
 export interface RecentQuotes {
   remember(txn: Txn): void
   /** The quote `txnId` if this process made it lately, forgotten from here on. */
-  take(txnId: string): Txn | undefined
+  take(txnId: TxnId): Txn | undefined
 }
 
 /** RecentQuotes holding at most `max`, the oldest forgotten first. */
@@ -127,7 +128,7 @@ function gatesOf(deps: Pick<TxnServiceDeps, 'gates'>, kind: TxnKind): readonly C
 }
 
 /** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
-export async function confirm(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
+export async function confirm(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const quoted = deps.recentQuotes.take(txnId)
   // A quote made here was made by a flow of this service, so the map has it. A kind a gate
   // concerns takes the locked path, where the gates run.
@@ -146,7 +147,7 @@ export async function settleMadeHere(
   deps: Pick<TxnServiceDeps, 'db' | 'repository'>,
   flow: Flow,
   quoted: Txn,
-  accountId: string,
+  accountId: AccountId,
 ): Promise<Txn | undefined> {
   if (quoted.accountId !== accountId) return undefined
   const { db, repository } = deps
@@ -162,8 +163,8 @@ export async function settleMadeHere(
  */
 async function confirmLocked(
   deps: TxnServiceDeps,
-  accountId: string,
-  txnId: string,
+  accountId: AccountId,
+  txnId: TxnId,
   knownKind?: TxnKind,
 ): Promise<Txn> {
   const { db, repository } = deps
@@ -260,13 +261,13 @@ export function settledAnswer(txn: Pick<Txn, 'state' | 'msg'>): Txn | undefined 
   return txn as Txn
 }
 
-async function readTxn(deps: TxnServiceDeps, accountId: string, txnId: string): Promise<Txn> {
+async function readTxn(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const txn = await deps.reader.get(txnId, accountId)
   if (!txn) throw new ApiError('not_found', 'Transaction not found')
   return txn
 }
 
-async function heldDue(deps: TxnServiceDeps, txnId: string, at: number): Promise<void> {
+async function heldDue(deps: TxnServiceDeps, txnId: TxnId, at: number): Promise<void> {
   await applyChange(deps, txnId, async (q, txn, move) => {
     if (txn.state !== 'processing') return
     for (const gate of gatesOf(deps, txn.kind)) await gate.heldDue?.(q, txn, move, at)
@@ -275,7 +276,7 @@ async function heldDue(deps: TxnServiceDeps, txnId: string, at: number): Promise
 
 async function applyChange(
   deps: TxnServiceDeps,
-  txnId: string,
+  txnId: TxnId,
   fn: (q: Queryable, txn: Txn, move: Mover) => Promise<void>,
 ): Promise<void> {
   const { transition, now } = deps.repository

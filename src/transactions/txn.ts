@@ -1,12 +1,13 @@
 import type { TxnKind, TxnState } from './state-machine.js'
+import type { AccountId, TxnId } from '../shared/ids.js'
 
 /**
  * A transaction. Amounts (`…Minor`) are minor units of their side's currency, as bigint; times
  * (`…AtMs`) are milliseconds since the epoch, which a number holds exactly.
  */
 export interface Txn {
-  id: string
-  accountId: string
+  id: TxnId
+  accountId: AccountId
   extRefId: string | null
   requestHash: string
   kind: TxnKind

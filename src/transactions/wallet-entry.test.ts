@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { placeHold, systemAccountId } from '../ledger/ledger.js'
 import { postWalletEntry } from './wallet-entry.js'
+import { asTxnId, asWalletId } from '../shared/ids.js'
 
 /** The one way a flow posts an entry against the wallet a transaction's money moves in. */
 describe('postWalletEntry', () => {
@@ -24,9 +25,9 @@ describe('postWalletEntry', () => {
 
   it('posts against the wallet in the source currency, settling the hold when asked', async () => {
     const usdt = await wallet('USDT')
-    const txn = { id: 'txn_walletentry', accountId: a.accountId, srcCcy: 'USDT' }
+    const txn = { id: asTxnId('txn_walletentry'), accountId: a.accountId, srcCcy: 'USDT' }
     await h.c.db.tx(async (q) => {
-      await placeHold(q, { txnId: txn.id, walletId: usdt.id, amount: 5_000_000n, now: 1 })
+      await placeHold(q, { txnId: txn.id, walletId: asWalletId(usdt.id), amount: 5_000_000n, now: 1 })
       await postWalletEntry(h.c.accounts, q, txn, { kind: 'test', now: 2, settleHolds: true }, (walletId) => [
         { accountId: walletId, ccy: 'USDT', amount: -5_000_000n },
         { accountId: systemAccountId('tron', 'USDT'), ccy: 'USDT', amount: 5_000_000n },
@@ -42,7 +43,7 @@ describe('postWalletEntry', () => {
   })
 
   it('refuses an account without a wallet in that currency, posting nothing', async () => {
-    const txn = { id: 'txn_walletentry2', accountId: a.accountId, srcCcy: 'EUR' }
+    const txn = { id: asTxnId('txn_walletentry2'), accountId: a.accountId, srcCcy: 'EUR' }
     await expect(
       h.c.db.tx((q) => postWalletEntry(h.c.accounts, q, txn, { kind: 'test', now: 3 }, () => [])),
     ).rejects.toThrow(/EUR wallet/)

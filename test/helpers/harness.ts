@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app.js'
 import { createLogger } from '../../src/logger.js'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
 import { checkBooks } from '../../src/ledger/ledger.js'
+import { asAccountId, type AccountId } from '../../src/shared/ids.js'
 
 /**
  * The test harness: a real service on a real database. With TEST_DATABASE_URL set each harness
@@ -19,7 +20,7 @@ import { checkBooks } from '../../src/ledger/ledger.js'
 export const ENGINE: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'
 
 export interface TestAccount {
-  accountId: string
+  accountId: AccountId
   apiKey: string
   apiSecret: string
   token: string
@@ -153,7 +154,7 @@ export async function createHarness(
         ...(opts.tier ? { tier: opts.tier } : {}),
       })
       return {
-        accountId: r.accountId,
+        accountId: asAccountId(r.accountId),
         apiKey: r.apiKey,
         apiSecret: r.apiSecret,
         token: await tokenFor(r.apiKey, r.apiSecret),

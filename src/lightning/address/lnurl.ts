@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { asAccountId } from '../../shared/ids.js'
 import type { Config } from '../../config/config.js'
 import type { Queryable } from '../../db/db.js'
 import { formatMinor } from '../../shared/amount.js'
@@ -195,7 +196,7 @@ export async function invoiceFor(
   if (comment !== undefined && hasUnsafeCommentChar(comment))
     return lnurlError('comment must not contain control or bidirectional-override characters')
   const input: CreateInput = {
-    accountId: address.accountId,
+    accountId: asAccountId(address.accountId),
     // A send of ours gets one receive however often it asks: keyed on the send, by a digest so that
     // the payee never learns the sender's transaction id.
     ...(forSend !== undefined ? { extRefId: `ln-send-${sha256Hex(forSend).slice(0, 32)}` } : {}),

@@ -4,6 +4,7 @@ import type { Db, Queryable } from '../../db/db.js'
 import { sql } from '../../db/sql.js'
 import { ApiError, fieldError } from '../../shared/errors.js'
 import { usernameIssue } from './names.js'
+import { asAccountId } from '../../shared/ids.js'
 
 /** An account's Lightning Address: `username@host`, credited in `creditCcy`. */
 export interface LightningAddress {
@@ -49,7 +50,7 @@ export async function claimAddress(
 ): Promise<LightningAddress> {
   const issue = usernameIssue(username)
   if (issue) throw fieldError('invalid_request', 'username', issue)
-  const wallets = await deps.accounts.wallets(accountId)
+  const wallets = await deps.accounts.wallets(asAccountId(accountId))
   if (!wallets.some((w) => w.ccy === creditCcy))
     throw fieldError('unsupported_currency_pair', 'creditCcy', 'is not a wallet currency of this account')
   const at = (deps.now ?? Date.now)()
