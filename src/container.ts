@@ -6,14 +6,13 @@ import { createSecretBox, type SecretBox } from './shared/secret-box.js'
 import { loadJwtKey } from './auth/jwt-key.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createAccountsService, type AccountsService } from './accounts/service.js'
-import { createWalletIds } from './ledger/wallets.js'
 import {
   createRatesService,
   liveRateProvider,
   staticRateProvider,
   type RatesService,
 } from './rates/service.js'
-import { ensureSystemAccounts } from './ledger/ledger.js'
+import { createWalletIds, ensureSystemAccounts } from './ledger/ledger.js'
 import { createMetrics, type Metrics } from './http/observability.js'
 import { PRECISION } from './shared/currency.js'
 import type { Logger } from 'pino'
@@ -160,7 +159,7 @@ export async function createContainer(
   const box = createSecretBox(masterKey(config))
   const jwtKey = await loadJwtKey(db, box, config.jwtSecret)
   const auth = createAuthService({ db, box, jwtKey, tokenTtlS: config.tokenTtlS })
-  // Wallet ids found once per process, shared by the swap and every other flow (src/ledger/wallets.ts).
+  // Wallet ids found once per process, shared by the swap and every other flow (src/ledger/ledger.ts).
   const walletIds = createWalletIds()
   const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies, walletIds })
   const provider =

@@ -10,9 +10,9 @@ import {
   walletsOf,
   type Wallet,
   type WalletIds,
-} from '../ledger/wallets.js'
+} from '../ledger/ledger.js'
 
-export { toWallet, type Wallet } from '../ledger/wallets.js'
+export { toWallet, type Wallet } from '../ledger/ledger.js'
 
 export type Tier = 'standard' | 'premium'
 
@@ -35,7 +35,7 @@ export interface AccountsService {
   wallet(walletId: WalletId): Promise<Wallet | undefined>
   /**
    * The id of the account's wallet in `ccy`, undefined when it has none: the one way to find a
-   * wallet (remembered per process, src/ledger/wallets.ts).
+   * wallet (remembered per process, src/ledger/ledger.ts).
    */
   walletId(q: Queryable, accountId: AccountId, ccy: string): Promise<WalletId | undefined>
 }
@@ -43,7 +43,7 @@ export interface AccountsService {
 export function createAccountsService(deps: {
   db: Db
   walletCurrencies: string[]
-  /** The process's remembered wallet ids, shared with the swap (src/ledger/wallets.ts). */
+  /** The process's remembered wallet ids, shared with the swap (src/ledger/ledger.ts). */
   walletIds?: WalletIds
 }): AccountsService {
   const { db } = deps

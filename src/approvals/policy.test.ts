@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../config/config.js'
 import { approvalReasons as reasons } from './policy.js'
-import { reqStatuses } from '../transactions/state-machine.js'
+import { reqStatuses } from '../transactions/txn.js'
 import { serviceKinds } from '../kinds.js'
+import { canTransition as canTransitionIn } from '../transactions/repository.js'
+import type { TxnState } from '../transactions/state-machine.js'
 
 const kinds = serviceKinds()
-const canTransition = kinds.canTransition
+const canTransition = (kind: string, from: TxnState, to: TxnState) =>
+  canTransitionIn(kinds.transitions, kind, from, to)
 /** The reasons, with the approval rule of the transaction's kind as declared. */
 const approvalReasons = (txn: Parameters<typeof reasons>[1], t: Parameters<typeof reasons>[2]) =>
   reasons(kinds.declaration(txn.kind), txn, t)

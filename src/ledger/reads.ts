@@ -3,8 +3,8 @@ import { sql } from '../db/sql.js'
 
 /**
  * Reads of the ledger's tables (holds, journal entries, postings, ledger accounts) for the flows,
- * the console, the exports and reconciliation, named by what they answer. The wallets' reads are in
- * wallets.ts beside this file; the statements that write are in ledger.ts.
+ * the console, the exports and reconciliation, named by what they answer. Finding a wallet, and the
+ * statements that write, are in ledger.ts.
  */
 
 /** The sum of a transaction's open holds, in its wallet's minor units (0 for none). */

@@ -3,14 +3,14 @@ import type { Config } from '../config/config.js'
 import type { RatesService } from '../rates/service.js'
 import { allInRate } from '../rates/fx.js'
 import { assert } from '../shared/assert.js'
-import { knownWalletIdPair, readWalletIdPair, type WalletIds } from '../ledger/wallets.js'
+import { knownWalletIdPair, readWalletIdPair, type WalletIds } from '../ledger/ledger.js'
 import { SWAP } from './kinds.js'
 import type { Flow, QuoteContext, Settlement } from '../transactions/flow.js'
 import type { Txn } from '../transactions/txn.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError } from '../transactions/errors.js'
 
-export type { WalletIds } from '../ledger/wallets.js'
+export type { WalletIds } from '../ledger/ledger.js'
 
 export interface SwapDeps {
   config: Config

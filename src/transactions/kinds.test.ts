@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ANNOUNCED_METHODS, KIND_DECLARATIONS, serviceKinds } from '../kinds.js'
 import { createKindRegistry, type KindDeclaration } from './kinds.js'
+import { canTransition } from './repository.js'
 import { asAccountId } from '../shared/ids.js'
 
 /**
@@ -70,7 +71,7 @@ describe('the kind registry', () => {
       destReq: { method: 'fixture', ccy: 'USD' },
     }
     expect(more.kindFor(input, ['BTC', 'USD'])).toBe('fixture_payout')
-    expect(more.canTransition('fixture_payout', 'quoted', 'completed')).toBe(true)
+    expect(canTransition(more.transitions, 'fixture_payout', 'quoted', 'completed')).toBe(true)
     expect(more.railOfSend('fixture_payout')).toBe('bank')
     expect(more.railOfDestination('fixture')).toBe('bank')
   })

@@ -1,7 +1,7 @@
 /**
  * The kind registry: what a kind of transaction is, declared once by the flow that serves it (each
  * flow's `kinds.ts`, listed for the service in src/kinds.ts) and assembled here into the lookups the
- * engine and its neighbours need (`kindFor`, `canTransition`, `railOf`, `kindsWith`, ...). The
+ * engine and its neighbours need (`kindFor`, `transitions`, `railOf`, `kindsWith`, ...). The
  * engine defines the shape of a declaration and never names a kind itself, so adding a kind touches
  * its flow's folder, src/kinds.ts and the container, and nothing in src/transactions.
  *
@@ -77,7 +77,11 @@ export interface KindRegistry {
   declaration(kind: TxnKind): KindDeclaration
   /** Which kind serves a create request's method pair; throws the contract's refusal otherwise. */
   kindFor(input: CreateInput, walletCurrencies: readonly string[]): TxnKind
-  canTransition(kind: TxnKind, from: TxnState, to: TxnState): boolean
+  /**
+   * Each kind's transitions (the repository refuses any other: `canTransition` in repository.ts,
+   * where every transition is written).
+   */
+  readonly transitions: ReadonlyMap<TxnKind, TransitionTable>
   /** The rail a kind's money moves by; undefined for a swap and for an unknown kind. */
   railOf(kind: TxnKind): RailKind | undefined
   /** The rail a kind that sends money out (direction 'out') sends by; undefined for any other kind. */
@@ -184,7 +188,7 @@ export function createKindRegistry(
     kinds: declarations.map((d) => d.kind),
     declaration,
     kindFor: (input, walletCurrencies) => kindForPairs(pairs, announced, input, walletCurrencies),
-    canTransition: (kind, from, to) => byKind.get(kind)?.transitions[from]?.includes(to) ?? false,
+    transitions: new Map(declarations.map((d) => [d.kind, d.transitions])),
     railOf: (kind) => byKind.get(kind)?.rail ?? undefined,
     railOfSend: (kind) => {
       const d = byKind.get(kind)

@@ -59,7 +59,7 @@ export interface TxnRepository {
 
 /** The repository's configuration: the outbox's, and the kind registry whose state machines it keeps. */
 export interface TxnRepositoryConfig extends OutboxConfig {
-  kinds: Pick<KindRegistry, 'canTransition'>
+  kinds: Pick<KindRegistry, 'transitions'>
 }
 
 export function createTxnRepository(config: TxnRepositoryConfig): TxnRepository {
@@ -85,8 +85,18 @@ export function createTxnRepository(config: TxnRepositoryConfig): TxnRepository 
   }
 }
 
+/** Whether a kind's table allows the transition; the repository writes no other. */
+export function canTransition(
+  transitions: KindRegistry['transitions'],
+  kind: TxnKind,
+  from: TxnState,
+  to: TxnState,
+): boolean {
+  return transitions.get(kind)?.[from]?.includes(to) ?? false
+}
+
 /** A change's time, the outbox configuration its event is written with, and the state machines. */
-type ChangeOptions = ChangeTime & { outbox: OutboxConfig; kinds: Pick<KindRegistry, 'canTransition'> }
+type ChangeOptions = ChangeTime & { outbox: OutboxConfig; kinds: Pick<KindRegistry, 'transitions'> }
 
 // The WITH item holding the row an insert or a transition wrote, which the outbox reads.
 const CHANGED = sql.ident('changed')
@@ -189,7 +199,7 @@ function transitionCtes(
   opts: ChangeOptions,
   onlyIf?: Sql,
 ): { ctes: Sql; enqueued: Sql } {
-  if (!opts.kinds.canTransition(txn.kind, txn.state, to)) {
+  if (!canTransition(opts.kinds.transitions, txn.kind, txn.state, to)) {
     throw new InvariantError(`transition ${txn.kind} ${txn.state} -> ${to} is not allowed`)
   }
   const now = sql.param(opts.now)

@@ -8,7 +8,7 @@ import type { TransactionsService } from './service.js'
 import { bearerAuth, principalOf } from '../http/auth-hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { CreateBodySchema, ListPaginationSchema, ListQuerySchema, TxnParams } from './schemas.js'
-import { txnJson } from './present.js'
+import { txnJson } from './txn.js'
 import { listTransactions } from './list.js'
 
 export function transactionRoutes(

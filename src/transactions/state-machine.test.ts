@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { FINAL_STATES, reqStatuses, TXN_STATES, type TxnKind, type TxnState } from './state-machine.js'
+import { FINAL_STATES, TXN_STATES, type TxnKind, type TxnState } from './state-machine.js'
+import { reqStatuses } from './txn.js'
+import { canTransition as canTransitionIn } from './repository.js'
 import { serviceKinds } from '../kinds.js'
 import { initialState } from '../../test/helpers/invariants.js'
 
 /** The state-machine table itself: every path ends, nothing leaves a final state, statuses match. */
 
 const registry = serviceKinds()
-const { canTransition } = registry
+const canTransition = (kind: TxnKind, from: TxnState, to: TxnState) =>
+  canTransitionIn(registry.transitions, kind, from, to)
 const KINDS = registry.kinds
 const TRANSITIONS = (kind: TxnKind) => registry.declaration(kind).transitions
 const STATES = TXN_STATES

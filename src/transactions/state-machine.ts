@@ -55,21 +55,3 @@ export const FINAL_STATES: ReadonlySet<TxnState> = new Set([
 export const QUOTE_EXITS = ['expired', 'usercanceled', 'failed'] as const
 /** A send or payout over its approval threshold waits at confirm for a second operator. */
 export const AWAITS_APPROVAL = { processing: ['srccreated', 'rejected'] } as const
-
-/** The contract's reqStatus of each side: '0' pending, '1' in progress, '2' completed, '3' failed. */
-export function reqStatuses(state: TxnState): { src: string; dest: string } {
-  switch (state) {
-    case 'quoted':
-    case 'srcintent':
-      return { src: '0', dest: '0' }
-    case 'srccreated':
-    case 'processing':
-      return { src: '1', dest: '0' }
-    case 'destsent':
-      return { src: '2', dest: '1' }
-    case 'completed':
-      return { src: '2', dest: '2' }
-    default:
-      return { src: '3', dest: '3' }
-  }
-}

@@ -1,5 +1,6 @@
 import type { TxnKind, TxnState } from './state-machine.js'
 import type { AccountId, TxnId } from '../shared/ids.js'
+import { amountJson, DecimalText } from '../shared/amount.js'
 
 /**
  * A transaction. Amounts (`…Minor`) are minor units of their side's currency, as bigint; times
@@ -187,3 +188,78 @@ export function patchColumns(patch: TxnPatch): Array<[column: string, value: unk
     return [name, columnValue(kind, value)]
   })
 }
+
+// ---- The transaction as the contract shows it (the API's answers). ----
+
+/** The contract's reqStatus of each side: '0' pending, '1' in progress, '2' completed, '3' failed. */
+export function reqStatuses(state: TxnState): { src: string; dest: string } {
+  switch (state) {
+    case 'quoted':
+    case 'srcintent':
+      return { src: '0', dest: '0' }
+    case 'srccreated':
+    case 'processing':
+      return { src: '1', dest: '0' }
+    case 'destsent':
+      return { src: '2', dest: '1' }
+    case 'completed':
+      return { src: '2', dest: '2' }
+    default:
+      return { src: '3', dest: '3' }
+  }
+}
+
+/** A transaction in the spec's response shape, amounts as exact decimals. */
+export function txnJson(txn: Txn, accountDisplayName: string) {
+  const status = reqStatuses(txn.state)
+  const side = (prefix: 'src' | 'dest') => {
+    const ccy = prefix === 'src' ? txn.srcCcy : txn.destCcy
+    const settled = prefix === 'src' ? txn.srcSettledMinor : txn.destSettledMinor
+    return {
+      ccy,
+      method: prefix === 'src' ? txn.srcMethod : txn.destMethod,
+      amtRequested: amountJson(prefix === 'src' ? txn.srcAmountMinor : txn.destAmountMinor, ccy),
+      amtSettled: settled === null ? null : amountJson(settled, ccy),
+      svcpayFees: amountJson(prefix === 'src' ? txn.srcFeeMinor : 0n, ccy),
+      networkFees: amountJson(prefix === 'src' ? txn.srcNetworkFeeMinor : 0n, ccy),
+      reqStatus: prefix === 'src' ? status.src : status.dest,
+      expiresAt: txn.expiresAtMs,
+      createAt: prefix === 'src' ? txn.srcCreatedAtMs : txn.destCreatedAtMs,
+      updatedAt: prefix === 'src' ? txn.srcUpdatedAtMs : txn.destUpdatedAtMs,
+      reqDetails: presentDetails(prefix === 'src' ? txn.srcDetails : txn.destDetails),
+      ...(prefix === 'dest' && txn.kyc ? { kyc: txn.kyc } : {}),
+    }
+  }
+  return {
+    txnId: txn.id,
+    accountId: txn.accountId,
+    accountDisplayName,
+    ...(txn.extRefId !== null ? { extRefId: txn.extRefId } : {}),
+    txnState: txn.state,
+    msg: txn.msg,
+    ...(txn.note !== null ? { note: txn.note } : {}),
+    deductNetworkFeesFromDest: txn.deductFeesFromDest,
+    sourceReq: side('src'),
+    destReq: side('dest'),
+    ...(txn.sourceOfFunds ? { sourceOfFunds: txn.sourceOfFunds } : {}),
+    fxRate: new DecimalText(txn.fxRate),
+    createdAt: txn.createdAtMs,
+    updatedAt: txn.updatedAtMs,
+  }
+}
+
+/**
+ * Details are stored as JSON; numbers that are amounts are stored as `{ "$dec": "0.001" }` so they
+ * come out as exact decimals, never through a float.
+ */
+function presentDetails(details: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(details)) {
+    out[k] =
+      v && typeof v === 'object' && '$dec' in (v as object) ? new DecimalText(String((v as any).$dec)) : v
+  }
+  return out
+}
+
+/** Store an amount inside details so `presentDetails` writes it back exactly. */
+export const decimalDetail = (text: string) => ({ $dec: text })

@@ -3,8 +3,11 @@ import type { Queryable } from '../../src/db/db.js'
 import { checkBooks } from '../../src/ledger/ledger.js'
 import { FINAL_STATES, type TxnKind, type TxnState } from '../../src/transactions/state-machine.js'
 import { serviceKinds } from '../../src/kinds.js'
+import { canTransition as canTransitionIn } from '../../src/transactions/repository.js'
 
-const { canTransition } = serviceKinds()
+const KINDS = serviceKinds()
+const canTransition = (kind: TxnKind, from: TxnState, to: TxnState) =>
+  canTransitionIn(KINDS.transitions, kind, from, to)
 import { CLAIM_LEASE_MS } from '../../src/transactions/worker.js'
 
 /**
