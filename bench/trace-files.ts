@@ -1,8 +1,8 @@
 /**
  * Which files of ours a request passes through: builds the service in this process on PGlite,
  * warms it up, then asks V8 for precise coverage (call counts per function) around one swap
- * confirm and around one Lightning send, from its confirm to its completion by the worker, and
- * prints every file under src/ in which a function ran, with how many calls. This is the count
+ * confirm and around one Lightning send's completion by the worker, and prints every file under
+ * src/ in which a function ran (with --verbose, which functions). This is the count
  * docs/architecture.md gives for each path; it is measured, not read off the code.
  *
  *   npx tsx bench/trace-files.ts [--verbose]
@@ -27,19 +27,19 @@ import { SWAP_BODY } from './scenarios/swaps.js'
 const SRC = resolve(fileURLToPath(new URL('../src', import.meta.url)))
 const verbose = process.argv.includes('--verbose')
 
-/** The files of src/ in which a function ran since the last take, with the calls counted. */
-async function takeFiles(session: Session): Promise<Map<string, number>> {
+/** The files of src/ in which a function ran since the last take, with the functions that ran. */
+async function takeFiles(session: Session): Promise<Map<string, string[]>> {
   const { result } = await session.post('Profiler.takePreciseCoverage')
-  const files = new Map<string, number>()
+  const files = new Map<string, string[]>()
   for (const script of result) {
     if (!script.url.startsWith('file://')) continue
     const path = fileURLToPath(script.url)
     if (!path.startsWith(SRC + '/')) continue
     // The function whose range starts at 0 is the module itself, run once at load: not a call.
-    const calls = script.functions
-      .filter((f) => f.ranges[0]!.startOffset > 0)
-      .reduce((n, f) => n + f.ranges[0]!.count, 0)
-    if (calls > 0) files.set(relative(SRC, path), calls)
+    const ran = script.functions
+      .filter((f) => f.ranges[0]!.startOffset > 0 && f.ranges[0]!.count > 0)
+      .map((f) => f.functionName || '(anonymous)')
+    if (ran.length > 0) files.set(relative(SRC, path), [...new Set(ran)])
   }
   return files
 }
@@ -50,7 +50,7 @@ const SHARED_PER_REQUEST = /^(db\/|http\/|auth\/|admin\/guard|operators\/guard|s
 // Small helpers of src/shared (assertions, currency precision, amount text), counted apart.
 const UTILITIES = /^shared\//
 
-function report(label: string, files: Map<string, number>): void {
+function report(label: string, files: Map<string, string[]>): void {
   const all = [...files].sort()
   const ours = all.filter(([f]) => !SHARED_PER_REQUEST.test(f) && !UTILITIES.test(f))
   const names = (re: RegExp) =>
@@ -59,7 +59,7 @@ function report(label: string, files: Map<string, number>): void {
       .map(([f]) => f)
       .join(', ')
   console.log(`${label}: ${ours.length} files of ours`)
-  for (const [f, n] of ours) console.log(`  ${f}${verbose ? `  (${n} calls)` : ''}`)
+  for (const [f, ran] of ours) console.log(`  ${f}${verbose ? `: ${ran.join(', ')}` : ''}`)
   console.log(`  helpers of src/shared: ${names(UTILITIES)}`)
   console.log(`  as every request: ${names(SHARED_PER_REQUEST)}`)
 }
