@@ -14,7 +14,8 @@ import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
-import { adminAuth, adminRoutes } from './admin/routes.js'
+import { adminRoutes } from './admin/routes.js'
+import { adminAuth } from './operators/admin-auth.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
 import { TransactionSchema } from './transactions/schemas.js'
@@ -36,7 +37,7 @@ import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
 import { recordSkippedCredit } from './payins/skipped.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
-import { installAdminGuard } from './admin/guard.js'
+import { installAdminGuard } from './operators/guard.js'
 import { operatorRoutes } from './operators/routes.js'
 import { auditRoutes } from './admin/audit-routes.js'
 import { exportRoutes } from './exports/routes.js'
@@ -79,7 +80,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)
   app.addSchema(TransactionSchema)
-  // Before any route: it wraps every /admin route declared after it (src/admin/guard.ts).
+  // Before any route: it wraps every /admin route declared after it (src/operators/guard.ts).
   installAdminGuard(app, c)
 
   await app.register(swagger, {

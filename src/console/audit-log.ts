@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Container } from '../container.js'
-import { listAudit, type AuditFilter } from '../admin/audit.js'
+import { listAudit, type AuditFilter } from '../operators/audit.js'
 import { toMs } from '../admin/audit-routes.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Container } from '../container.js'
-import { roleAllows } from '../admin/permissions.js'
+import { roleAllows } from '../operators/permissions.js'
 import { paramsOf } from '../http/request-fields.js'
 import { markup } from '../pages/escape.js'
 import { assignCredit, listCredits, type CreditRow } from '../payins/credits.js'

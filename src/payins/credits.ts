@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js'
-import { storable } from '../admin/audit.js'
+import { storable } from '../operators/audit.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { assert } from '../shared/assert.js'
 import { nowBy } from '../shared/clock.js'

@@ -6,7 +6,7 @@ import { refuseSpentAddress } from '../http/auth-hook.js'
 import { fieldOf, paramsOf, PathParams } from '../http/request-fields.js'
 import { applyRateLimitHeaders, rateLimitErrorBody } from '../http/rate-limit.js'
 import { ApiError } from '../shared/errors.js'
-import { SYSTEM_OPERATOR_ID, sameSecret, type Actor, type OperatorsService } from '../operators/service.js'
+import { SYSTEM_OPERATOR_ID, sameSecret, type Actor, type OperatorsService } from './service.js'
 import { writeAudit } from './audit.js'
 import { ADMIN_ROUTES, isStateChanging, roleAllows, routeKey, type RouteAccess } from './permissions.js'
 
