@@ -104,21 +104,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the kind list is wiring; src/kinds.ts moves into src/wiring',
   },
   {
-    from: 'config/config.ts',
-    to: 'rails/network.ts',
-    why: 'rail names and defaults are settings; they move down into src/config',
-  },
-  {
-    from: 'config/config.ts',
-    to: 'rails/attempts.ts',
-    why: 'rail names and defaults are settings; they move down into src/config',
-  },
-  {
-    from: 'config/config.ts',
-    to: 'http/cors.ts',
-    why: 'the CORS setting is parsed by config; its parser moves into src/config',
-  },
-  {
     from: 'console/account-actions.ts',
     to: 'container.ts',
     why: 'the console pages take the container; they get their own deps type',
@@ -204,7 +189,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     to: 'bitcoin/node-call.ts',
     why: 'a text helper shared by both; it moves down to src/shared',
   },
-  { from: 'http/auth-hook.ts', to: 'auth/service.ts', why: 'the auth hook is auth; it moves into src/auth' },
   {
     from: 'http/openapi-parameters.ts',
     to: 'transactions/state-machine.ts',

@@ -5,7 +5,7 @@ import type { AccountsService, Wallet } from './service.js'
 import type { AuthService } from '../auth/service.js'
 import { ApiError } from '../shared/errors.js'
 import { amountJson } from '../shared/amount.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { AccountSchema, WalletSchema } from './schemas.js'
 

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 
 import { adminAuth } from '../operators/admin-auth.js'
 import type { AuthService } from '../auth/service.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
 import {

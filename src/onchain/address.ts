@@ -5,7 +5,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js'
 import { base58, bech32, bech32m, createBase58check } from '@scure/base'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 
 /** The output types the spec accepts for on-chain sends (bc1q, bc1p, 3…, 1…). */
 export type AddressType = 'p2wpkh' | 'p2wsh' | 'p2tr' | 'p2sh' | 'p2pkh'

@@ -1,7 +1,7 @@
 import type { OnchainSendDetails } from './send-details.js'
 import { validateAddress, type AddressType } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 import { formatMinor } from '../shared/amount.js'
 import type { Quote, QuoteContext } from '../transactions/flow.js'
 import { requestedAmount, sameCurrencySendQuote } from '../transactions/money.js'

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { refuseSpentAddress } from '../http/auth-hook.js'
+import { refuseSpentAddress } from '../auth/hook.js'
 import { ApiError } from '../shared/errors.js'
 
 /**

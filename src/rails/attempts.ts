@@ -14,40 +14,19 @@ import type { Queryable } from '../db/db.js'
 import { scheduleCheck } from '../transactions/repository.js'
 import type { TxnState } from '../transactions/state-machine.js'
 import { ScopedStorage } from '../shared/scoped-storage.js'
+import type { RailOpsConfig, RailOpsSettings } from '../config/rail-ops.js'
 import { RailFailure, type RailKind } from './rail.js'
 import { sql } from '../db/sql.js'
-
-export const RAIL_KINDS: readonly RailKind[] = ['lightning', 'onchain', 'tron', 'bank']
-
-/** Per rail: when a transaction counts as stuck, and how its retries back off. */
-export interface RailOpsSettings {
-  /** A non-final transaction this rail has not brought to an outcome within this long is stuck. */
-  stuckAfterMs: number
-  /** The first retry's nominal wait; each further failure in a row doubles it. */
-  retryBaseMs: number
-  /** The longest wait between two retries. */
-  retryMaxMs: number
-}
-
-export type RailOpsConfig = Record<RailKind, RailOpsSettings>
-
-/**
- * Defaults: a Lightning payment normally resolves in seconds, and one still in flight after an hour
- * is held up somewhere on its route; Bitcoin confirmations can take hours when fees jump; a TRON
- * transfer is final within a minute or two; a bank partner may hold a payout for review.
- */
-export const RAIL_OPS_DEFAULTS: RailOpsConfig = {
-  lightning: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
-  onchain: { stuckAfterMs: 6 * 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 15 * 60_000 },
-  tron: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
-  bank: { stuckAfterMs: 4 * 60 * 60_000, retryBaseMs: 30_000, retryMaxMs: 30 * 60_000 },
-}
 
 /**
  * The wait before retry number `failures` (1 for the first failure): base * 2^(failures - 1), at
  * most the cap, then a random part of up to half of it taken off, so that many transactions that
  * failed together do not all come back in the same instant. `random` is in [0, 1).
  */
+// The worker (src/transactions/worker.ts, edited on another branch) still names the settings type
+// from here; the type itself is a setting and lives in src/config.
+export type { RailOpsConfig }
+
 export function backoffDelayMs(
   settings: Pick<RailOpsSettings, 'retryBaseMs' | 'retryMaxMs'>,
   failures: number,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
-import { bearerAuth } from '../http/auth-hook.js'
+import { bearerAuth } from '../auth/hook.js'
 import { AmountIn, AmountOut, BEARER, errors } from '../http/schemas.js'
 import { decodeInvoice } from '../lightning/bolt11.js'
 import { validateAddress } from '../onchain/address.js'

@@ -8,7 +8,7 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { MAX_MINOR, formatMinor, parseAmount } from '../shared/amount.js'
 import { postEntry, systemAccountId } from '../ledger/ledger.js'
 import { walletById } from '../ledger/wallets.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { AmountIn, BEARER, errors } from '../http/schemas.js'
 import { walletJson } from '../accounts/routes.js'
 

@@ -12,7 +12,7 @@
  * same method pair, and every state named is a state of the machine. The closed union of the kinds
  * this service declares is `DeclaredKind` in src/kinds.ts, for code above the engine that wants it.
  */
-import { RAIL_KINDS } from '../rails/attempts.js'
+import { RAIL_KINDS } from '../config/rail-ops.js'
 import type { RailKind } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import type { CreateInput } from './flow.js'
