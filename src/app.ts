@@ -9,7 +9,7 @@ import { refuseNulCharacters } from './http/text-input.js'
 import { installRateLimitHeaders } from './http/rate-limit-headers.js'
 import { installCors } from './http/cors.js'
 import { ErrorBodySchema } from './http/schemas.js'
-import { docsServers, finishOpenapi, openapiRefResolver } from './http/openapi.js'
+import { docsServers, finishOpenapi, openapiRefResolver } from './openapi/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
@@ -97,14 +97,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
     },
-    // Shared schemas keep their names; error answers and rate-limit headers are completed (http/openapi.ts).
+    // Shared schemas keep their names; error answers and rate-limit headers are completed (src/openapi/openapi.ts).
     refResolver: openapiRefResolver,
     transformObject: finishOpenapi,
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // "Try it out" calls the address the page was opened from (localhost or 127.0.0.1, or the public
-    // one), so it never crosses origins: /docs/json lists that address first (http/openapi.ts).
+    // one), so it never crosses origins: /docs/json lists that address first (src/openapi/openapi.ts).
     transformSpecification: (spec) => docsServers(spec, c.config.publicBaseUrl),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
