@@ -28,6 +28,7 @@ import { fiatRoutes } from './fiat/routes.js'
 // Events: webhooks, their deliveries, and the status stream.
 import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
+import { hasTxn } from './transactions/reads.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
 // Lightning Addresses (issue 21): the account's address, and its public LNURL-pay endpoints.
@@ -127,7 +128,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   exportRoutes(app, c)
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)
-  statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
+  statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs, hasTxn })
   invoicePageRoutes(app, c)
   lightningAddressRoutes(app, c)
   lnurlRoutes(app, c.lightningAddresses)

@@ -171,27 +171,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the console pages take the container; they get their own deps type',
   },
   {
-    from: 'events/outbox.ts',
-    to: 'transactions/state-machine.ts',
-    why: 'state names go down to src/shared; the status stream (a route over the engine) goes up',
-  },
-  {
-    from: 'events/stream.ts',
-    to: 'transactions/reads.ts',
-    why: 'state names go down to src/shared; the status stream (a route over the engine) goes up',
-  },
-  {
-    from: 'events/stream.ts',
-    to: 'transactions/state-machine.ts',
-    why: 'state names go down to src/shared; the status stream (a route over the engine) goes up',
-  },
-  { from: 'events/testing.ts', to: 'container.ts', why: 'a test helper in src/; it moves to test/helpers' },
-  {
-    from: 'fiat/account-name.ts',
-    to: 'bitcoin/node-call.ts',
-    why: 'a text helper shared by both; it moves down to src/shared',
-  },
-  {
     from: 'lightning/sandbox.ts',
     to: 'reconcile/sandbox-reserves.ts',
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
@@ -269,11 +248,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
   {
     from: 'rails/attempts.ts',
     to: 'transactions/repository.ts',
-    why: 'the attempt log schedules the next check; the engine passes it in',
-  },
-  {
-    from: 'rails/attempts.ts',
-    to: 'transactions/state-machine.ts',
     why: 'the attempt log schedules the next check; the engine passes it in',
   },
   {

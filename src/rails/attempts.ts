@@ -12,7 +12,7 @@
  */
 import type { Queryable } from '../db/db.js'
 import { scheduleCheck } from '../transactions/repository.js'
-import type { TxnState } from '../transactions/state-machine.js'
+import type { TxnState } from '../shared/txn-states.js'
 import { ScopedStorage } from '../shared/scoped-storage.js'
 import type { RailOpsConfig, RailOpsSettings } from '../config/rail-ops.js'
 import { RailFailure, type RailKind } from './rail.js'
