@@ -36,7 +36,7 @@ import { lightningAddressRoutes } from './lightning/address/routes.js'
 import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
 import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
-import { recordSkippedCredit } from './payins/skipped.js'
+import { recordSkippedCredit } from './payouts/vnd/skipped-credits.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
 import { installAdminGuard } from './operators/guard.js'
 import { operatorRoutes } from './operators/routes.js'

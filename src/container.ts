@@ -26,7 +26,7 @@ import type { KindRegistry } from './transactions/kinds.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type BankCreditsSource, type PayoutRails } from './payouts/rails.js'
 import { withCreditPollCheck } from './payouts/vnd/bank-credit-poll.js'
-import type { CreditSink } from './payins/bank-credit.js'
+import type { CreditSink } from './payouts/vnd/bank-credit.js'
 import { tronPayoutFlow } from './payouts/tron-payout.js'
 import { vndPayoutFlow } from './payouts/vnd-payout.js'
 // VND pay-in over VietQR (issue 20): the receive flow and the sink of bank credits.

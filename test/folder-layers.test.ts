@@ -171,11 +171,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the console pages take the container; they get their own deps type',
   },
   {
-    from: 'lightning/sandbox.ts',
-    to: 'reconcile/sandbox-reserves.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
     from: 'lightning/send.ts',
     to: 'approvals/policy.ts',
     why: 'approvals become a confirm gate the container hands the engine',
@@ -191,11 +186,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {
-    from: 'onchain/sandbox.ts',
-    to: 'reconcile/sandbox-reserves.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
     from: 'onchain/send-broadcast.ts',
     to: 'approvals/repository.ts',
     why: 'approvals become a confirm gate the container hands the engine',
@@ -208,41 +198,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
   {
     from: 'payouts/lifecycle.ts',
     to: 'reconcile/brake.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
-    from: 'payouts/partner-routes.ts',
-    to: 'payins/skipped.ts',
-    why: 'the bank statement credits are the bank rail; they move with it',
-  },
-  {
-    from: 'payouts/partner-routes.ts',
-    to: 'payins/bank-credit.ts',
-    why: 'the bank statement credits are the bank rail; they move with it',
-  },
-  {
-    from: 'payouts/tron/sandbox.ts',
-    to: 'reconcile/sandbox-reserves.ts',
-    why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
-  },
-  {
-    from: 'payouts/vnd/bank-credit-poll.ts',
-    to: 'payins/bank-credit.ts',
-    why: 'the bank statement credits are the bank rail; they move with it',
-  },
-  {
-    from: 'payouts/vnd/bank-credit-poll.ts',
-    to: 'payins/skipped.ts',
-    why: 'the bank statement credits are the bank rail; they move with it',
-  },
-  {
-    from: 'payouts/vnd/bank-http-credits.ts',
-    to: 'payins/bank-credit.ts',
-    why: 'the bank statement credits are the bank rail; they move with it',
-  },
-  {
-    from: 'payouts/vnd/sandbox.ts',
-    to: 'reconcile/sandbox-reserves.ts',
     why: 'the brake becomes a gate; the sandbox reserves move down to the rails',
   },
   {

@@ -3,7 +3,7 @@ import { listStuck } from '../transactions/stuck.js'
 import { accountIdsOf } from '../transactions/reads.js'
 import { awaitingApproval } from './approvals.js'
 import { listCredits } from '../payins/credits.js'
-import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payins/skipped.js'
+import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payouts/vnd/skipped-credits.js'
 import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
@@ -107,7 +107,7 @@ const unassignedCredits: AttentionSection = {
 }
 
 /**
- * Credits the bank partner reported that could not be recorded (src/payins/skipped.ts), seen in the
+ * Credits the bank partner reported that could not be recorded (src/payouts/vnd/skipped-credits.ts), seen in the
  * last week: left out of the statement or refused as a notification. Only the partner's id and the
  * field at fault are shown, never the item's amount or payer; the operator takes it up with the
  * partner.

@@ -12,7 +12,7 @@ import type {
 } from '../rails/rail.js'
 import { decodeInvoice, encodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
-import { sandboxLightningPayments, sandboxLightningReserves } from '../reconcile/sandbox-reserves.js'
+import { sandboxLightningPayments, sandboxLightningReserves } from '../rails/sandbox-reserves.js'
 import { sql } from '../db/sql.js'
 
 /**

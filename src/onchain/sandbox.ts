@@ -5,7 +5,7 @@ import type { Network } from '../config/network.js'
 import { RailFailure, type OnchainOutput, type OnchainRail } from '../rails/rail.js'
 import { canonicalAddress, validateAddress } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
-import { sandboxOnchainPayments, sandboxOnchainReserves } from '../reconcile/sandbox-reserves.js'
+import { sandboxOnchainPayments, sandboxOnchainReserves } from '../rails/sandbox-reserves.js'
 import { sql } from '../db/sql.js'
 
 /**

@@ -11,7 +11,7 @@ import { postReceiveEntry, receiveIntoWalletPostings } from '../transactions/rec
 import { parseRate } from '../shared/amount.js'
 import { newDeposit } from '../bitcoin/deposit.js'
 import { receiveFee } from '../bitcoin/receive-credit.js'
-import { BANK_CREDIT_AMOUNT_MAX, type BankCredit, type CreditSink } from './bank-credit.js'
+import { BANK_CREDIT_AMOUNT_MAX, type BankCredit, type CreditSink } from '../payouts/vnd/bank-credit.js'
 import type { PayinDeps } from './deps.js'
 import { amountOutcome, memoCandidates } from './match.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
