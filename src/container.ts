@@ -21,7 +21,7 @@ import { createTransactionsService, type TransactionsService } from './transacti
 import { createTxnRepository } from './transactions/repository.js'
 import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
 import { swapFlow } from './swap/swap.js'
-import { serviceKinds } from './kinds.js'
+import { serviceKinds } from './wiring/kinds.js'
 import type { KindRegistry } from './transactions/kinds.js'
 import type { Flow } from './transactions/flow.js'
 import { createPayoutRails, type BankCreditsSource, type PayoutRails } from './payouts/rails.js'
@@ -36,8 +36,8 @@ import { vndReceiveFlow } from './payins/receive.js'
 import { creditSink } from './payins/credits.js'
 // Bitcoin (Lightning and on-chain): keys, rails, flows.
 import { loadBitcoinKeys } from './bitcoin/keys.js'
-import { createRails } from './bitcoin/rails.js'
-import { bitcoinFlows, type BitcoinFlowDeps } from './bitcoin/flows.js'
+import { createRails } from './wiring/bitcoin-rails.js'
+import { bitcoinFlows, type BitcoinFlowDeps } from './wiring/bitcoin-flows.js'
 import { Redis } from 'ioredis'
 import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 // Events: the in-process hub of committed state changes, webhook registration and deliveries.
@@ -78,7 +78,7 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
-  /** Every kind of transaction, as the flows declare them (src/kinds.ts), checked at start. */
+  /** Every kind of transaction, as the flows declare them (src/wiring/kinds.ts), checked at start. */
   kinds: KindRegistry
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService

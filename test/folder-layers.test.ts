@@ -51,61 +51,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the brake becomes a confirm gate the container hands the engine',
   },
   {
-    from: 'bitcoin/flows.ts',
-    to: 'lightning/deps.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/flows.ts',
-    to: 'lightning/receive.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/flows.ts',
-    to: 'lightning/send.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/flows.ts',
-    to: 'onchain/receive.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/flows.ts',
-    to: 'onchain/send.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/rails.ts',
-    to: 'lightning/lnd/lnd.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/rails.ts',
-    to: 'lightning/sandbox.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/rails.ts',
-    to: 'onchain/bitcoind/bitcoind.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/rails.ts',
-    to: 'onchain/esplora/esplora.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'bitcoin/rails.ts',
-    to: 'onchain/sandbox.ts',
-    why: 'the Bitcoin wiring (flows.ts, rails.ts) moves up to src/wiring',
-  },
-  {
-    from: 'cli/capital.ts',
-    to: 'kinds.ts',
-    why: 'the kind list is wiring; src/kinds.ts moves into src/wiring',
-  },
-  {
     from: 'console/account-actions.ts',
     to: 'container.ts',
     why: 'the console pages take the container; they get their own deps type',

@@ -10,7 +10,7 @@ export { FINAL_STATES, TXN_STATES, type TxnState }
 
 /**
  * A kind of transaction. Open on purpose: each flow declares its kinds (src/transactions/kinds.ts
- * defines the declaration, src/kinds.ts lists them), so that a new kind touches nothing here; the
+ * defines the declaration, src/wiring/kinds.ts lists them), so that a new kind touches nothing here; the
  * registry refuses a kind that is not declared.
  */
 export type TxnKind = string
