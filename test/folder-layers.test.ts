@@ -151,11 +151,6 @@ const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
     why: 'the attempt log schedules the next check; the engine passes it in',
   },
   {
-    from: 'transactions/request-hash.ts',
-    to: 'onchain/address.ts',
-    why: 'the request hash spells addresses; the kind declares its spelling',
-  },
-  {
     from: 'transactions/service.ts',
     to: 'approvals/policy.ts',
     why: 'approvals become a confirm gate the container hands the engine',
