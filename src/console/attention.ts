@@ -1,4 +1,4 @@
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { listStuck } from '../transactions/stuck.js'
 import { accountIdsOf } from '../transactions/reads.js'
 import { awaitingApproval } from './approvals.js'
@@ -32,7 +32,7 @@ export interface AttentionSection {
   heading: Localized<string>
   /** What the list is empty of, shown when there is nothing. */
   none: Localized<string>
-  read(c: Container, now: number, limit: number): Promise<{ total: number; rows: AttentionRow[] }>
+  read(c: ConsoleDeps, now: number, limit: number): Promise<{ total: number; rows: AttentionRow[] }>
 }
 
 const stuck: AttentionSection = {
@@ -77,7 +77,7 @@ const failedDeliveries: AttentionSection = {
   },
 }
 
-function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
+function accountsOf(c: ConsoleDeps, txnIds: string[]): Promise<Map<string, string>> {
   return accountIdsOf(c.db, txnIds)
 }
 
