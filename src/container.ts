@@ -31,6 +31,7 @@ import { wirePayments } from './wiring/payments.js'
 import { wireBitcoin } from './wiring/bitcoin.js'
 import type { BitcoinFlowDeps } from './wiring/bitcoin-flows.js'
 import { wireRateLimits } from './wiring/rate-limits.js'
+import { wireRailOps } from './wiring/rail-ops.js'
 import type { Redis } from 'ioredis'
 import type { RateLimiter } from './http/rate-limit.js'
 import type { LnurlClientOptions } from './lightning/lnurl-client.js'
@@ -49,13 +50,12 @@ import {
   type OperatorsService,
 } from './operators/service.js'
 // Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
-import { checkRails, type RailsCheckResult } from './rails/check.js'
+import type { RailsCheckResult } from './rails/check.js'
 import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
-import { createReconciler, type Reconciler } from './reconcile/service.js'
+import type { Reconciler } from './reconcile/service.js'
 import { brakeSettings, type BrakeSettings } from './reconcile/brake.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
-import { alertSettings } from './reconcile/alert.js'
 import { registerStuckGauge } from './transactions/stuck.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
@@ -197,7 +197,6 @@ export async function createContainer(
   const flows: Flow[] = [swapFlow({ config, rates, walletIds }), ...payments.flows, ...btc.flows]
   const { payins, payoutRails, bankRail, bankChecked, bankCredits } = payments
   const { bitcoin, lightningAddresses } = btc
-  const bitcoinRails = btc.rails
   const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, log })
   const approvals = createApprovalsService({ db, transactions, brake: reconcileBrake, kinds })
   const webhooks = createWebhooksService({
@@ -222,31 +221,17 @@ export async function createContainer(
     verifyBankNotification: payoutRails.verifyBankNotification,
     bankCredits,
     bankAccounts: bankRail,
-    checkRails: () =>
-      checkRails(
-        [
-          { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
-          { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
-          { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
-          { rail: 'bank', adapter: config.vnd, impl: bankChecked },
-        ],
-        config.railsCheckTimeoutMs,
-      ),
-    reconcile: createReconciler({
+    ...wireRailOps({
+      config,
       db,
       metrics,
+      log,
       railCurrencies: kinds.railCurrencies,
-      rails: [
-        { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
-        { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
-        { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
-        { rail: 'bank', adapter: config.vnd, impl: payoutRails.bank },
-      ],
-      timeoutMs: config.railsCheckTimeoutMs,
+      bitcoinRails: btc.rails,
+      payoutRails,
+      bankChecked,
       windowMs: reconcileWindow,
       brake: reconcileBrake,
-      alert: alertSettings(config.env),
-      log,
     }),
     reconcileBrake,
     reconcileIntervalMs: reconcileInterval,
