@@ -9,12 +9,13 @@ import { refuseNulCharacters } from './http/text-input.js'
 import { installRateLimitHeaders } from './http/rate-limit-headers.js'
 import { installCors } from './http/cors.js'
 import { ErrorBodySchema } from './http/schemas.js'
-import { docsServers, finishOpenapi, openapiRefResolver } from './http/openapi.js'
+import { docsServers, finishOpenapi, openapiRefResolver } from './openapi/openapi.js'
 import { observabilityRoutes } from './http/observability.js'
 import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
-import { adminAuth, adminRoutes } from './admin/routes.js'
+import { adminRoutes } from './admin/routes.js'
+import { adminAuth } from './operators/admin-auth.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
 import { TransactionSchema } from './transactions/schemas.js'
@@ -27,6 +28,7 @@ import { fiatRoutes } from './fiat/routes.js'
 // Events: webhooks, their deliveries, and the status stream.
 import { webhookAdminRoutes, webhookRoutes } from './events/routes.js'
 import { statusStreamRoutes } from './events/stream.js'
+import { hasTxn } from './transactions/reads.js'
 // The hosted invoice page: public HTML page, its live status stream and its assets.
 import { invoicePageRoutes } from './pages/routes.js'
 // Lightning Addresses (issue 21): the account's address, and its public LNURL-pay endpoints.
@@ -34,9 +36,9 @@ import { lightningAddressRoutes } from './lightning/address/routes.js'
 import { lnurlRoutes } from './lightning/address/lnurl-routes.js'
 import { lnAddressPageRoutes } from './pages/ln-address-routes.js'
 import { bankCreditRoutes, bankNotificationRoutes } from './payouts/partner-routes.js'
-import { recordSkippedCredit } from './payins/skipped.js'
+import { recordSkippedCredit } from './payouts/vnd/skipped-credits.js'
 // Operators (issue 19): the guard of every /admin route, sessions, operators and the audit trail.
-import { installAdminGuard } from './admin/guard.js'
+import { installAdminGuard } from './operators/guard.js'
 import { operatorRoutes } from './operators/routes.js'
 import { auditRoutes } from './admin/audit-routes.js'
 import { exportRoutes } from './exports/routes.js'
@@ -78,7 +80,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   app.addSchema(ErrorBodySchema)
   app.addSchema(WalletSchema)
   app.addSchema(TransactionSchema)
-  // Before any route: it wraps every /admin route declared after it (src/admin/guard.ts).
+  // Before any route: it wraps every /admin route declared after it (src/operators/guard.ts).
   installAdminGuard(app, c)
 
   await app.register(swagger, {
@@ -95,14 +97,14 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
     },
-    // Shared schemas keep their names; error answers and rate-limit headers are completed (http/openapi.ts).
+    // Shared schemas keep their names; error answers and rate-limit headers are completed (src/openapi/openapi.ts).
     refResolver: openapiRefResolver,
     transformObject: finishOpenapi,
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // "Try it out" calls the address the page was opened from (localhost or 127.0.0.1, or the public
-    // one), so it never crosses origins: /docs/json lists that address first (http/openapi.ts).
+    // one), so it never crosses origins: /docs/json lists that address first (src/openapi/openapi.ts).
     transformSpecification: (spec) => docsServers(spec, c.config.publicBaseUrl),
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
@@ -124,7 +126,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   exportRoutes(app, c)
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)
-  statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs })
+  statusStreamRoutes(app, { ...c, heartbeatMs: c.config.streamHeartbeatMs, hasTxn })
   invoicePageRoutes(app, c)
   lightningAddressRoutes(app, c)
   lnurlRoutes(app, c.lightningAddresses)

@@ -20,32 +20,26 @@ import { createTransactionsService, type TransactionsService } from './transacti
 import { createTxnRepository } from './transactions/repository.js'
 import { createApprovalsService, type ApprovalsService } from './approvals/service.js'
 import { swapFlow } from './swap/swap.js'
-import { serviceKinds } from './kinds.js'
+import { serviceKinds } from './wiring/kinds.js'
 import type { KindRegistry } from './transactions/kinds.js'
 import type { Flow } from './transactions/flow.js'
-import { createPayoutRails, type BankCreditsSource, type PayoutRails } from './payouts/rails.js'
-import { withCreditPollCheck } from './payouts/vnd/bank-credit-poll.js'
-import type { CreditSink } from './payins/bank-credit.js'
-import { tronPayoutFlow } from './payouts/tron-payout.js'
-import { vndPayoutFlow } from './payouts/vnd-payout.js'
-// VND pay-in over VietQR (issue 20): the receive flow and the sink of bank credits.
-import { vndReceiveConfig } from './payins/config.js'
+import type { CreditSink } from './payouts/vnd/bank-credit.js'
+import type { BankCreditsSource, PayoutRails } from './payouts/rails.js'
+// The wiring of each area (src/wiring): payouts and pay-ins, Bitcoin, the rate limits.
+import { wirePayments } from './wiring/payments.js'
+import { wireBitcoin } from './wiring/bitcoin.js'
+import type { BitcoinFlowDeps } from './wiring/bitcoin-flows.js'
+import { wireRateLimits } from './wiring/rate-limits.js'
+import { wireRailOps } from './wiring/rail-ops.js'
+import type { Redis } from 'ioredis'
+import type { RateLimiter } from './http/rate-limit.js'
+import type { LnurlClientOptions } from './lightning/lnurl-client.js'
+import type { LnurlDeps } from './lightning/address/lnurl.js'
 import type { PayinDeps } from './payins/deps.js'
-import { vndReceiveFlow } from './payins/receive.js'
-import { creditSink } from './payins/credits.js'
-// Bitcoin (Lightning and on-chain): keys, rails, flows.
-import { loadBitcoinKeys } from './bitcoin/keys.js'
-import { createRails } from './bitcoin/rails.js'
-import { bitcoinFlows, type BitcoinFlowDeps } from './bitcoin/flows.js'
-import { Redis } from 'ioredis'
-import { createRateLimiter, rateLimitConfigFromEnv, type RateLimiter } from './http/rate-limit.js'
 // Events: the in-process hub of committed state changes, webhook registration and deliveries.
 import { createNotifier, mirrorTxnNotifies, type Notifier } from './events/notifier.js'
 import { createWebhooksService, type WebhooksService } from './events/service.js'
 import type { ResolveHost } from './events/http-deliver.js'
-import { LNURL_CLIENT_DEFAULTS, type LnurlClientOptions } from './lightning/lnurl-client.js'
-import type { LocalLnurl } from './lightning/send-destination.js'
-import { createLnurlDeps, invoiceFor, payRequestFor, type LnurlDeps } from './lightning/address/lnurl.js'
 // Operators (issue 19): named identities, sessions and the audit trail of the operator API.
 import { joinAmbientTransactions } from './db/ambient-tx.js'
 import {
@@ -55,16 +49,14 @@ import {
   type OperatorsService,
 } from './operators/service.js'
 // Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
-import { observeRail } from './rails/attempts.js'
-import { checkRails, type RailsCheckResult } from './rails/check.js'
+import type { RailsCheckResult } from './rails/check.js'
 import type { BankAccountInquiryRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
-import { createReconciler, type Reconciler } from './reconcile/service.js'
+import type { Reconciler } from './reconcile/service.js'
 import { brakeGate, brakeSettings, createSendsBrake, type BrakeSettings } from './reconcile/brake.js'
 import { approvalGate } from './approvals/gate.js'
 import { approvedAt } from './approvals/repository.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
-import { alertSettings } from './reconcile/alert.js'
 import { registerStuckGauge } from './transactions/stuck.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
@@ -79,7 +71,7 @@ export interface Container {
   metrics: Metrics
   log: Logger
   transactions: TransactionsService
-  /** Every kind of transaction, as the flows declare them (src/kinds.ts), checked at start. */
+  /** Every kind of transaction, as the flows declare them (src/wiring/kinds.ts), checked at start. */
   kinds: KindRegistry
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService
@@ -180,68 +172,36 @@ export async function createContainer(
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
   // events, and handed to the service and to every flow that writes transactions.
   const repository = createTxnRepository({ webhookVariant: config.webhookVariant, now: Date.now, kinds })
-  const flows: Flow[] = [swapFlow({ config, rates, walletIds })]
-  // Payouts (TRON USDT, VND bank): their rails and flows. The flows reach the transactions service
-  // lazily, for worker-side transitions, because the service is built from this list of flows.
-  const payoutRails = createPayoutRails(config, db)
-  // Every rail the flows use is observed, so the worker knows what each one last answered.
-  const tronRail = observeRail('tron', payoutRails.tron)
-  const bankRail = observeRail('bank', payoutRails.bank)
-  const payoutDeps = { config, rates, accounts, db, log, repository, brake, transactions: () => transactions }
-  flows.push(
-    tronPayoutFlow({ ...payoutDeps, tron: tronRail, pollMs: payoutRails.pollMs.tron }),
-    vndPayoutFlow({ ...payoutDeps, bank: bankRail, pollMs: payoutRails.pollMs.bank }),
-  )
-  const payins: PayinDeps = {
-    db,
+  // The flows reach the transactions service lazily, for worker-side transitions, because the
+  // service is built from this list of flows.
+  const lazyTransactions = (): TransactionsService => transactions
+  const payments = wirePayments({
     config,
-    vndReceive: vndReceiveConfig(config),
+    db,
+    log,
     accounts,
     rates,
     repository,
-    transactions: () => transactions,
-  }
-  flows.push(vndReceiveFlow(payins))
-  // Incoming bank transfers go to the VND pay-in's sink (a test of the transport alone may pass its own).
-  const bankCredits = payoutRails.bankCredits
-    ? { ...payoutRails.bankCredits, sink: opts.creditSink ?? creditSink(payins) }
-    : undefined
-  const bankChecked = bankCredits?.pollMs ? withCreditPollCheck(payoutRails.bank, db) : payoutRails.bank
-  // Bitcoin (Lightning and on-chain): keys kept sealed in the database, rails chosen by config, and
-  // the flows, which reach the transactions service lazily like the payouts above.
-  // A send to an address of this service asks the address's LNURL-pay directly, without HTTP.
-  const lightningAddresses = createLnurlDeps({ db, config, transactions: () => transactions })
-  const localAddresses: LocalLnurl = {
-    payRequestFor: (username) => payRequestFor(lightningAddresses, username),
-    invoiceFor: (username, amountMsat, comment, forSend) =>
-      invoiceFor(lightningAddresses, username, amountMsat, comment, forSend),
-  }
-  const bitcoinKeys = await loadBitcoinKeys(db, box, config.network, {
-    accountXpub: config.env.ONCHAIN_XPUB || undefined,
+    brake,
+    transactions: lazyTransactions,
+    ...(opts.creditSink ? { creditSink: opts.creditSink } : {}),
   })
-  const bitcoinRails = createRails(config, db, bitcoinKeys)
-  const bitcoin: BitcoinFlowDeps = {
-    db,
+  const btc = await wireBitcoin({
     config,
+    db,
+    box,
+    log,
     accounts,
     rates,
-    rails: {
-      ...bitcoinRails,
-      lightning: observeRail('lightning', bitcoinRails.lightning),
-      onchain: observeRail('onchain', bitcoinRails.onchain),
-    },
-    keys: bitcoinKeys,
     repository,
     brake,
     releasedAt: approvedAt,
-    transactions: () => transactions,
-    // Sends to a Lightning Address or LNURL: https to public addresses only (tests may widen it
-    // through `opts.lnurlClient`, never the environment). Addresses of this service answer
-    // without HTTP.
-    lnurl: { client: { ...LNURL_CLIENT_DEFAULTS, ...opts.lnurlClient }, local: localAddresses },
-    log,
-  }
-  flows.push(...bitcoinFlows(bitcoin))
+    transactions: lazyTransactions,
+    ...(opts.lnurlClient ? { lnurlClient: opts.lnurlClient } : {}),
+  })
+  const flows: Flow[] = [swapFlow({ config, rates, walletIds }), ...payments.flows, ...btc.flows]
+  const { payins, payoutRails, bankRail, bankChecked, bankCredits } = payments
+  const { bitcoin, lightningAddresses } = btc
   // The checks in front of a confirm, in order: the brake refuses first, then approval may hold.
   const gates = [brakeGate(reconcileBrake, kinds), approvalGate(config, kinds)]
   const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, gates, log })
@@ -253,39 +213,7 @@ export async function createContainer(
     allowPrivate: config.allowPrivateWebhooks,
     ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
   })
-  const redis = config.redisUrl
-    ? new Redis(config.redisUrl, {
-        enableOfflineQueue: false,
-        commandTimeout: 500,
-        maxRetriesPerRequest: 1,
-        lazyConnect: true,
-      })
-    : undefined
-  const backendGauge = metrics.gauge(
-    'svcpay_rate_limit_backend_redis',
-    '1 while rate-limit counters are shared in Redis, 0 on per-instance memory',
-  )
-  const rateLimiter = createRateLimiter({
-    redis,
-    config: rateLimitConfigFromEnv(config.env),
-    keyPrefix: config.env.RATE_LIMIT_REDIS_PREFIX || 'svcpay:rl',
-    log,
-    onBackendChange: (backend) => backendGauge.set(backend === 'redis' ? 1 : 0),
-  })
-  if (redis) {
-    // The limiter has already asked the lazy client to connect; wait for that attempt rather than
-    // start a second one (which ioredis refuses, and which then read as Redis being unreachable).
-    const ready = await redisReady(redis, REDIS_START_WAIT_MS)
-    backendGauge.set(ready ? 1 : 0)
-    if (!ready) {
-      log.warn(
-        { redisStatus: redis.status },
-        'Redis unreachable at start; limits are per instance until it returns',
-      )
-      // Once it answers, the gauge follows the limiter again (which switches back on its own).
-      redis.once('ready', () => backendGauge.set(rateLimiter.backend() === 'redis' ? 1 : 0))
-    }
-  }
+  const { redis, rateLimiter } = await wireRateLimits(config, metrics, log)
   return {
     transactions,
     kinds,
@@ -300,31 +228,17 @@ export async function createContainer(
     verifyBankNotification: payoutRails.verifyBankNotification,
     bankCredits,
     bankAccounts: bankRail,
-    checkRails: () =>
-      checkRails(
-        [
-          { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
-          { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
-          { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
-          { rail: 'bank', adapter: config.vnd, impl: bankChecked },
-        ],
-        config.railsCheckTimeoutMs,
-      ),
-    reconcile: createReconciler({
+    ...wireRailOps({
+      config,
       db,
       metrics,
+      log,
       railCurrencies: kinds.railCurrencies,
-      rails: [
-        { rail: 'lightning', adapter: config.lightning, impl: bitcoinRails.lightning },
-        { rail: 'onchain', adapter: config.onchain, impl: bitcoinRails.onchain },
-        { rail: 'tron', adapter: config.tron, impl: payoutRails.tron },
-        { rail: 'bank', adapter: config.vnd, impl: payoutRails.bank },
-      ],
-      timeoutMs: config.railsCheckTimeoutMs,
+      bitcoinRails: btc.rails,
+      payoutRails,
+      bankChecked,
       windowMs: reconcileWindow,
       brake: reconcileBrake,
-      alert: alertSettings(config.env),
-      log,
     }),
     reconcileBrake,
     reconcileIntervalMs: reconcileInterval,
@@ -347,26 +261,4 @@ export async function createContainer(
       if (!opts.db) await db.close()
     },
   }
-}
-
-/** How long the start waits for Redis before serving on per-instance limits. */
-const REDIS_START_WAIT_MS = 2_000
-
-/** Resolves true once the client is ready; false at its first error or after `timeoutMs`. */
-async function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
-  if (redis.status === 'ready') return true
-  if (redis.status === 'wait') redis.connect().catch(() => undefined)
-  return new Promise<boolean>((resolve) => {
-    const done = (ready: boolean) => {
-      clearTimeout(timer)
-      redis.off('ready', onReady)
-      redis.off('error', onError)
-      resolve(ready)
-    }
-    const onReady = () => done(true)
-    const onError = () => done(false)
-    const timer = setTimeout(() => done(redis.status === 'ready'), timeoutMs)
-    redis.once('ready', onReady)
-    redis.once('error', onError)
-  })
 }

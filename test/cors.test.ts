@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config/config.js'
-import { docsServers } from '../src/http/openapi.js'
+import { docsServers } from '../src/openapi/openapi.js'
 import { createHarness, type Harness, type TestAccount } from './helpers/harness.js'
 
 /**

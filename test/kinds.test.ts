@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { KIND_DECLARATIONS, serviceKinds } from '../src/kinds.js'
+import { KIND_DECLARATIONS, serviceKinds } from '../src/wiring/kinds.js'
 import { checkKinds } from '../src/transactions/kinds.js'
 
 /**
- * The kinds this service declares (src/kinds.ts): each complete, and the tables the engine and its
+ * The kinds this service declares (src/wiring/kinds.ts): each complete, and the tables the engine and its
  * neighbours kept before the registry (kind.ts, stuck.ts, amount-limits.ts, approvals/policy.ts,
  * reconcile/refs.ts and brake.ts, repository.ts) derived from them unchanged.
  */

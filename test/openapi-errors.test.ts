@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OPERATION_ERRORS } from '../src/http/openapi-errors.js'
-import { OPERATION_IDS } from '../src/http/openapi-operations.js'
+import { OPERATION_ERRORS } from '../src/openapi/errors.js'
+import { OPERATION_IDS } from '../src/openapi/operations.js'
 import { statusOf, type ErrorCode } from '../src/shared/errors.js'
 import { createHarness, type Harness, type TestAccount } from './helpers/harness.js'
 
 /**
  * Each operation's error answers in /openapi.json name the codes that operation can answer and no
- * others (issue 29): the table of src/http/openapi-errors.ts holds real codes with their statuses,
+ * others (issue 29): the table of src/openapi/errors.ts holds real codes with their statuses,
  * covers every operation, is what the document says, and the errors provoked here are in it.
  */
 

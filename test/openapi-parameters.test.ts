@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TXN_STATES } from '../src/transactions/state-machine.js'
+import { TXN_STATES } from '../src/shared/txn-states.js'
 import { LIST_METHODS } from '../src/transactions/list.js'
 import { createHarness, type Harness, type TestAccount } from './helpers/harness.js'
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OPERATION_IDS, PUBLIC_OPERATIONS } from '../src/http/openapi-operations.js'
+import { OPERATION_IDS, PUBLIC_OPERATIONS } from '../src/openapi/operations.js'
 import { createHarness, type Harness } from './helpers/harness.js'
 
 /**
@@ -86,7 +86,7 @@ describe('the OpenAPI document, for generators and linters', () => {
     expect(problems).toEqual([])
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
     // The exception is used, and only it: the trailing slash. The operational endpoints list their
-    // 400 (a NUL character in a query value), so they need no exception (src/http/openapi-errors.ts).
+    // 400 (a NUL character in a query value), so they need no exception (src/openapi/errors.ts).
     expect(report.totals.ignored).toBe(1)
   })
 

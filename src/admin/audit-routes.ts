@@ -11,7 +11,7 @@ import {
   auditCsvBatches,
   listAudit,
   type AuditFilter,
-} from './audit.js'
+} from '../operators/audit.js'
 
 /** The audit trail, read with filters and cursor paging, or exported as CSV (streamed). */
 export function auditRoutes(fastify: FastifyInstance, deps: { db: Db }): void {

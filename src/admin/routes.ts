@@ -1,13 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { timingSafeEqual, createHash } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AccountsService } from '../accounts/service.js'
 import type { AuthService } from '../auth/service.js'
 import type { Db } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
 import { checkBooks } from '../ledger/ledger.js'
-import { refuseSpentAddress } from '../http/auth-hook.js'
+import { adminAuth } from '../operators/admin-auth.js'
 import type { Config } from '../config/config.js'
 import type { RailsCheckResult } from '../rails/check.js'
 import { listStuck, type StuckKinds } from '../transactions/stuck.js'
@@ -16,27 +15,6 @@ import { listStuck, type StuckKinds } from '../transactions/stuck.js'
  * The operator API behind the `svcpay` command line. It is authenticated by ADMIN_TOKEN and kept
  * out of the public API reference.
  */
-/**
- * The onRequest guard of operator routes: a bearer ADMIN_TOKEN, compared in constant time. Under
- * /admin the app's guard (src/admin/guard.ts) has already admitted the caller (token or operator
- * session, permission, CSRF); this check remains for a route declared without it. A failure is
- * counted against the client address like any other (http/rate-limit-headers.ts), and an address
- * that has spent its budget is refused before its token is compared.
- */
-export function adminAuth(adminToken: string) {
-  const expected = createHash('sha256').update(adminToken).digest()
-  return async (request: FastifyRequest) => {
-    if (request.operator) return
-    await refuseSpentAddress(request)
-    const m = /^Bearer (.{1,512})$/.exec(request.headers.authorization ?? '')
-    const given = createHash('sha256')
-      .update(m?.[1] ?? '')
-      .digest()
-    if (!m || !timingSafeEqual(given, expected))
-      throw new ApiError('unauthorized', 'A valid admin token is required')
-  }
-}
-
 export function adminRoutes(
   fastify: FastifyInstance,
   deps: {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../config/config.js'
 import { approvalReasons as reasons } from './policy.js'
 import { reqStatuses } from '../transactions/txn.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { canTransition as canTransitionIn } from '../transactions/repository.js'
 import type { TxnState } from '../transactions/state-machine.js'
 

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { auditNote } from '../admin/guard.js'
+import { auditNote } from '../operators/guard.js'
 import { ApiError } from '../shared/errors.js'
 import type { Actor } from '../operators/service.js'
 import { APPROVALS_PAGE_MAX, APPROVAL_STATUSES } from './repository.js'

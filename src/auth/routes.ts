@@ -4,7 +4,7 @@ import type { AuthService } from './service.js'
 import { ApiError } from '../shared/errors.js'
 import { errors } from '../http/schemas.js'
 import { TokenResponseSchema } from './schemas.js'
-import { limitTokenRequest, refuseSpentAddress } from '../http/auth-hook.js'
+import { limitTokenRequest, refuseSpentAddress } from './hook.js'
 
 export function authRoutes(app: FastifyInstance, deps: { auth: AuthService }): void {
   app.post(

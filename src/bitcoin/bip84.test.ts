@@ -5,7 +5,7 @@ import { createBase58check } from '@scure/base'
 import { HDKey } from '@scure/bip32'
 import * as bitcoin from 'bitcoinjs-lib'
 import { describe, expect, it } from 'vitest'
-import { NETWORKS, type Network } from '../rails/network.js'
+import { NETWORKS, type Network } from '../config/network.js'
 import { validateAddress } from '../onchain/address.js'
 import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
 

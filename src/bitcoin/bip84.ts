@@ -14,7 +14,7 @@ import { randomBytes } from '@noble/hashes/utils.js'
 import { createBase58check } from '@scure/base'
 import { HDKey } from '@scure/bip32'
 import { NETWORK, TEST_NETWORK, p2wpkh } from '@scure/btc-signer'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 
 type Family = 'mainnet' | 'test'
 

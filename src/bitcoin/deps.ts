@@ -5,7 +5,7 @@ import type { RatesService } from '../rates/service.js'
 import type { SendsBrake } from '../rails/rail.js'
 import type { TxnRepository } from '../transactions/repository.js'
 import type { TransactionsService } from '../transactions/service.js'
-import type { BitcoinRails } from './rails.js'
+import type { LightningRail, OnchainRail } from '../rails/rail.js'
 import type { BitcoinKeys } from './keys.js'
 
 /**
@@ -19,7 +19,11 @@ export interface BitcoinDeps {
   accounts: AccountsService
   /** Rates, for a receive credited to a wallet in another currency than BTC. */
   rates: RatesService
-  rails: BitcoinRails
+  /**
+   * The two rails, by their interfaces: the wiring's `BitcoinRails` (src/wiring/bitcoin-rails.ts),
+   * which also carries the sandbox nodes, fits here without this folder naming the adapters.
+   */
+  rails: { lightning: LightningRail; onchain: OnchainRail }
   keys: BitcoinKeys
   /** The transactions service. It is built from the flows, so it is bound after them. */
   transactions(): TransactionsService

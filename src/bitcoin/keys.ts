@@ -4,7 +4,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { ConfigError } from '../config/config.js'
 import type { Queryable } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
 import { sql } from '../db/sql.js'
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { CliError, need, type Command, type Commands } from './args.js'
 import { call, type DataList } from './client.js'
 
-/** The currency each rail holds (the kind registry's `railCurrencies`, src/kinds.ts). */
+/** The currency each rail holds (the kind registry's `railCurrencies`, src/wiring/kinds.ts). */
 const RAIL_CCY: Record<string, string> = Object.fromEntries(
   serviceKinds().railCurrencies.map((r) => [r.rail, r.ccy]),
 )

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net'
 import { join, resolve } from 'node:path'
 import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
-import { NETWORKS, type Network } from '../rails/network.js'
-import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from '../rails/attempts.js'
-import { parseCorsOrigins } from '../http/cors.js'
+import { NETWORKS, type Network } from './network.js'
+import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from './rail-ops.js'
+import { parseCorsOrigins } from './cors-origins.js'
 
 /**
  * Every environment variable the service reads, parsed and checked in one place. A bad value stops

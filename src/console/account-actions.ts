@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
 import type { Tier } from '../accounts/service.js'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -51,7 +51,7 @@ const TEXT: Localized<{
 
 const KeyParams = Type.Object({ apiKey: Type.String() })
 
-export function accountActions(app: FastifyInstance, c: Container): void {
+export function accountActions(app: FastifyInstance, c: ConsoleDeps): void {
   const base = `${CONSOLE_BASE}/accounts/:accountId`
   const accountOf = async (ctx: ConsoleContext) => {
     const { accountId } = paramsOf(ctx.request, AccountParams)

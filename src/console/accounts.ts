@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
-import { roleAllows } from '../admin/permissions.js'
+import { roleAllows } from '../operators/permissions.js'
 import { ApiError } from '../shared/errors.js'
 import { sql } from '../db/sql.js'
 import { listTransactions } from '../transactions/list.js'
@@ -141,7 +141,7 @@ const likeText = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 /** The account of a console path: any text, since a page answers an unknown one with its 404. */
 export const AccountParams = Type.Object({ accountId: Type.String() })
 
-export function accountPages(app: FastifyInstance, c: Container): void {
+export function accountPages(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, `${CONSOLE_BASE}/accounts`, 'accounts', async (ctx) => {
     const t = ACCOUNT_TEXT[ctx.lang]
     const raw = ctx.query.q
@@ -194,7 +194,7 @@ function tierName(tier: string, t: (typeof ACCOUNT_TEXT)['en']): string {
   return tier === 'premium' ? t.premium : t.standard
 }
 
-async function accountBody(c: Container, ctx: ConsoleContext, accountId: string): Promise<SafeHtml> {
+async function accountBody(c: ConsoleDeps, ctx: ConsoleContext, accountId: string): Promise<SafeHtml> {
   const t = ACCOUNT_TEXT[ctx.lang]
   const lang = ctx.lang
   const [account, wallets, subs, keys, recent] = await Promise.all([

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
-import type { Container } from '../container.js'
-import { roleAllows } from '../admin/permissions.js'
+import type { ConsoleDeps } from './deps.js'
+import { roleAllows } from '../operators/permissions.js'
 import { countApprovals, APPROVAL_STATUSES, type ApprovalStatus } from '../approvals/repository.js'
 import { NOTE_LENGTH_MAX, type ApprovalView } from '../approvals/service.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
@@ -172,7 +172,7 @@ function row(a: ApprovalView, ctx: ConsoleContext, t: Text): SafeHtml {
 <td>${who(a.review)}</td><td>${a.status === 'waiting' ? decideForms(a, ctx, t) : who(a.decision)}</td></tr>`
 }
 
-export function approvalPages(app: FastifyInstance, c: Container): void {
+export function approvalPages(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, BASE, 'approvals', async (ctx) => {
     const t = TEXT[ctx.lang]
     const asked = ctx.query.status

@@ -1,10 +1,10 @@
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { asTxnId } from '../shared/ids.js'
 import { listStuck } from '../transactions/stuck.js'
 import { accountIdsOf } from '../transactions/reads.js'
 import { awaitingApproval } from './approvals.js'
 import { listCredits } from '../payins/credits.js'
-import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payins/skipped.js'
+import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payouts/vnd/skipped-credits.js'
 import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
@@ -33,7 +33,7 @@ export interface AttentionSection {
   heading: Localized<string>
   /** What the list is empty of, shown when there is nothing. */
   none: Localized<string>
-  read(c: Container, now: number, limit: number): Promise<{ total: number; rows: AttentionRow[] }>
+  read(c: ConsoleDeps, now: number, limit: number): Promise<{ total: number; rows: AttentionRow[] }>
 }
 
 const stuck: AttentionSection = {
@@ -78,7 +78,7 @@ const failedDeliveries: AttentionSection = {
   },
 }
 
-function accountsOf(c: Container, txnIds: string[]): Promise<Map<string, string>> {
+function accountsOf(c: ConsoleDeps, txnIds: string[]): Promise<Map<string, string>> {
   return accountIdsOf(c.db, txnIds.map(asTxnId))
 }
 
@@ -108,7 +108,7 @@ const unassignedCredits: AttentionSection = {
 }
 
 /**
- * Credits the bank partner reported that could not be recorded (src/payins/skipped.ts), seen in the
+ * Credits the bank partner reported that could not be recorded (src/payouts/vnd/skipped-credits.ts), seen in the
  * last week: left out of the statement or refused as a notification. Only the partner's id and the
  * field at fault are shown, never the item's amount or payer; the operator takes it up with the
  * partner.

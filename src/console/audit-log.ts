@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import type { Container } from '../container.js'
-import { listAudit, type AuditFilter } from '../admin/audit.js'
+import type { ConsoleDeps } from './deps.js'
+import { listAudit, type AuditFilter } from '../operators/audit.js'
 import { toMs } from '../admin/audit-routes.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
@@ -75,7 +75,7 @@ const TEXT: Localized<{
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v))
 
-export function auditLogPage(app: FastifyInstance, c: Container): void {
+export function auditLogPage(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, `${CONSOLE_BASE}/audit`, 'audit', async (ctx) => {
     const t = TEXT[ctx.lang]
     const { query } = ctx

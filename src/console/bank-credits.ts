@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import type { Container } from '../container.js'
-import { roleAllows } from '../admin/permissions.js'
+import type { ConsoleDeps } from './deps.js'
+import { roleAllows } from '../operators/permissions.js'
 import { paramsOf } from '../http/request-fields.js'
 import { markup } from '../pages/escape.js'
 import { assignCredit, listCredits, type CreditRow } from '../payins/credits.js'
@@ -82,7 +82,7 @@ function row(r: CreditRow, ctx: ConsoleContext) {
   return markup`<tr><td class="mono">${id}</td><td class="num">${r.amountMinor.toString()}</td><td>${when(r.bookedAt)}</td><td>${r.memo}</td><td>${form}</td></tr>`
 }
 
-export function bankCreditPages(app: FastifyInstance, c: Container): void {
+export function bankCreditPages(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, BANK_CREDITS_PAGE, undefined, async (ctx) => {
     const t = TEXT[ctx.lang]
     const { rows } = await listCredits(c.db, 'unassigned', PAGE_SIZE)

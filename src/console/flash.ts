@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { readCookie, SESSION_COOKIE } from '../admin/guard.js'
+import { readCookie, SESSION_COOKIE } from '../operators/guard.js'
 import type { Db } from '../db/db.js'
 import { sql } from '../db/sql.js'
 import { CONSOLE_BASE, type Section } from './nav.js'

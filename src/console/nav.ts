@@ -1,4 +1,4 @@
-import { ADMIN_ROUTES, roleAllows, type Role } from '../admin/permissions.js'
+import { ADMIN_ROUTES, roleAllows, type Role } from '../operators/permissions.js'
 import type { ShellStrings } from './strings.js'
 
 /**

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
-import type { Container } from '../container.js'
-import { ROLES, isRole } from '../admin/permissions.js'
+import type { ConsoleDeps } from './deps.js'
+import { ROLES, isRole } from '../operators/permissions.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Operator } from '../operators/service.js'
 import { ApiError } from '../shared/errors.js'
@@ -103,7 +103,7 @@ const fill = (text: string, values: Record<string, string>) =>
 
 const OperatorParams = Type.Object({ operatorId: Type.String() })
 
-export function operatorPages(app: FastifyInstance, c: Container): void {
+export function operatorPages(app: FastifyInstance, c: ConsoleDeps): void {
   const base = `${CONSOLE_BASE}/operators`
   const back = (t: (typeof TEXT)['en']) => markup`<p><a href="${base}">${t.back}</a></p>`
   const done = (text: string, t: (typeof TEXT)['en']) =>

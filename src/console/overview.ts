@@ -1,6 +1,6 @@
 import { sql } from '../db/sql.js'
 import type { FastifyInstance } from 'fastify'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { checkBooks } from '../ledger/ledger.js'
 import { completedVolumesByDay } from '../transactions/reads-reports.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
@@ -112,7 +112,7 @@ const TEXT: Localized<{
   },
 }
 
-export function overviewPage(app: FastifyInstance, c: Container): void {
+export function overviewPage(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, CONSOLE_BASE, 'overview', async (ctx) => {
     const now = Date.now()
     const t = TEXT[ctx.lang]
@@ -140,7 +140,7 @@ export function overviewPage(app: FastifyInstance, c: Container): void {
 }
 
 /** Completed transactions per UTC day of creation and source currency, over the last DAYS days. */
-async function volumesSection(c: Container, now: number, lang: Lang): Promise<SafeHtml> {
+async function volumesSection(c: ConsoleDeps, now: number, lang: Lang): Promise<SafeHtml> {
   const today = Math.floor(now / 86_400_000)
   const first = today - DAYS + 1
   const rows = await completedVolumesByDay(c.db, first * 86_400_000)
@@ -155,7 +155,7 @@ async function volumesSection(c: Container, now: number, lang: Lang): Promise<Sa
   return markup`${[...byCcy].map(([ccy, series]) => volumeChart(ccy, days, series, lang))}`
 }
 
-async function attentionSection(c: Container, now: number, lang: Lang): Promise<SafeHtml> {
+async function attentionSection(c: ConsoleDeps, now: number, lang: Lang): Promise<SafeHtml> {
   const t = TEXT[lang]
   const parts = await Promise.all(
     ATTENTION_SECTIONS.map(async (section) => {
@@ -181,7 +181,7 @@ async function attentionSection(c: Container, now: number, lang: Lang): Promise<
 
 /** The last scheduled run and each rail's brake readings (src/reconcile): stored, not recomputed. */
 export async function reconciliationSection(
-  c: Container,
+  c: ConsoleDeps,
   lang: Lang,
   linkDetails: boolean,
 ): Promise<SafeHtml> {

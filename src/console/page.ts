@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
-import { auditNote, type AuditNote } from '../admin/guard.js'
-import { ADMIN_ROUTES } from '../admin/permissions.js'
+import { auditNote, type AuditNote } from '../operators/guard.js'
+import { ADMIN_ROUTES } from '../operators/permissions.js'
 import type { SafeHtml } from '../pages/escape.js'
 import { createNonce } from '../pages/headers.js'
 import type { Lang } from '../pages/i18n.js'
@@ -76,7 +76,9 @@ export function sendPage(
 
 function requireDeclared(method: 'GET' | 'POST', path: string): void {
   if (!ADMIN_ROUTES[`${method} ${path}`])
-    throw new Error(`console route ${method} ${path} is missing from ADMIN_ROUTES (src/admin/permissions.ts)`)
+    throw new Error(
+      `console route ${method} ${path} is missing from ADMIN_ROUTES (src/operators/permissions.ts)`,
+    )
 }
 
 function actorOf(request: FastifyRequest): Actor {

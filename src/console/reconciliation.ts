@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
 import type { ReconciliationReport } from '../reconcile/reconcile.js'
@@ -132,7 +132,7 @@ const TEXT: Localized<{
   },
 }
 
-export function reconciliationPages(app: FastifyInstance, c: Container): void {
+export function reconciliationPages(app: FastifyInstance, c: ConsoleDeps): void {
   const runForm = (csrfToken: string | undefined, t: (typeof TEXT)['en']) =>
     markup`<form method="post" action="${CONSOLE_BASE}/reconciliation/run">${csrfToken ? csrfField(csrfToken) : ''}
 <p class="hint" id="run-hint">${t.runHint}</p><button type="submit" aria-describedby="run-hint">${t.runNow}</button></form>`

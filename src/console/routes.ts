@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { installConsoleErrors } from './errors.js'
 import { installFormBody } from './form-body.js'
 import { installFlashes } from './result-pages.js'
@@ -23,7 +23,7 @@ import { exportsPage } from './exports.js'
  * same guard, permission table and audit trail as the rest of the operator API. Each page lives in
  * its own file and is declared here.
  */
-export async function consoleRoutes(app: FastifyInstance, c: Container): Promise<void> {
+export async function consoleRoutes(app: FastifyInstance, c: ConsoleDeps): Promise<void> {
   await app.register(async (scope) => {
     installFormBody(scope)
     installConsoleErrors(scope)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { readCookie } from '../admin/guard.js'
+import { readCookie } from '../operators/guard.js'
 import { fieldOf, paramsOf } from '../http/request-fields.js'
 import { cookieAttributes } from '../operators/routes.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../operators/password.js'

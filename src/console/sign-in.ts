@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { fieldOf } from '../http/request-fields.js'
-import { readCookie } from '../admin/guard.js'
+import { readCookie } from '../operators/guard.js'
 import { markup } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { clearSessionCookie, cookieAttributes, setSessionCookie } from '../operators/routes.js'

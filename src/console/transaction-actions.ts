@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { asTxnId } from '../shared/ids.js'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { markup } from '../pages/escape.js'
 import { isDeliveryOfTxn } from '../events/reads.js'
 import { ApiError } from '../shared/errors.js'
@@ -23,7 +23,7 @@ const TEXT: Localized<{ queued: string; back: string }> = {
 
 const DeliveryParams = Type.Object({ txnId: Type.String(), deliveryId: Type.String() })
 
-export function transactionActions(app: FastifyInstance, c: Container): void {
+export function transactionActions(app: FastifyInstance, c: ConsoleDeps): void {
   consoleAction(
     app,
     `${CONSOLE_BASE}/transactions/:txnId/deliveries/:deliveryId/redeliver`,

@@ -3,8 +3,8 @@ import { asTxnId } from '../shared/ids.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { paramsOf } from '../http/request-fields.js'
-import { roleAllows } from '../admin/permissions.js'
-import type { Container } from '../container.js'
+import { roleAllows } from '../operators/permissions.js'
+import type { ConsoleDeps } from './deps.js'
 import type { DeliveryView } from '../events/delivery-records.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import type { Lang } from '../pages/i18n.js'
@@ -154,7 +154,7 @@ const fill = (s: string, values: Record<string, string | number>) =>
 
 const TxnParams = Type.Object({ txnId: Type.String() })
 
-export function transactionPage(app: FastifyInstance, c: Container): void {
+export function transactionPage(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, `${CONSOLE_BASE}/transactions/:txnId`, 'transactions', async (ctx) => {
     const { txnId } = paramsOf(ctx.request, TxnParams)
     const txn = txnId.length <= 64 ? await getTxn(c.db, asTxnId(txnId)) : undefined
@@ -211,7 +211,7 @@ ${health ? markup`<p class="muted">${fill(t.railHealth, { failures: health.failu
   })
 }
 
-async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
+async function timelineOf(c: ConsoleDeps, txnId: string, lang: Lang): Promise<SafeHtml> {
   const rows = await eventsOfTxn(c.db, txnId, 500)
   if (rows.length === 0) return markup`<p class="muted">${TXN_TEXT[lang].noEvents}</p>`
   return markup`<ol class="timeline" data-testid="timeline">${rows.map(
@@ -220,7 +220,7 @@ async function timelineOf(c: Container, txnId: string, lang: Lang): Promise<Safe
   )}</ol>`
 }
 
-async function entriesOf(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
+async function entriesOf(c: ConsoleDeps, txnId: string, lang: Lang): Promise<SafeHtml> {
   const t = TXN_TEXT[lang]
   const rows = await entryPostingsOf(c.db, txnId, 500)
   if (rows.length === 0) return markup`<p class="muted">${t.noEntries}</p>`
@@ -233,7 +233,7 @@ async function entriesOf(c: Container, txnId: string, lang: Lang): Promise<SafeH
   )}</tbody></table>`
 }
 
-async function holdsSection(c: Container, txnId: string, lang: Lang): Promise<SafeHtml> {
+async function holdsSection(c: ConsoleDeps, txnId: string, lang: Lang): Promise<SafeHtml> {
   const t = TXN_TEXT[lang]
   const rows = await holdsOf(c.db, txnId, 100)
   if (rows.length === 0) return markup`<p class="muted">${t.noHolds}</p>`

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import type { Container } from '../container.js'
+import type { ConsoleDeps } from './deps.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import { LIST_METHODS, listTransactions, type ListQuery } from '../transactions/list.js'
-import { TXN_STATES } from '../transactions/state-machine.js'
+import { TXN_STATES } from '../shared/txn-states.js'
 import { txnsByReference } from '../transactions/reads-reports.js'
 import type { Txn } from '../transactions/txn.js'
 import { CONSOLE_BASE } from './nav.js'
@@ -127,7 +127,7 @@ function many(query: ConsoleQuery, name: string): string[] {
     .slice(0, 20)
 }
 
-export function transactionListPage(app: FastifyInstance, c: Container): void {
+export function transactionListPage(app: FastifyInstance, c: ConsoleDeps): void {
   consolePage(app, `${CONSOLE_BASE}/transactions`, 'transactions', async (ctx) => {
     const t = TEXT[ctx.lang]
     const { query } = ctx
@@ -185,7 +185,7 @@ ${found}`,
 }
 
 async function listed(
-  c: Container,
+  c: ConsoleDeps,
   accountId: string | null,
   q: ListQuery,
   lang: 'en' | 'vi',
@@ -215,6 +215,6 @@ ${prev || next ? markup`<nav aria-label="${t.pages}"><p>${prev} ${next}</p></nav
  * rail_ref column are indexed; the references kept in the details are read by a scan, which the
  * console can afford for an operator's search.
  */
-function byReference(c: Container, reference: string): Promise<Txn[]> {
+function byReference(c: ConsoleDeps, reference: string): Promise<Txn[]> {
   return txnsByReference(c.db, reference, REFERENCE_KEYS, REFERENCE_RESULTS_MAX)
 }

@@ -4,7 +4,7 @@ import { createHarness, type Harness, type TestAccount } from '../../test/helper
 import { runDueTransactions } from '../transactions/worker.js'
 import { eventBody, runDueDeliveries, scaledRetryDelay, startDeliveryWorker } from './delivery-worker.js'
 import { signBody } from './signature.js'
-import { deliveryDepsOf, startReceiver, type Receiver } from './testing.js'
+import { deliveryDepsOf, startReceiver, type Receiver } from '../../test/helpers/webhooks.js'
 
 const SECRET = 'receiver-secret-0123456789'
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { createTestDb } from '../../test/helpers/harness.js'
 import { createNotifier, type Notifier } from './notifier.js'
-import { untilRedisCarries } from './testing.js'
+import { untilRedisCarries } from '../../test/helpers/webhooks.js'
 
 const quiet = { warn: () => {} }
 const REDIS_URL = 'redis://127.0.0.1:6379'

@@ -4,7 +4,7 @@ import { createTestDb } from '../../test/helpers/harness.js'
 import type { Db } from '../db/db.js'
 import { createNotifier, mirrorTxnNotifies, NotifierFullError, type Notifier } from './notifier.js'
 import { TXN_CHANNEL, WAKE_CHANNEL } from './channels.js'
-import { untilRedisCarries } from './testing.js'
+import { untilRedisCarries } from '../../test/helpers/webhooks.js'
 
 const quiet = { warn: () => {} }
 const REDIS_URL = 'redis://127.0.0.1:6379'

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
-import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
+import { FINAL_STATES, type TxnState } from '../shared/txn-states.js'
 import { DELIVERY_CHANNEL, TXN_CHANNEL } from './channels.js'
 
 // The names of the WITH items the outbox defines. They are written by this module alone: a caller

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { createTestDb, ENGINE } from '../../test/helpers/harness.js'
-import { startReceiver, type Receiver } from './testing.js'
+import { startReceiver, type Receiver } from '../../test/helpers/webhooks.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const SECRET = 'restart-secret-0123456789'

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 
-import { adminAuth } from '../admin/routes.js'
+import { adminAuth } from '../operators/admin-auth.js'
 import type { AuthService } from '../auth/service.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
 import {

@@ -5,12 +5,11 @@ import { Type } from 'typebox'
 
 import type { AuthService } from '../auth/service.js'
 import type { Queryable } from '../db/db.js'
-import { hasTxn } from '../transactions/reads.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { ApiError } from '../shared/errors.js'
 import { openSse, SSE_HEADERS, type SsePump } from '../http/sse.js'
-import { FINAL_STATES, type TxnState } from '../transactions/state-machine.js'
+import { FINAL_STATES, type TxnState } from '../shared/txn-states.js'
 import { eventBody, type EventRow } from './delivery-worker.js'
 import { liveStreams } from './live-streams.js'
 import type { Notifier } from './notifier.js'
@@ -28,6 +27,11 @@ export interface StreamDeps {
   auth: AuthService
   db: Queryable
   notifier: Notifier
+  /**
+   * Whether the account owns the transaction: the engine's read (src/transactions/reads.ts), handed
+   * in so that the events stand below the engine.
+   */
+  hasTxn(q: Queryable, txnId: string, accountId: string): Promise<boolean>
   /** The keep-alive comment interval (15 s); each beat also re-reads the outbox, in case a notification was lost. */
   heartbeatMs: number
 }
@@ -99,7 +103,7 @@ export function statusStreamRoutes(fastify: FastifyInstance, deps: StreamDeps): 
     async (request, reply) => {
       const { accountId } = principalOf(request)
       const { txnId } = request.params
-      if (!(await hasTxn(deps.db, asTxnId(txnId), asAccountId(accountId))))
+      if (!(await deps.hasTxn(deps.db, asTxnId(txnId), asAccountId(accountId))))
         throw new ApiError('not_found', 'Transaction not found')
       const lastEventId = lastEventIdOf(request.headers['last-event-id'])
       if (lastEventId !== undefined && (await finishedBefore(deps.db, txnId, lastEventId))) {

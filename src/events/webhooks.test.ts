@@ -10,7 +10,7 @@ import { loadConfig } from '../config/config.js'
 import { createContainer } from '../container.js'
 import { createLogger } from '../logger.js'
 import { runDueDeliveries } from './delivery-worker.js'
-import { deliveryDepsOf, startReceiver, type Receiver } from './testing.js'
+import { deliveryDepsOf, startReceiver, type Receiver } from '../../test/helpers/webhooks.js'
 
 const SECRET = 'whsec-0123456789abcdef'
 const swap = {

@@ -4,7 +4,7 @@
  * name as the bank gives it, masked where the bank masks it. Personal data: returned to the caller,
  * never stored or logged.
  */
-import { nodeCall } from '../bitcoin/node-call.js'
+import { nodeCall } from '../rails/node-call.js'
 import type { BankAccountInquiryRail } from '../rails/rail.js'
 import { ApiError } from '../shared/errors.js'
 import { checkBankAccount } from './kyc.js'

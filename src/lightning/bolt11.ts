@@ -11,7 +11,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { bech32 } from '@scure/base'
 import { assert } from '../shared/assert.js'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 
 /** Currency prefixes per network; the longer prefix of a pair must be tried first when parsing. */
 const PREFIX_BY_NETWORK: Record<Network, string> = {

@@ -6,7 +6,7 @@
  * come from each example's breakdown in the spec, and the test checks them against the independent
  * `bolt11` package too.
  */
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 
 export const SPEC_NODE_PRIVATE_KEY = 'e126f68f7eafcc8b74f54d269fe206be715000f94dac067d1c04a8ca3b2db734'
 export const SPEC_NODE_KEY = '03e7156ae33b0a208d0744199163177e909e80176e55d97a2f221ede0f934dd9ad'

@@ -3,7 +3,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Db, Queryable } from '../db/db.js'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 import type {
   LightningInvoiceIssued,
   LightningInvoiceState,
@@ -12,7 +12,7 @@ import type {
 } from '../rails/rail.js'
 import { decodeInvoice, encodeInvoice } from './bolt11.js'
 import { RailFailure } from '../rails/rail.js'
-import { sandboxLightningPayments, sandboxLightningReserves } from '../reconcile/sandbox-reserves.js'
+import { sandboxLightningPayments, sandboxLightningReserves } from '../rails/sandbox-reserves.js'
 import { sql } from '../db/sql.js'
 
 /**

@@ -5,7 +5,7 @@ import { createBase58check } from '@scure/base'
 import * as bitcoin from 'bitcoinjs-lib'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { NETWORKS, type Network } from '../rails/network.js'
+import { NETWORKS, type Network } from '../config/network.js'
 import { validateAddress, type AddressType } from './address.js'
 
 // Vectors copied from the "Test vectors" sections of bitcoin/bips bip-0173.mediawiki and

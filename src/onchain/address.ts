@@ -5,7 +5,8 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js'
 import { base58, bech32, bech32m, createBase58check } from '@scure/base'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
+import { BECH32_HRPS } from '../shared/address-spelling.js'
 
 /** The output types the spec accepts for on-chain sends (bc1q, bc1p, 3…, 1…). */
 export type AddressType = 'p2wpkh' | 'p2wsh' | 'p2tr' | 'p2sh' | 'p2pkh'
@@ -35,7 +36,6 @@ export const ADDRESS_PARAMS: Record<Network, NetworkParams> = {
 const ADDRESS_CHARS_MAX = 90
 const BECH32_CHARSET = /^[qpzry9x8gf2tvdw0s3jn54khce6mua7l]*$/
 const BASE58_CHARSET = /^[1-9A-HJ-NP-Za-km-z]+$/
-const KNOWN_HRPS = ['bc', 'tb', 'bcrt']
 const base58check = createBase58check(sha256)
 
 const OP_0 = 0x00
@@ -55,7 +55,7 @@ export function validateAddress(text: string, network: Network): AddressCheck {
   if (text.length > ADDRESS_CHARS_MAX) return fail('address is too long')
   const lower = text.toLowerCase()
   const separator = lower.lastIndexOf('1')
-  if (separator > 0 && KNOWN_HRPS.includes(lower.slice(0, separator))) return validateSegwit(text, network)
+  if (separator > 0 && BECH32_HRPS.includes(lower.slice(0, separator))) return validateSegwit(text, network)
   // Anything else that parses as bech32 has a human-readable part we do not know.
   if (bech32.decodeUnsafe(lower) || bech32m.decodeUnsafe(lower)) return fail('unknown address prefix')
   return validateBase58(text, network)
@@ -133,18 +133,6 @@ function witnessScript(version: number, program: Uint8Array): Uint8Array {
 
 function ok(type: AddressType, script: Uint8Array, address: string): AddressCheck {
   return { ok: true, type, script, address }
-}
-
-/**
- * The stored spelling of an address that is already known to be valid (one of ours, or one a node
- * reports): an all-upper-case bech32 address in lower case, anything else unchanged. For input from
- * outside use `validateAddress`, which also refuses what is not an address.
- */
-export function canonicalAddress(text: string): string {
-  const lower = text.toLowerCase()
-  const separator = lower.lastIndexOf('1')
-  const segwit = separator > 0 && KNOWN_HRPS.includes(lower.slice(0, separator))
-  return segwit && text === text.toUpperCase() ? lower : text
 }
 
 function fail(issue: string): AddressCheck {

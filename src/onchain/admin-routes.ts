@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { adminAuth } from '../admin/routes.js'
+import { adminAuth } from '../operators/admin-auth.js'
 import { fieldOf } from '../http/request-fields.js'
 import { ApiError } from '../shared/errors.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
-import { bearerAuth, principalOf } from '../http/auth-hook.js'
+import { bearerAuth, principalOf } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { staticAddress } from './deposits.js'

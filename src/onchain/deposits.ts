@@ -15,7 +15,7 @@ import {
 import type { Txn } from '../transactions/txn.js'
 import { receiveCompletionMsg } from '../transactions/receive-outcome.js'
 import { newDeposit } from '../bitcoin/deposit.js'
-import { nodeCall } from '../bitcoin/node-call.js'
+import { nodeCall } from '../rails/node-call.js'
 import { receiveFee, receivePostings } from '../bitcoin/receive-credit.js'
 import type { BitcoinDeps } from '../bitcoin/deps.js'
 import { sql } from '../db/sql.js'

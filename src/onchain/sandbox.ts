@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Db, Queryable } from '../db/db.js'
 import { WAKE_CHANNEL } from '../events/channels.js'
-import type { Network } from '../rails/network.js'
+import type { Network } from '../config/network.js'
 import { RailFailure, type OnchainOutput, type OnchainRail } from '../rails/rail.js'
-import { canonicalAddress, validateAddress } from './address.js'
+import { canonicalAddress } from '../shared/address-spelling.js'
+import { validateAddress } from './address.js'
 import { estimateSendVsize, networkFeeSats } from './vsize.js'
-import { sandboxOnchainPayments, sandboxOnchainReserves } from '../reconcile/sandbox-reserves.js'
+import { sandboxOnchainPayments, sandboxOnchainReserves } from '../rails/sandbox-reserves.js'
 import { sql } from '../db/sql.js'
 
 /**

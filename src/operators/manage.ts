@@ -2,7 +2,7 @@ import type { Queryable } from '../db/db.js'
 import { sql } from '../db/sql.js'
 import { ApiError } from '../shared/errors.js'
 import { newId } from '../shared/ids.js'
-import type { Role } from '../admin/permissions.js'
+import type { Role } from './permissions.js'
 import { forgetFailures } from './lockout.js'
 import { revokeSessions } from './sessions.js'
 import {

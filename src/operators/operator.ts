@@ -2,8 +2,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Db, Queryable } from '../db/db.js'
 import { sql } from '../db/sql.js'
 import type { SecretBox } from '../shared/secret-box.js'
-import { writeAudit } from '../admin/audit.js'
-import type { Role } from '../admin/permissions.js'
+import { writeAudit } from './audit.js'
+import type { Role } from './permissions.js'
 import type { OperatorsConfig } from './config.js'
 
 /** Named operators: set-up, sign-in with password and TOTP, lockout, sessions, disabling. */

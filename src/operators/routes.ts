@@ -2,13 +2,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../shared/errors.js'
-import { auditNote, SESSION_COOKIE } from '../admin/guard.js'
-import { ROLES, roleAllows } from '../admin/permissions.js'
+import { auditNote, SESSION_COOKIE } from './guard.js'
+import { ROLES, roleAllows } from './permissions.js'
 import type { Actor, OperatorsService, RequestContext } from './service.js'
 
 /**
  * The operator API of identities and sessions: sign-in and sign-out, set-up of a new operator, and
- * the management of operators. Access to each route is set in src/admin/permissions.ts.
+ * the management of operators. Access to each route is set in src/operators/permissions.ts.
  */
 export function operatorRoutes(
   fastify: FastifyInstance,

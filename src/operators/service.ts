@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
-import type { Role } from '../admin/permissions.js'
+import type { Role } from './permissions.js'
 import type { OperatorsConfig } from './config.js'
 import type { Actor, Operator, OperatorsDeps, RequestContext, SignedIn } from './operator.js'
 import { create, disable, enable, get, list, reset, setRole } from './manage.js'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Queryable } from '../db/db.js'
 import { sql } from '../db/sql.js'
-import type { Role } from '../admin/permissions.js'
+import type { Role } from './permissions.js'
 import { csrfTokenFor, SECRET_BYTES, sha256, type Actor, type OperatorsDeps } from './operator.js'
 
 // last_seen_at is written at most this often, so that a busy console does not write on every read.

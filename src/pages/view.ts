@@ -6,7 +6,7 @@ import { formatMinor } from '../shared/amount.js'
 import { precisionOf } from '../shared/currency.js'
 import { amountOutcome } from '../transactions/receive-outcome.js'
 import { pageReceive, pageStatusRow } from '../transactions/reads-reports.js'
-import type { TxnState } from '../transactions/state-machine.js'
+import type { TxnState } from '../shared/txn-states.js'
 import type { PageStatus } from './page-status.js'
 import type { BitcoinPageView, InvoicePageView, VietQrPageView } from './render.js'
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { startBankStandin, type BankStandin, type CreditDelivery } from '../../test/standins/bank.js'
 import { runDueDeliveries } from '../events/delivery-worker.js'
-import { deliveryDepsOf, startReceiver, type Receiver } from '../events/testing.js'
+import { deliveryDepsOf, startReceiver, type Receiver } from '../../test/helpers/webhooks.js'
 import { runBankCreditPoll } from '../payouts/vnd/bank-credit-poll.js'
 import { ATTENTION_SECTIONS } from '../console/attention.js'
 

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { auditNote } from '../admin/guard.js'
+import { auditNote } from '../operators/guard.js'
 import { AmountIn } from '../http/schemas.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'

@@ -1,4 +1,4 @@
-import { refusedField } from '../payins/skipped.js'
+import { refusedField } from './vnd/skipped-credits.js'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/db.js'
@@ -8,7 +8,7 @@ import { ApiError } from '../shared/errors.js'
 import { checkPayoutNow } from './returns.js'
 import type { BankHttpRail } from './vnd/bank-http.js'
 import { NOTIFICATION_BYTES_MAX } from './vnd/bank-http-request.js'
-import type { CreditSink } from '../payins/bank-credit.js'
+import type { CreditSink } from './vnd/bank-credit.js'
 
 /** The partner routes are always declared (and documented); without the bank rail's secret they answer 404. */
 const notEnabled = () =>
@@ -75,7 +75,7 @@ export function bankCreditRoutes(
   deps: {
     verify: BankHttpRail['verifyCredit'] | undefined
     sink: CreditSink | undefined
-    /** Keeps a signed credit that cannot be used, for operators (src/payins/skipped.ts). */
+    /** Keeps a signed credit that cannot be used, for operators (src/payouts/vnd/skipped-credits.ts). */
     recordSkip?: (item: { id?: string; problem: string }) => Promise<void>
   },
 ): void {

@@ -12,43 +12,21 @@
  */
 import type { Queryable } from '../db/db.js'
 import type { TxnId } from '../shared/ids.js'
-import { scheduleCheck } from '../transactions/repository.js'
-import type { TxnState } from '../transactions/state-machine.js'
+import type { TxnState } from '../shared/txn-states.js'
 import { ScopedStorage } from '../shared/scoped-storage.js'
+import type { RailOpsConfig, RailOpsSettings } from '../config/rail-ops.js'
 import { RailFailure, type RailKind } from './rail.js'
 import { sql } from '../db/sql.js'
-
-export const RAIL_KINDS: readonly RailKind[] = ['lightning', 'onchain', 'tron', 'bank']
-
-/** Per rail: when a transaction counts as stuck, and how its retries back off. */
-export interface RailOpsSettings {
-  /** A non-final transaction this rail has not brought to an outcome within this long is stuck. */
-  stuckAfterMs: number
-  /** The first retry's nominal wait; each further failure in a row doubles it. */
-  retryBaseMs: number
-  /** The longest wait between two retries. */
-  retryMaxMs: number
-}
-
-export type RailOpsConfig = Record<RailKind, RailOpsSettings>
-
-/**
- * Defaults: a Lightning payment normally resolves in seconds, and one still in flight after an hour
- * is held up somewhere on its route; Bitcoin confirmations can take hours when fees jump; a TRON
- * transfer is final within a minute or two; a bank partner may hold a payout for review.
- */
-export const RAIL_OPS_DEFAULTS: RailOpsConfig = {
-  lightning: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
-  onchain: { stuckAfterMs: 6 * 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 15 * 60_000 },
-  tron: { stuckAfterMs: 60 * 60_000, retryBaseMs: 15_000, retryMaxMs: 10 * 60_000 },
-  bank: { stuckAfterMs: 4 * 60 * 60_000, retryBaseMs: 30_000, retryMaxMs: 30 * 60_000 },
-}
 
 /**
  * The wait before retry number `failures` (1 for the first failure): base * 2^(failures - 1), at
  * most the cap, then a random part of up to half of it taken off, so that many transactions that
  * failed together do not all come back in the same instant. `random` is in [0, 1).
  */
+// The worker (src/transactions/worker.ts, edited on another branch) still names the settings type
+// from here; the type itself is a setting and lives in src/config.
+export type { RailOpsConfig }
+
 export function backoffDelayMs(
   settings: Pick<RailOpsSettings, 'retryBaseMs' | 'retryMaxMs'>,
   failures: number,
@@ -119,9 +97,9 @@ export function observeRail<T extends object>(rail: RailKind, target: T): T {
 }
 
 /**
- * Keep what the rails said while `txn` was advanced, and when the last call failed and can be
- * retried, put the transaction's next look off by the backoff (only while it is still in the state
- * it was advanced from; the flow may already have moved it on). Returns the next retry time, if any.
+ * Keep what the rails said while `txn` was advanced. When the last call failed and can be retried,
+ * returns when to try again (the backoff); the worker puts the transaction's next look off until
+ * then, only while it is still in the state it was advanced from.
  */
 export async function recordAttempts(
   q: Queryable,
@@ -158,6 +136,5 @@ export async function recordAttempts(
   const failures = Number(rows[0]?.failures ?? 1)
   const at = now + backoffDelayMs(settings[last.rail], failures, random)
   await q.query(sql`UPDATE rail_attempts SET next_retry_at = ${at} WHERE txn_id = ${txn.id}`)
-  await scheduleCheck(q, txn.id, at, 'latest', { state: txn.state, scheduled: true })
   return at
 }

@@ -11,7 +11,7 @@
  * - `sandbox`: a sandbox rail, which moves no real money and needs no node.
  */
 import type { CheckableRail, RailCheckReport, RailKind } from './rail.js'
-import { RAIL_KINDS } from './attempts.js'
+import { RAIL_KINDS } from '../config/rail-ops.js'
 
 export type RailVerdict = 'ok' | 'problem' | 'not_checked' | 'sandbox'
 

@@ -5,7 +5,8 @@
  * decides to retry, using `RailFailure.retryable`.
  */
 import type { Queryable } from '../db/db.js'
-import type { Network } from './network.js'
+import type { Network } from '../config/network.js'
+import type { RailKind } from '../config/rail-ops.js'
 
 /** A failure reported by a rail. `retryable` failures are tried again later by the worker. */
 export class RailFailure extends Error {
@@ -20,8 +21,8 @@ export class RailFailure extends Error {
   }
 }
 
-/** The four kinds of rail, as the reports and metrics name them. */
-export type RailKind = 'lightning' | 'onchain' | 'tron' | 'bank'
+/** The four kinds of rail, as the reports and metrics name them; declared with their settings. */
+export type { RailKind }
 
 /**
  * What `svcpay rails check` (and `GET /admin/rails`) reports of one rail: enough for an operator to

@@ -4,7 +4,7 @@ import type { RatesService } from './service.js'
 import type { AuthService } from '../auth/service.js'
 import { DecimalText } from '../shared/amount.js'
 import { RATE_CODES } from '../shared/currency.js'
-import { bearerAuth } from '../http/auth-hook.js'
+import { bearerAuth } from '../auth/hook.js'
 import { BEARER, errors } from '../http/schemas.js'
 import { RatesSchema } from './schemas.js'
 

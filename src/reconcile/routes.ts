@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { writeAudit } from '../admin/audit.js'
+import { writeAudit } from '../operators/audit.js'
 import type { Reconciler } from './service.js'
 
 /**
  * The reconciliation of the operator API (docs/reconciliation.md):
- * - `GET /admin/reconciliation` (permission `ledger.read`, src/admin/permissions.ts): a fresh
+ * - `GET /admin/reconciliation` (permission `ledger.read`, src/operators/permissions.ts): a fresh
  *   reconciliation of every rail, the report `svcpay reconcile` prints. A reading only: it moves no
  *   money and never counts towards the brake (the report shows the rails paused as they stand).
  * - `POST /admin/reconciliation/run` (permission `transactions.write`): the same run, counted as

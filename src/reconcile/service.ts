@@ -1,7 +1,7 @@
 import type { RailCurrencies } from './refs.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { Metrics } from '../http/observability.js'
-import { RAIL_KINDS } from '../rails/attempts.js'
+import { RAIL_KINDS } from '../config/rail-ops.js'
 import type { RailKind } from '../rails/rail.js'
 import { precisionOf } from '../shared/currency.js'
 import { reconcile, type ReconcilableRail, type ReconciliationReport } from './reconcile.js'

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { AuthService } from '../auth/service.js'
-import { bearerAuth } from '../http/auth-hook.js'
+import { bearerAuth } from '../auth/hook.js'
 import { AmountIn, AmountOut, BEARER, errors } from '../http/schemas.js'
 import { decodeInvoice } from '../lightning/bolt11.js'
 import { validateAddress } from '../onchain/address.js'
-import { MINE_BLOCKS_MAX } from '../onchain/sandbox.js'
+import { MINE_BLOCKS_MAX, type SandboxOnchainRail } from '../onchain/sandbox.js'
+import type { SandboxLightningRail } from '../lightning/sandbox.js'
 import { amountJson, parseAmount } from '../shared/amount.js'
 import { fieldError } from '../shared/errors.js'
 import { wakeWorkers } from '../bitcoin/schedule.js'
@@ -31,7 +32,10 @@ export function sandboxBitcoinRoutes(
   app: FastifyInstance,
   deps: {
     auth: AuthService
-    bitcoin: BitcoinDeps
+    /** The Bitcoin deps, with the sandbox nodes this folder plays the outside world with. */
+    bitcoin: BitcoinDeps & {
+      rails: { sandbox: { lightning?: SandboxLightningRail; onchain?: SandboxOnchainRail } }
+    }
     adminPreHandler: (request: FastifyRequest) => Promise<void>
     kinds: Pick<KindRegistry, 'confirmationWaits'>
   },

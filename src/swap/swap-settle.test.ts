@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { systemAccountId } from '../ledger/ledger.js'
 import { createTxnRepository, getTxn } from '../transactions/repository.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { asTxnId } from '../shared/ids.js'
 
 const swap = (amt: string) => ({

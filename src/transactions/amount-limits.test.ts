@@ -4,7 +4,7 @@ import { MAX_MINOR } from '../shared/amount.js'
 import { BTC_MAX_MONEY_SATS, checkQuoteAmounts } from './amount-limits.js'
 import type { CreateInput, Quote } from './flow.js'
 import { isMoneyError } from './errors.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { asAccountId } from '../shared/ids.js'
 
 const kinds = serviceKinds()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from './flow.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { asAccountId } from '../shared/ids.js'
 
 /** Flow selection: which kind of transaction a pair of methods and currencies makes, or why none. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ANNOUNCED_METHODS, KIND_DECLARATIONS, serviceKinds } from '../kinds.js'
+import { ANNOUNCED_METHODS, KIND_DECLARATIONS, serviceKinds } from '../wiring/kinds.js'
 import { createKindRegistry, type KindDeclaration } from './kinds.js'
 import { canTransition } from './repository.js'
 import { asAccountId } from '../shared/ids.js'

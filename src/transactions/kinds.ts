@@ -1,18 +1,18 @@
 /**
  * The kind registry: what a kind of transaction is, declared once by the flow that serves it (each
- * flow's `kinds.ts`, listed for the service in src/kinds.ts) and assembled here into the lookups the
+ * flow's `kinds.ts`, listed for the service in src/wiring/kinds.ts) and assembled here into the lookups the
  * engine and its neighbours need (`kindFor`, `transitions`, `railOf`, `kindsWith`, ...). The
  * engine defines the shape of a declaration and never names a kind itself, so adding a kind touches
- * its flow's folder, src/kinds.ts and the container, and nothing in src/transactions.
+ * its flow's folder, src/wiring/kinds.ts and the container, and nothing in src/transactions.
  *
  * `TxnKind` is therefore an open string here, not a closed union: a closed union in the engine would
  * have to be edited for every new kind. What a union used to guarantee is checked instead when the
  * registry is made: every declaration has every fact (the compiler refuses a literal that lacks one,
  * `checkKinds` refuses one that lacks one at run time, at start and in a test), no two declare the
  * same method pair, and every state named is a state of the machine. The closed union of the kinds
- * this service declares is `DeclaredKind` in src/kinds.ts, for code above the engine that wants it.
+ * this service declares is `DeclaredKind` in src/wiring/kinds.ts, for code above the engine that wants it.
  */
-import { RAIL_KINDS } from '../rails/attempts.js'
+import { RAIL_KINDS } from '../config/rail-ops.js'
 import type { RailKind } from '../rails/rail.js'
 import { assert } from '../shared/assert.js'
 import type { CreateInput } from './flow.js'

@@ -21,7 +21,7 @@ const WINDOWS: Record<string, number> = {
   '6m': 182 * DAY_MS,
   '1y': 365 * DAY_MS,
 }
-/** The values of `time` (docs: the OpenAPI document's enum, src/http/openapi-parameters.ts). */
+/** The values of `time` (docs: the OpenAPI document's enum, src/openapi/parameters.ts). */
 export const LIST_TIMES = [...Object.keys(WINDOWS), 'other']
 /** The methods the list's method filters take. */
 export const LIST_METHODS = ['svcpay', 'lightning', 'on-chain', 'tron', 'eth', 'vnd-instant']

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { normaliseDecimal } from '../shared/amount.js'
-import { canonicalAddress } from '../onchain/address.js'
+import { canonicalAddress } from '../shared/address-spelling.js'
 
 /**
  * What tells a retry from a different request with the same extRefId: a hash of the request as the

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { FINAL_STATES, TXN_STATES, type TxnKind, type TxnState } from './state-machine.js'
 import { reqStatuses } from './txn.js'
 import { canTransition as canTransitionIn } from './repository.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import { initialState } from '../../test/helpers/invariants.js'
 
 /** The state-machine table itself: every path ends, nothing leaves a final state, statuses match. */

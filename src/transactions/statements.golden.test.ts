@@ -4,7 +4,7 @@ import { Sql, sql, toQuery } from '../db/sql.js'
 import { entryCtes, holdCtes } from '../ledger/ledger.js'
 import { walletOutPostings } from './money.js'
 import { createTxnRepository } from './repository.js'
-import { serviceKinds } from '../kinds.js'
+import { serviceKinds } from '../wiring/kinds.js'
 import type { Txn } from './txn.js'
 
 /**

@@ -19,7 +19,7 @@
 import client from 'prom-client'
 import type { Queryable } from '../db/db.js'
 import { sql, type Sql } from '../db/sql.js'
-import { RAIL_KINDS, type RailOpsConfig } from '../rails/attempts.js'
+import { RAIL_KINDS, type RailOpsConfig } from '../config/rail-ops.js'
 import type { RailKind } from '../rails/rail.js'
 import type { Metrics } from '../http/observability.js'
 import { FINAL_STATES, type TxnKind } from './state-machine.js'

@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
-import { claimDue, getTxn } from './repository.js'
+import { claimDue, getTxn, scheduleCheck } from './repository.js'
 import { recordAttempts, withAttemptLog, type AttemptLog, type RailOpsConfig } from '../rails/attempts.js'
 
 /** How long a claimed transaction is left to one worker before another may look at it. */
@@ -49,7 +49,10 @@ export async function runDueTransactions(deps: {
       try {
         await withAttemptLog(log, () => flow.advance!(txn))
       } finally {
-        await recordAttempts(deps.db, txn, log, deps.railOps, (deps.now ?? Date.now)())
+        const retryAt = await recordAttempts(deps.db, txn, log, deps.railOps, (deps.now ?? Date.now)())
+        // A retryable failure puts the next look off by the rail's backoff.
+        if (retryAt !== undefined)
+          await scheduleCheck(deps.db, txn.id, retryAt, 'latest', { state: txn.state, scheduled: true })
       }
     } catch (err) {
       // The lease brings it back later; one bad transaction must not stop the others.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness } from '../helpers/harness.js'
-import { guardedAdminRoutes } from '../../src/admin/guard.js'
-import { ADMIN_ROUTES, ROLES, roleAllows, routeKey, type Role } from '../../src/admin/permissions.js'
+import { guardedAdminRoutes } from '../../src/operators/guard.js'
+import { ADMIN_ROUTES, ROLES, roleAllows, routeKey, type Role } from '../../src/operators/permissions.js'
 import { totp } from '../../src/operators/totp.js'
 import { createOperatorsService } from '../../src/operators/service.js'
 import { operatorClient, OPERATOR_PASSWORD, type Session } from './operator-client.js'
@@ -64,7 +64,7 @@ describe(`operator API access (${ENGINE})`, () => {
       const [method, url] = r.split(' ') as [string, string]
       return !ADMIN_ROUTES[routeKey(method, url)]
     })
-    expect(missing, `add these to ADMIN_ROUTES in src/admin/permissions.ts`).toEqual([])
+    expect(missing, `add these to ADMIN_ROUTES in src/operators/permissions.ts`).toEqual([])
   })
 
   it('refuses every protected route without a session or token', async () => {

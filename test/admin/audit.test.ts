@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness } from '../helpers/harness.js'
 import { operatorClient, type Session, type TestOperator } from './operator-client.js'
-import { csvField } from '../../src/admin/audit.js'
+import { csvField } from '../../src/operators/audit.js'
 
 /**
  * The audit trail (issue 19): one row per state-changing admin action, written in the same
@@ -279,7 +279,7 @@ describe(`admin audit of awkward text (${ENGINE})`, () => {
       expect(res.status).toBe(200)
       const { rows } = await h.c.db.query(`SELECT after FROM admin_audit WHERE action = 'account.create'`)
       expect(rows[0].after.account.displayName).toBe('a\ufffdb')
-      const { redact } = await import('../../src/admin/audit.js')
+      const { redact } = await import('../../src/operators/audit.js')
       expect(redact({ ['k\udc00']: 'x\u0000y' })).toEqual({ ['k\ufffd']: 'x\ufffdy' })
     } finally {
       await h.close()

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { fromBase32, totp } from '../../src/operators/totp.js'
-import type { Role } from '../../src/admin/permissions.js'
+import type { Role } from '../../src/operators/permissions.js'
 
 /**
  * An operator's side of the operator API, for tests: created with the admin token, set up with

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness } from '../helpers/harness.js'
 import { operatorClient, type Session } from '../admin/operator-client.js'
-import { ADMIN_ROUTES, roleAllows, ROLES, type Role } from '../../src/admin/permissions.js'
+import { ADMIN_ROUTES, roleAllows, ROLES, type Role } from '../../src/operators/permissions.js'
 
 /**
  * Access to the console's routes as a browser makes its requests (HTML accepted, forms posted with

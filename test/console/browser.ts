@@ -6,7 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createHarness, type Harness } from '../helpers/harness.js'
 import { operatorClient, OPERATOR_PASSWORD, type TestOperator } from '../admin/operator-client.js'
 import { fromBase32, totp, totpStep } from '../../src/operators/totp.js'
-import type { Role } from '../../src/admin/permissions.js'
+import type { Role } from '../../src/operators/permissions.js'
 
 /**
  * The operator console in a real Chromium, for tests: the service listening on 127.0.0.1, operators

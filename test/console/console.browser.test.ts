@@ -1,4 +1,4 @@
-import { deliveryDepsOf, startReceiver, type Receiver } from '../../src/events/testing.js'
+import { deliveryDepsOf, startReceiver, type Receiver } from '../helpers/webhooks.js'
 import { runDueDeliveries } from '../../src/events/delivery-worker.js'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -2,7 +2,7 @@ import { expect } from 'vitest'
 import type { Queryable } from '../../src/db/db.js'
 import { checkBooks } from '../../src/ledger/ledger.js'
 import { FINAL_STATES, type TxnKind, type TxnState } from '../../src/transactions/state-machine.js'
-import { serviceKinds } from '../../src/kinds.js'
+import { serviceKinds } from '../../src/wiring/kinds.js'
 import { canTransition as canTransitionIn } from '../../src/transactions/repository.js'
 
 const KINDS = serviceKinds()

@@ -8,7 +8,7 @@ import { claimDue } from '../../src/transactions/repository.js'
 import type { BankPayoutRail } from '../../src/rails/rail.js'
 import { runDueAddresses } from '../../src/onchain/deposits.js'
 import { runDueDeliveries } from '../../src/events/delivery-worker.js'
-import { deliveryDepsOf, startReceiver, type Receiver } from '../../src/events/testing.js'
+import { deliveryDepsOf, startReceiver, type Receiver } from '../helpers/webhooks.js'
 
 /**
  * The world of the model test: one real service (the in-process harness on the run's engine, on a

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
-import { startReceiver, type Receiver } from '../../src/events/testing.js'
+import { startReceiver, type Receiver } from '../helpers/webhooks.js'
 import { ENGINE } from '../helpers/harness.js'
 import {
   finishCase,

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
-import { startReceiver, type Receiver } from '../../src/events/testing.js'
+import { startReceiver, type Receiver } from '../helpers/webhooks.js'
 import { finishCase } from '../helpers/invariants.js'
 import {
   createServiceStore,

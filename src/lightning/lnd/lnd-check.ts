@@ -2,7 +2,7 @@
  * `svcpay rails check` for the LND rail: the node's version, network and sync, the macaroon's
  * permissions (asked of LND, or probed with calls that change nothing), and the channel balance.
  */
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import type { RailCheckReport } from '../../rails/rail.js'
 import type { LndDeps } from './lnd-deps.js'
 import { classifyLndError, GRPC, type LndAnswer, type LndCall } from './lnd-http.js'

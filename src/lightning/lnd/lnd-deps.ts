@@ -6,7 +6,7 @@ import https from 'node:https'
 import type http from 'node:http'
 
 import { NODE_TIMEOUT_MS_DEFAULT } from '../../rails/http-json.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import { lndCall, type LndCall } from './lnd-http.js'
 
 export interface LndRailOptions {

@@ -1,5 +1,5 @@
 /**
- * The LND rail's settings as the service reads them (src/bitcoin/rails.ts): route hints on by default
+ * The LND rail's settings as the service reads them (src/wiring/bitcoin-rails.ts): route hints on by default
  * and switchable, the request deadline, and clear errors for values that mean nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, type Config } from '../../config/config.js'
 import type { Db } from '../../db/db.js'
 import { startLndStandIn, type LndStandIn } from '../../../test/standins/lnd.js'
-import { createRails } from '../../bitcoin/rails.js'
+import { createRails } from '../../wiring/bitcoin-rails.js'
 import type { BitcoinKeys } from '../../bitcoin/keys.js'
 
 const nodes: LndStandIn[] = []

@@ -15,7 +15,7 @@ import {
   matchPath,
   schemaProblems,
 } from '../../../test/standins/swagger.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import { RailFailure } from '../../rails/rail.js'
 import { classifyLndError, createLndRail, FAILURE_REASONS } from './lnd.js'
 

@@ -3,7 +3,7 @@
  * that can send and its balance, and a separate key-less watch wallet.
  */
 import { asObject } from '../../rails/http-json.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import type { RailCheckReport } from '../../rails/rail.js'
 import { btcToSats, satsToBtcText } from './bitcoind-amount.js'
 import type { BitcoindDeps } from './bitcoind-deps.js'

@@ -4,7 +4,7 @@
  * (the watch wallet's readiness and range, the labelled addresses, the sends under way).
  */
 import { NODE_TIMEOUT_MS_DEFAULT } from '../../rails/http-json.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import { deriveAccountXpub } from '../../bitcoin/bip84.js'
 import { bitcoindRpc, type RpcFunction } from './bitcoind-rpc.js'
 

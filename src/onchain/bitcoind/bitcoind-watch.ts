@@ -5,7 +5,7 @@
  */
 import { asArray, asObject, checkAddressText } from '../../rails/http-json.js'
 import { RailFailure, type OnchainOutput } from '../../rails/rail.js'
-import { canonicalAddress } from '../address.js'
+import { canonicalAddress } from '../../shared/address-spelling.js'
 import { btcToSats } from './bitcoind-amount.js'
 import { PAGE_SIZE, type BitcoindDeps } from './bitcoind-deps.js'
 import { withChecksum } from './bitcoind-descriptor.js'

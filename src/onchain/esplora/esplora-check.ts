@@ -3,7 +3,7 @@
  * network (told by its genesis block), and has a recent tip.
  */
 import { asObject, parseJsonText } from '../../rails/http-json.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import type { RailCheckReport } from '../../rails/rail.js'
 import type { EsploraDeps } from './esplora-deps.js'
 

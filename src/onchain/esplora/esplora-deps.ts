@@ -3,7 +3,7 @@
  * function, the clock, and the operator's signer and address lists as given.
  */
 import { NODE_TIMEOUT_MS_DEFAULT } from '../../rails/http-json.js'
-import type { Network } from '../../rails/network.js'
+import type { Network } from '../../config/network.js'
 import { esploraRequest, type EsploraRequest } from './esplora-http.js'
 
 /** Signs a send with the operator's keys; must return the same transaction for the same `requestId`. */

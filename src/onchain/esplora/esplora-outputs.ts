@@ -11,7 +11,7 @@ import {
   TRANSPORT_CODES,
 } from '../../rails/http-json.js'
 import { RailFailure, type OnchainOutput, type OnchainTxState } from '../../rails/rail.js'
-import { canonicalAddress } from '../address.js'
+import { canonicalAddress } from '../../shared/address-spelling.js'
 import type { EsploraDeps } from './esplora-deps.js'
 import { confirmationsOf, getJson, tipHeight } from './esplora-http.js'
 

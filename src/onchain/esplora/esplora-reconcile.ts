@@ -14,7 +14,7 @@
  */
 import { checkTxid, asArray, asObject, TRANSPORT_CODES } from '../../rails/http-json.js'
 import { RailFailure, type RailPayment, type RailReserves } from '../../rails/rail.js'
-import { canonicalAddress } from '../address.js'
+import { canonicalAddress } from '../../shared/address-spelling.js'
 
 export interface EsploraReconcileDeps {
   getJson(path: string): Promise<unknown>

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Queryable } from '../../db/db.js'
 import { RailFailure, type PayoutState, type TronRail } from '../../rails/rail.js'
-import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
+import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../rails/sandbox-reserves.js'
 import { sql } from '../../db/sql.js'
 
 export interface SandboxTronDeps {

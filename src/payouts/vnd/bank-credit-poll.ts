@@ -10,18 +10,18 @@
  *   handed on less `OVERLAP_MS`, so a credit the partner lists late, or books a little out of order,
  *   is still read on the next poll; it never moves back;
  * - an item that cannot be used (malformed, or refused by the sink as it stands) is left out, logged
- *   with its id and the field at fault, and kept for operators (src/payins/skipped.ts): one bad item
+ *   with its id and the field at fault, and kept for operators (src/payouts/vnd/skipped-credits.ts): one bad item
  *   never stops the rest of the statement from being read;
  * - a poll that fails (the partner down, the sink unable to record) keeps the position, and the
  *   next one is tried after a growing pause (`backoffMs`); `svcpay rails check` shows the failures.
  */
 import { ConfigError } from '../../config/config.js'
 import type { Queryable } from '../../db/db.js'
-import type { CreditSink } from '../../payins/bank-credit.js'
+import type { CreditSink } from './bank-credit.js'
 import { RailFailure, type CheckableRail } from '../../rails/rail.js'
 import type { CreditPage } from './bank-http-credits.js'
 import { ApiError } from '../../shared/errors.js'
-import { recordSkippedCredit, refusedField } from '../../payins/skipped.js'
+import { recordSkippedCredit, refusedField } from './skipped-credits.js'
 import { sql } from '../../db/sql.js'
 
 export const BANK_CREDITS_POLL_S_DEFAULT = 60

@@ -1,7 +1,7 @@
 /**
  * Incoming transfers on the bank rail (docs/payouts.md, "Incoming credits"): the partner's signed
  * credit notification, and its statement of credits (`GET /v1/credits?since=`), a page at a time.
- * Both become `BankCredit`s (src/payins/bank-credit.ts).
+ * Both become `BankCredit`s (src/payouts/vnd/bank-credit.ts).
  *
  * What a partner sends is read defensively: a listed credit without a usable id, amount, currency
  * or booking time is left out and reported (`skipped`, with its id only when that is a valid id),
@@ -9,7 +9,7 @@
  * payer's name and account: nothing here logs, and no reported problem quotes a credit's fields.
  */
 import { RailFailure, type RailPayment } from '../../rails/rail.js'
-import type { BankCredit } from '../../payins/bank-credit.js'
+import type { BankCredit } from './bank-credit.js'
 import type { BankHttpDeps } from './bank-http-deps.js'
 import { parseObject, partnerSignedBody, type Json } from './bank-http-request.js'
 import { PAYOUT_ID } from './bank-http-payouts.js'

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Queryable } from '../../db/db.js'
 import { RailFailure, type BankPayoutRail } from '../../rails/rail.js'
 import { readSandboxPayout } from '../tron/sandbox.js'
-import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../reconcile/sandbox-reserves.js'
+import { sandboxPayoutPayments, sandboxPayoutReserves } from '../../rails/sandbox-reserves.js'
 import { sandboxAccountName } from './sandbox-accounts.js'
 import { sql } from '../../db/sql.js'
 

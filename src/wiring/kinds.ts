@@ -6,17 +6,17 @@
  * The order matters in one place: the unknown-method refusal lists the methods in the order the
  * kinds first name them (svcpay, lightning, on-chain, tron, vnd-instant), so a new kind goes last.
  */
-import { LIGHTNING_KINDS } from './lightning/kinds.js'
-import { ONCHAIN_KINDS } from './onchain/kinds.js'
-import { PAYIN_KINDS } from './payins/kinds.js'
-import { PAYOUT_KINDS } from './payouts/kinds.js'
-import { SWAP_KINDS } from './swap/kinds.js'
+import { LIGHTNING_KINDS } from '../lightning/kinds.js'
+import { ONCHAIN_KINDS } from '../onchain/kinds.js'
+import { PAYIN_KINDS } from '../payins/kinds.js'
+import { PAYOUT_KINDS } from '../payouts/kinds.js'
+import { SWAP_KINDS } from '../swap/kinds.js'
 import {
   createKindRegistry,
   type AnnouncedMethod,
   type KindDeclaration,
   type KindRegistry,
-} from './transactions/kinds.js'
+} from '../transactions/kinds.js'
 
 export const KIND_DECLARATIONS = [
   ...SWAP_KINDS,

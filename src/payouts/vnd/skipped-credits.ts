@@ -7,8 +7,8 @@
  * in the last SKIPPED_SHOWN_MS. The money, if any arrived, is for an operator to take up with the
  * partner; nothing is credited from an item that cannot be read.
  */
-import type { Queryable } from '../db/db.js'
-import { sql } from '../db/sql.js'
+import type { Queryable } from '../../db/db.js'
+import { sql } from '../../db/sql.js'
 
 /** The most items kept; the oldest seen go first. */
 export const SKIPPED_KEPT_MAX = 1_000

@@ -5,9 +5,9 @@
  * described where they are sent. Route files keep declaring only what is particular to them.
  */
 
-import { CODE_MEANINGS, errorCodesOf, errorStatusesOf } from './openapi-errors.js'
-import { describeOperations, OPERATION_IDS } from './openapi-operations.js'
-import { RATE_LIMIT_EXEMPT_PATHS } from './rate-limit-headers.js'
+import { CODE_MEANINGS, errorCodesOf, errorStatusesOf } from './errors.js'
+import { describeOperations, OPERATION_IDS } from './operations.js'
+import { RATE_LIMIT_EXEMPT_PATHS } from '../http/rate-limit-headers.js'
 
 type Json = Record<string, any>
 
@@ -129,7 +129,7 @@ const TAGS = [
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'])
 
-/** The error answers of the operation's codes (openapi-errors.ts) that its route does not declare. */
+/** The error answers of the operation's codes (errors.ts) that its route does not declare. */
 function addErrorAnswers(op: Json, operationId: string | undefined): void {
   if (!operationId) return
   op.responses ??= {}
@@ -168,7 +168,7 @@ function describeErrorAnswer(response: Json, codes: readonly string[], status: s
 
 /**
  * `transformObject` of @fastify/swagger: completes every operation's answers. Error answers that
- * refer to the shared ErrorBody name the operation's own codes (openapi-errors.ts) in their
+ * refer to the shared ErrorBody name the operation's own codes (errors.ts) in their
  * description and an enum, and show an example of one of them; every answer of a counted
  * route (all but the operational ones) lists the rate-limit headers.
  */
@@ -203,7 +203,7 @@ export function finishOpenapi(documentObject: { openapiObject: unknown } | { swa
       }
     }
   }
-  // operationIds, public operations' empty security, the license (http/openapi-operations.ts).
+  // operationIds, public operations' empty security, the license (src/openapi/operations.ts).
   describeOperations(openapiObject)
   return openapiObject
 }

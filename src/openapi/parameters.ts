@@ -9,7 +9,7 @@
  * test/openapi-parameters.test.ts sends each documented value to the service.
  */
 
-import { TXN_STATES } from '../transactions/state-machine.js'
+import { TXN_STATES } from '../shared/txn-states.js'
 import {
   LIST_METHODS,
   LIST_TIMES,

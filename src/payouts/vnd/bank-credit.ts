@@ -2,7 +2,8 @@
  * An incoming bank transfer (a credit to our collecting account) as the bank partner reports it,
  * and the one function every credit is handed to. The bank rail (src/payouts/vnd/bank-http-credits.ts,
  * the partner's signed notification and the statement poll in src/payouts/vnd/bank-credit-poll.ts)
- * produces them; the VND pay-in (src/payins) records and matches them.
+ * produces them; the VND pay-in (src/payins) records and matches them. They stand here, with the
+ * rail, because the pay-in already builds on the bank rail and the rail must not reach up into it.
  */
 export interface BankCredit {
   /** The partner's id of the incoming transfer, unique and stable: the dedupe key. [A-Za-z0-9._:-]{1,128} */

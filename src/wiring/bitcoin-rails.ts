@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { ConfigError, type Config } from '../config/config.js'
 import type { Db } from '../db/db.js'
-import type { BitcoinKeys } from './keys.js'
+import type { BitcoinKeys } from '../bitcoin/keys.js'
 import type { LightningRail, OnchainRail } from '../rails/rail.js'
 import { createLndRail } from '../lightning/lnd/lnd.js'
 import { createSandboxLightningRail, type SandboxLightningRail } from '../lightning/sandbox.js'

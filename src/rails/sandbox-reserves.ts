@@ -10,7 +10,7 @@
  * balance: what it paid out that nobody put in (the books show the same).
  */
 import type { Queryable } from '../db/db.js'
-import type { RailKind, RailPayment, RailReserves } from '../rails/rail.js'
+import type { RailKind, RailPayment, RailReserves } from './rail.js'
 import { sql } from '../db/sql.js'
 
 async function moved(db: Queryable, rail: RailKind, ccy: string): Promise<bigint> {

@@ -1,10 +1,10 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-import type { Container } from '../container.js'
-import { scaledRetryDelay, type DeliveryWorkerDeps } from './delivery-worker.js'
-import type { Notifier } from './notifier.js'
-import { verifySignature } from './signature.js'
+import type { Container } from '../../src/container.js'
+import { scaledRetryDelay, type DeliveryWorkerDeps } from '../../src/events/delivery-worker.js'
+import type { Notifier } from '../../src/events/notifier.js'
+import { verifySignature } from '../../src/events/signature.js'
 
 /** One request as a webhook receiver saw it. */
 export interface Received {

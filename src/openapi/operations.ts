@@ -9,7 +9,7 @@
  * each new operation (test/openapi-tools.test.ts fails without it).
  */
 
-import { describeParameters } from './openapi-parameters.js'
+import { describeParameters } from './parameters.js'
 
 type Json = Record<string, any>
 

@@ -8,7 +8,7 @@ import { paramsOf } from '../http/request-fields.js'
 /**
  * Who may do what in the operator API. Roles are sets of permissions; ADMIN_ROUTES is the one table
  * that names, for every route under /admin, the permission it needs. A route missing from the table
- * is refused to everyone (src/admin/guard.ts), and test/admin/access.test.ts fails until it is added.
+ * is refused to everyone (src/operators/guard.ts), and test/admin/access.test.ts fails until it is added.
  */
 export const PERMISSIONS = [
   'accounts.read',

@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthService, Principal } from '../auth/service.js'
+import type { AuthService, Principal } from './service.js'
 import { ApiError } from '../shared/errors.js'
-import { applyRateLimitHeaders, rateLimitErrorBody, type Decision, type RateLimiter } from './rate-limit.js'
+import {
+  applyRateLimitHeaders,
+  rateLimitErrorBody,
+  type Decision,
+  type RateLimiter,
+} from '../http/rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
