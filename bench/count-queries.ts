@@ -10,18 +10,10 @@
  * process sends to the database during 40 swaps made one after another: what each swap costs
  * besides its own requests (the webhook delivery worker woken by every commit, for one).
  */
-import { randomBytes } from 'node:crypto'
-import { createHmac } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { loadConfig } from '../src/config/config.js'
-import { createContainer } from '../src/container.js'
-import { buildApp } from '../src/app.js'
 import { startWorkers } from '../src/worker.js'
-import { createLogger } from '../src/logger.js'
 import { createPgliteDb, createPostgresDb, type Db, type Queryable } from '../src/db/db.js'
 import { toQuery } from '../src/db/sql.js'
+import { startInProcess } from './lib/in-process.js'
 import { dropDatabase, recreateDatabase } from './lib/pg.js'
 import { SWAP_BODY } from './scenarios/swaps.js'
 
@@ -73,43 +65,12 @@ function counted(db: Db): Db {
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-count-'))
   const base = pglite
     ? await createPgliteDb(undefined)
     : createPostgresDb(await recreateDatabase(DB_NAME), { poolMax: 4 })
-  const adminToken = 'adm_' + randomBytes(16).toString('hex')
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    MASTER_KEY: randomBytes(32).toString('hex'),
-    ADMIN_TOKEN: adminToken,
-    LOG_LEVEL: 'silent',
-    RATE_LIMITS_ENABLED: 'false',
-  })
-  const c = await createContainer(config, createLogger('silent'), { db: counted(base) })
-  const app = await buildApp(c)
-  await app.ready()
-  const call = async (method: string, url: string, token: string, body?: unknown) => {
-    const res = await app.inject({
-      method: method as 'GET',
-      url,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    })
-    if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
-    return JSON.parse(res.body)
-  }
+  const service = await startInProcess(counted(base))
+  const { c, call, token } = service
   try {
-    const a = await call('POST', '/admin/accounts', adminToken, { name: 'Counter' })
-    const nonce = JSON.stringify({ nonce: '1' })
-    const sig = createHmac('sha256', a.apiSecret).update(`${a.apiKey}&payload=${nonce}`).digest('hex')
-    const tokenRes = await app.inject({
-      method: 'POST',
-      url: '/api/v2/authentication/token-signature',
-      headers: { 'content-type': 'application/json', 'x-api-key': a.apiKey, 'x-api-signature': sig },
-      payload: nonce,
-    })
-    const token = JSON.parse(tokenRes.body).accessToken as string
-    await call('POST', '/admin/sandbox/fund', adminToken, { accountId: a.accountId, ccy: 'BTC', amount: '1' })
     // One swap first, so that caches (keys, rates) are warm as they are under load.
     const warm = await call('POST', '/api/v2/transaction', token, JSON.parse(SWAP_BODY))
     await call('PUT', `/api/v2/transaction/${warm.txnId}/confirm`, token)
@@ -161,11 +122,9 @@ async function main(): Promise<void> {
         console.log(`    ${(n / SWAPS).toFixed(2)}  ${k}`)
     }
   } finally {
-    await app.close()
-    await c.close()
+    await service.close()
     await base.close()
     if (!pglite) await dropDatabase(DB_NAME)
-    rmSync(dataDir, { recursive: true, force: true })
   }
 }
 

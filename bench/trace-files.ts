@@ -11,17 +11,12 @@
  * shown apart, as are the per-request checks of the HTTP layer (auth, rate limits) that every
  * route shares.
  */
-import { createHmac, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import { tmpdir } from 'node:os'
-import { join, relative, resolve } from 'node:path'
+import { relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadConfig } from '../src/config/config.js'
-import { createContainer } from '../src/container.js'
-import { buildApp } from '../src/app.js'
-import { createLogger } from '../src/logger.js'
+import { asAccountId, asTxnId } from '../src/shared/ids.js'
 import { runDueTransactions } from '../src/transactions/worker.js'
+import { startInProcess } from './lib/in-process.js'
 import { SWAP_BODY } from './scenarios/swaps.js'
 
 const SRC = resolve(fileURLToPath(new URL('../src', import.meta.url)))
@@ -65,42 +60,11 @@ function report(label: string, files: Map<string, string[]>): void {
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-trace-'))
-  const adminToken = 'adm_' + randomBytes(16).toString('hex')
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    MASTER_KEY: randomBytes(32).toString('hex'),
-    ADMIN_TOKEN: adminToken,
-    LOG_LEVEL: 'silent',
-    RATE_LIMITS_ENABLED: 'false',
-  })
-  const c = await createContainer(config, createLogger('silent'))
-  const app = await buildApp(c)
-  await app.ready()
-  const call = async (method: string, url: string, token: string, body?: unknown) => {
-    const res = await app.inject({
-      method: method as 'GET',
-      url,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: body === undefined ? undefined : JSON.stringify(body),
-    })
-    if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
-    return JSON.parse(res.body)
-  }
+  const service = await startInProcess()
+  const { c, call, token, adminToken, accountId } = service
   const session = new Session()
   session.connect()
   try {
-    const a = await call('POST', '/admin/accounts', adminToken, { name: 'Tracer' })
-    const nonce = JSON.stringify({ nonce: '1' })
-    const sig = createHmac('sha256', a.apiSecret).update(`${a.apiKey}&payload=${nonce}`).digest('hex')
-    const tokenRes = await app.inject({
-      method: 'POST',
-      url: '/api/v2/authentication/token-signature',
-      headers: { 'content-type': 'application/json', 'x-api-key': a.apiKey, 'x-api-signature': sig },
-      payload: nonce,
-    })
-    const token = JSON.parse(tokenRes.body).accessToken as string
-    await call('POST', '/admin/sandbox/fund', adminToken, { accountId: a.accountId, ccy: 'BTC', amount: '1' })
     const invoice = async () =>
       (await call('POST', '/admin/sandbox/lightning/invoice', adminToken, { amount: '0.00001' }))
         .paymentRequest
@@ -140,13 +104,11 @@ async function main(): Promise<void> {
       now: () => Date.now() + 60_000,
     })
     const files = await takeFiles(session)
-    const after = await c.transactions.get(a.accountId, send.txnId)
+    const after = await c.transactions.get(asAccountId(accountId), asTxnId(send.txnId))
     report(`Lightning send completion (one worker pass; ${confirmed.txnState} → ${after.state})`, files)
   } finally {
     session.disconnect()
-    await app.close()
-    await c.close()
-    rmSync(dataDir, { recursive: true, force: true })
+    await service.close()
   }
 }
 
