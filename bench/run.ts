@@ -384,9 +384,12 @@ function applyCeilingsAndTargets(
     const r = byId(id)
     if (r?.target) targets.push({ text: text(r), met: r.target.met })
   }
-  judged('swap-many', (r) => `swaps at >= 0.25 of pgbench TPC-B: ${r.ratio!.toFixed(2)}`)
-  judged('get-txn', (r) => `single GET at >= 1/3 of bare Fastify: ${r.ratio!.toFixed(2)}`)
-  judged('list-big', (r) => `list at the big size <= 2x its time at 1,000 rows: ${r.ratio!.toFixed(2)}x`)
+  // A ratio's baseline may not have run (--only): the figure is then said to be missing.
+  const ratio = (r: ScenarioResult, unit = '') =>
+    r.ratio === undefined ? 'no baseline in this run' : `${r.ratio.toFixed(2)}${unit}`
+  judged('swap-many', (r) => `swaps at >= 0.25 of pgbench TPC-B: ${ratio(r)}`)
+  judged('get-txn', (r) => `single GET at >= 1/3 of bare Fastify: ${ratio(r)}`)
+  judged('list-big', (r) => `list at the big size <= 2x its time at 1,000 rows: ${ratio(r, 'x')}`)
   judged('ln-receive-webhook', (r) => `pay-to-webhook p99 < 250 ms: ${r.latencyMs!.p99} ms`)
   const server = results.filter(
     (r) =>
