@@ -295,6 +295,36 @@ describe(`four-eyes approval (${ENGINE})`, () => {
     expect((await get(c.txnId)).txnState).toBe('completed')
   })
 
+  it('still expires a waiting approval after a restart with no threshold set', async () => {
+    const before = await wallet('USDT')
+    const c = await confirm(tron('450'))
+    expect(c.txnState).toBe('processing')
+    // The operator removes every APPROVAL_THRESHOLD_<CCY> and restarts: what already waits must
+    // still reach its deadline, not wait in processing for ever with the customer's funds held.
+    const noThresholds = Object.fromEntries(
+      Object.entries(ENV).filter(([name]) => !name.startsWith('APPROVAL_THRESHOLD_')),
+    )
+    const other = await createHarness(noThresholds, { shareDbWith: h })
+    try {
+      const { rows } = await other.c.db.query<{ expires_at: bigint }>(
+        'SELECT expires_at FROM approvals WHERE txn_id = $1',
+        [c.txnId],
+      )
+      await runDueTransactions({
+        db: other.c.db,
+        transactions: other.c.transactions,
+        log: console,
+        now: () => Number(rows[0]!.expires_at) + 1,
+      })
+    } finally {
+      await other.close()
+    }
+    const t = await get(c.txnId)
+    expect([t.txnState, t.msg]).toEqual(['rejected', 'approval_expired'])
+    expect(await wallet('USDT')).toEqual(before)
+    await expectInvariants()
+  })
+
   it('expires an approval not given within APPROVAL_TTL_S and releases the funds', async () => {
     const before = await wallet('USDT')
     const c = await confirm(tron('400'))
