@@ -3,7 +3,7 @@ import type { Container } from './container.js'
 import { startLoop, type Loop } from './shared/loop.js'
 import { runDueTransactions } from './transactions/worker.js'
 import { runDueAddresses } from './onchain/deposits.js'
-import { scaledRetryDelay, startDeliveryWorker } from './events/delivery-worker.js'
+import { scaledRetryDelay, startDeliveryWorker, type DeliveryWorkerDeps } from './events/delivery-worker.js'
 import { runScheduledReconciliation } from './reconcile/schedule.js'
 import { runBankCreditPoll } from './payouts/vnd/bank-credit-poll.js'
 
@@ -79,15 +79,7 @@ export function startWorkers(c: Container): Workers {
     ['result'],
   )
   const deliveries = startDeliveryWorker({
-    db: c.db,
-    box: c.box,
-    variant: c.config.webhookVariant,
-    timeoutMs: c.config.webhookTimeoutMs,
-    allowPrivate: c.config.allowPrivateWebhooks,
-    allowLoopback: c.config.allowHttpWebhooks,
-    concurrency: c.config.webhookConcurrency,
-    retryDelayMs: scaledRetryDelay(c.config.webhookBackoffBaseMs),
-    ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
+    ...deliverySettingsOf(c),
     onAttempt: (outcome) => webhookAttempts.inc({ result: outcome.result }),
     log: c.log,
   })
@@ -135,5 +127,20 @@ export function startWorkers(c: Container): Workers {
       ;(await stopWaking)?.()
       await Promise.all(loops.map((l) => l.stop()))
     },
+  }
+}
+
+/** What the webhook delivery worker takes from the configuration (the tests' helpers too). */
+export function deliverySettingsOf(c: Container): Omit<DeliveryWorkerDeps, 'log'> {
+  return {
+    db: c.db,
+    box: c.box,
+    variant: c.config.webhookVariant,
+    timeoutMs: c.config.webhookTimeoutMs,
+    allowPrivate: c.config.allowPrivateWebhooks,
+    allowLoopback: c.config.allowHttpWebhooks,
+    concurrency: c.config.webhookConcurrency,
+    retryDelayMs: scaledRetryDelay(c.config.webhookBackoffBaseMs),
+    ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
   }
 }

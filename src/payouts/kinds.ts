@@ -1,6 +1,17 @@
 import { AWAITS_APPROVAL, QUOTE_EXITS } from '../transactions/state-machine.js'
 import type { KindDeclaration } from '../transactions/kinds.js'
 
+/**
+ * Both payouts' lifecycle (lifecycle.ts): confirmed, or held for approval, then submitted, and
+ * failed, rejected by the partner or ended in error from either step.
+ */
+const PAYOUT_TRANSITIONS = {
+  quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
+  ...AWAITS_APPROVAL,
+  srccreated: ['destsent', 'failed', 'rejected', 'error'],
+  destsent: ['completed', 'failed', 'rejected', 'error'],
+} as const satisfies KindDeclaration['transitions']
+
 /** A TRON USDT payout from the USDT wallet. */
 export const TRON_PAYOUT = {
   kind: 'tron_payout',
@@ -10,12 +21,7 @@ export const TRON_PAYOUT = {
       dest: { method: 'tron', ccys: ['USDT'], wallet: false },
     },
   ],
-  transitions: {
-    quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
-    ...AWAITS_APPROVAL,
-    srccreated: ['destsent', 'failed', 'rejected', 'error'],
-    destsent: ['completed', 'failed', 'rejected', 'error'],
-  },
+  transitions: PAYOUT_TRANSITIONS,
   rail: 'tron',
   direction: 'out',
   caps: { receiveMax: false, bitcoinSupply: false },
@@ -41,12 +47,7 @@ export const VND_PAYOUT = {
       dest: { method: 'vnd-instant', ccys: ['VND'], wallet: false, refusal: 'vnd-instant pays out VND' },
     },
   ],
-  transitions: {
-    quoted: ['srccreated', 'processing', ...QUOTE_EXITS],
-    ...AWAITS_APPROVAL,
-    srccreated: ['destsent', 'failed', 'rejected', 'error'],
-    destsent: ['completed', 'failed', 'rejected', 'error'],
-  },
+  transitions: PAYOUT_TRANSITIONS,
   rail: 'bank',
   direction: 'out',
   caps: { receiveMax: false, bitcoinSupply: false },

@@ -2,7 +2,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 import type { Container } from '../../src/container.js'
-import { scaledRetryDelay, type DeliveryWorkerDeps } from '../../src/events/delivery-worker.js'
+import type { DeliveryWorkerDeps } from '../../src/events/delivery-worker.js'
+import { deliverySettingsOf } from '../../src/worker.js'
 import type { Notifier } from '../../src/events/notifier.js'
 import { verifySignature } from '../../src/events/signature.js'
 
@@ -103,19 +104,7 @@ export function deliveryDepsOf(
   c: Container,
   overrides: Partial<DeliveryWorkerDeps> = {},
 ): DeliveryWorkerDeps {
-  return {
-    db: c.db,
-    box: c.box,
-    variant: c.config.webhookVariant,
-    timeoutMs: c.config.webhookTimeoutMs,
-    allowPrivate: c.config.allowPrivateWebhooks,
-    allowLoopback: c.config.allowHttpWebhooks,
-    concurrency: c.config.webhookConcurrency,
-    retryDelayMs: scaledRetryDelay(c.config.webhookBackoffBaseMs),
-    ...(c.resolveHost ? { lookup: c.resolveHost } : {}),
-    log: { error: () => {}, warn: () => {} },
-    ...overrides,
-  }
+  return { ...deliverySettingsOf(c), log: { error: () => {}, warn: () => {} }, ...overrides }
 }
 
 /**
