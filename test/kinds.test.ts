@@ -40,10 +40,10 @@ describe("the service's kinds", () => {
 
   it('derives the tables the scattered modules kept', () => {
     expect(kinds.railCurrencies).toEqual([
-      { rail: 'lightning', ccy: 'BTC', kind: 'ln_send' },
-      { rail: 'onchain', ccy: 'BTC', kind: 'onchain_send' },
-      { rail: 'tron', ccy: 'USDT', kind: 'tron_payout' },
-      { rail: 'bank', ccy: 'VND', kind: 'vnd_payout' },
+      { rail: 'lightning', ccy: 'BTC', kind: 'ln_send', leaves: 'hold-less-fee' },
+      { rail: 'onchain', ccy: 'BTC', kind: 'onchain_send', leaves: 'hold-less-fee' },
+      { rail: 'tron', ccy: 'USDT', kind: 'tron_payout', leaves: 'destination' },
+      { rail: 'bank', ccy: 'VND', kind: 'vnd_payout', leaves: 'destination' },
     ])
     expect(kinds.kindsWith((d) => d.approval)).toEqual(['onchain_send', 'tron_payout', 'vnd_payout'])
     expect(kinds.kindsWith((d) => d.caps.receiveMax)).toEqual(['ln_receive', 'onchain_receive'])

@@ -1,6 +1,6 @@
 /**
  * Four-eyes approval (issue 19). A payout or on-chain send above its threshold waits in
- * `processing` with its funds held (see policy.ts and the confirm in transactions/service.ts). Then:
+ * `processing` with its funds held (policy.ts; the engine's confirm gate, gate.ts). Then:
  *
  * - review: the first operator with `approvals.decide` looks at it and says so; it stays waiting.
  * - approve: a different operator (not the reviewer, not the operator who made it) lets it go on;
@@ -14,7 +14,7 @@
  *
  * Every step locks the transaction's row, then the approval's, and changes the approval with a
  * conditional update: two decisions at once are one decision and a 409. On an admin route each runs
- * inside the request's audited database transaction (src/admin/guard.ts), so the change and its
+ * inside the request's audited database transaction (src/operators/guard.ts), so the change and its
  * audit row commit together.
  */
 import type { Db, Queryable } from '../db/db.js'
@@ -210,12 +210,13 @@ export function createApprovalsService(deps: {
  * The worker's look at a transaction in `processing` whose next check came due (the approval gate's
  * `heldDue`, src/approvals/gate.ts): past the approval's deadline, it expires (hold voided,
  * `rejected` with msg `approval_expired`, its event); before it (the worker's claim moved the
- * check), the check goes back to the deadline. A transaction held by another gate is left alone.
+ * check), the check goes back to the deadline. The engine calls it for a transaction in
+ * `processing` only, and approval is the one gate that holds (service.ts asserts a single hold), so
+ * the approval is there.
  */
 export async function expireApprovalIfDue(q: Queryable, txn: Txn, move: Mover, at: number): Promise<void> {
-  if (txn.state !== 'processing') return
   const a = await lockApproval(q, txn.id)
-  if (!a) return
+  assert(a, 'a transaction in processing has its approval')
   if (a.status !== 'waiting' || BigInt(at) < a.expires_at) {
     await scheduleCheck(q, txn.id, a.expires_at, 'exact', { state: 'processing' })
     return

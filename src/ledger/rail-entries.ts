@@ -9,7 +9,7 @@ import { sql, type Sql } from '../db/sql.js'
  * constant text of our code (never request or row data), so the ledger does not import reconciliation.
  */
 export interface RefSql {
-  /** The reference of the entry `e` (entryRefSql of the rail). */
+  /** The reference of the entry `e` (entryRef of the rail, src/reconcile/refs.ts). */
   expr: Sql
   /** The joins the expression needs after `LEFT JOIN transactions t ON t.id = e.txn_id`. */
   joins: Sql

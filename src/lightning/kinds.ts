@@ -46,7 +46,7 @@ export const LN_SEND = {
   confirmationWaits: [],
   stuckWatch: true,
   payerWaits: [],
-  reconcile: { ccy: 'BTC' },
+  reconcile: { ccy: 'BTC', leaves: 'hold-less-fee' },
 } as const satisfies KindDeclaration
 
 export const LIGHTNING_KINDS = [LN_RECEIVE, LN_SEND] as const satisfies readonly KindDeclaration[]

@@ -53,7 +53,7 @@ export const ONCHAIN_SEND = {
   confirmationWaits: ['destsent'],
   stuckWatch: true,
   payerWaits: [],
-  reconcile: { ccy: 'BTC' },
+  reconcile: { ccy: 'BTC', leaves: 'hold-less-fee' },
 } as const satisfies KindDeclaration
 
 /**

@@ -59,7 +59,7 @@ export const OPERATION_ERRORS: Readonly<Record<string, readonly ErrorCode[]>> = 
   deleteLightningAddress: [...BEARER, ...BODY, 'not_found'],
   // rates/service.ts `current`: stale market data is 503 rate_unavailable.
   getRates: [...BEARER, 'rate_unavailable'],
-  // transactions/service.ts `create`, quote.ts, kind.ts, the flows; reconcile/brake.ts for sends_paused.
+  // transactions/service.ts `create`, quote.ts, kind-for.ts, the flows; reconcile/brake.ts for sends_paused.
   createTransaction: [
     ...BEARER,
     ...BODY,

@@ -30,7 +30,7 @@ export const TRON_PAYOUT = {
   confirmationWaits: [],
   stuckWatch: true,
   payerWaits: [],
-  reconcile: { ccy: 'USDT' },
+  reconcile: { ccy: 'USDT', leaves: 'destination' },
 } as const satisfies KindDeclaration
 
 /** A VND payout to a bank account, funded from the VND wallet or from BTC or USDT at the quoted rate. */
@@ -56,7 +56,7 @@ export const VND_PAYOUT = {
   confirmationWaits: [],
   stuckWatch: true,
   payerWaits: [],
-  reconcile: { ccy: 'VND' },
+  reconcile: { ccy: 'VND', leaves: 'destination' },
 } as const satisfies KindDeclaration
 
 /**

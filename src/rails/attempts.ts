@@ -23,10 +23,6 @@ import { sql } from '../db/sql.js'
  * most the cap, then a random part of up to half of it taken off, so that many transactions that
  * failed together do not all come back in the same instant. `random` is in [0, 1).
  */
-// The worker (src/transactions/worker.ts, edited on another branch) still names the settings type
-// from here; the type itself is a setting and lives in src/config.
-export type { RailOpsConfig }
-
 export function backoffDelayMs(
   settings: Pick<RailOpsSettings, 'retryBaseMs' | 'retryMaxMs'>,
   failures: number,

@@ -20,7 +20,7 @@ export async function amountMismatches(
     payments: RailPayment[]
     /** References of the payments that some transaction with an entry on the account carries. */
     known: ReadonlySet<string>
-    /** entryRefSql of the rail and its joins: how an entry's reference is read. */
+    /** entryRef of the rail: how an entry's reference is read, and its joins. */
     ref: RefSql
   },
 ): Promise<Orphan[]> {

@@ -17,7 +17,7 @@ import type { RailKind } from '../rails/rail.js'
 import { formatMinor } from '../shared/amount.js'
 import { assert } from '../shared/assert.js'
 import { ApiError } from '../shared/errors.js'
-import { type RailCurrencies } from './refs.js'
+import { railCcy, type RailCurrencies } from './refs.js'
 
 export const CAPITAL_ENTRY_KIND = 'operator_capital'
 export const CAPITAL_PAGE_SIZE_MAX = 200
@@ -85,11 +85,10 @@ export async function bookCapital(
   input: CapitalInput,
   railCurrencies: RailCurrencies,
 ): Promise<CapitalMovement> {
-  const expected = railCurrencies.find((r) => r.rail === input.rail)
-  assert(expected !== undefined, 'a known rail')
-  if (input.ccy !== expected.ccy)
-    throw new ApiError('invalid_request', `The ${input.rail} rail holds ${expected.ccy}, not ${input.ccy}`, [
-      { field: 'ccy', issue: `must be ${expected.ccy} for the ${input.rail} rail` },
+  const expected = railCcy(railCurrencies, input.rail)
+  if (input.ccy !== expected)
+    throw new ApiError('invalid_request', `The ${input.rail} rail holds ${expected}, not ${input.ccy}`, [
+      { field: 'ccy', issue: `must be ${expected} for the ${input.rail} rail` },
     ])
   assert(input.amountMinor > 0n, 'a capital movement moves a positive amount')
   const signed = input.direction === 'in' ? input.amountMinor : -input.amountMinor

@@ -22,8 +22,7 @@ import { postingSums, walletTotalsByCurrency } from '../ledger/reads.js'
 import { railAccountEntries, refsWithEntries } from '../ledger/rail-entries.js'
 import { inFlightSendTotals } from '../transactions/reads-reports.js'
 import { amountMismatches } from './amount-match.js'
-import { CREDIT_STATEMENT_GRACE_MS, type RailCurrencies } from './refs.js'
-import { entryRef } from './ref-fragments.js'
+import { CREDIT_STATEMENT_GRACE_MS, entryRef, type RailCurrencies } from './refs.js'
 
 export interface ReconcilableRail {
   rail: RailKind
@@ -282,13 +281,8 @@ async function readLedger(
   const ids = railCurrencies.map((r) => systemAccountId(r.rail as SystemPurpose, r.ccy))
   const held = new Map<string, bigint>()
   for (const [id, total] of await postingSums(q, ids)) held.set(id, -total)
-  // A send's open hold, less the service fee that will go to revenue, is what will leave by the
-  // rail; a payout leaves as its destination amount (a TRON payout's network fee is paid in TRX,
-  // so the USDT the customer paid for it stays in the hot wallet, as revenue).
-  const outgoing = await inFlightSendTotals(
-    q,
-    railCurrencies.map((r) => r.kind),
-  )
+  // What will still leave by each rail, as each sending kind declares it leaves.
+  const outgoing = await inFlightSendTotals(q, railCurrencies)
   const liabilities = await walletTotalsByCurrency(q)
   return { held, outgoing, liabilities, capital: await capitalByRail(q) }
 }

@@ -1,3 +1,5 @@
+import { sql, type Sql } from '../db/sql.js'
+import type { RefSql } from '../ledger/rail-entries.js'
 import { assert } from '../shared/assert.js'
 import type { RailKind } from '../rails/rail.js'
 import type { KindRegistry } from '../transactions/kinds.js'
@@ -24,25 +26,27 @@ export function railCcy(railCurrencies: RailCurrencies, rail: RailKind): string 
  * `rail_ref` names the payout) counts under the payout's own reference, so that a payout sent and
  * given back nets to zero, as it does at the partner.
  */
-export function railRefSql(rail: RailKind): string {
+function railRef(rail: RailKind): Sql {
   if (rail === 'onchain')
-    return `COALESCE((SELECT d.txid FROM onchain_deposits d WHERE d.txn_id = t.id ORDER BY d.created_at, d.vout LIMIT 1),
+    return sql`COALESCE((SELECT d.txid FROM onchain_deposits d WHERE d.txn_id = t.id ORDER BY d.created_at, d.vout LIMIT 1),
                      t.dest_details->>'txid')`
-  return 'COALESCE(o.rail_ref, t.rail_ref)'
+  return sql`COALESCE(o.rail_ref, t.rail_ref)`
 }
 
-/** The join railRefSql needs after `transactions t`. */
-export const RAIL_REF_JOIN = `LEFT JOIN transactions o ON t.kind = 'payout_return' AND o.id = t.rail_ref`
+/** The join railRef needs after `transactions t`. */
+const RAIL_REF_JOIN = sql`LEFT JOIN transactions o ON t.kind = 'payout_return' AND o.id = t.rail_ref`
 
 /**
  * The join and expression that give every journal entry its reference, over `journal_entries e`
- * left-joined with `transactions t` and RAIL_REF_JOIN: its transaction's (railRefSql), or, for the
+ * left-joined with `transactions t` and RAIL_REF_JOIN: its transaction's (railRef), or, for the
  * entry that put a bank credit in suspense (which names no transaction), that credit's bank
  * reference, so that the transfer on the statement and the suspense entry match.
  */
-export const ENTRY_REF_JOIN = 'LEFT JOIN bank_credits sc ON sc.suspense_entry_id = e.id'
-export function entryRefSql(rail: RailKind): string {
-  return `COALESCE(${railRefSql(rail)}, sc.bank_ref)`
+const ENTRY_REF_JOINS = sql`${RAIL_REF_JOIN} LEFT JOIN bank_credits sc ON sc.suspense_entry_id = e.id`
+
+/** How an entry's reference is read on `rail`, and the joins it needs (src/ledger/rail-entries.ts runs it). */
+export function entryRef(rail: RailKind): RefSql {
+  return { expr: sql`COALESCE(${railRef(rail)}, sc.bank_ref)`, joins: ENTRY_REF_JOINS }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The states a transaction can be in, and which of them are final. They stand in src/shared
  * because the events, the status stream and the rails' attempt log name them as well as the engine;
- * each kind's table of allowed transitions stays with the engine (src/transactions/state-machine.ts).
+ * each kind's table of allowed transitions is in its flow's declaration (`kinds.ts` in the flow's
+ * folder), which the repository enforces (`canTransition`, src/transactions/repository.ts).
  */
 export type TxnState =
   | 'quoted'

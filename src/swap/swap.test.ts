@@ -3,7 +3,8 @@ import { toQuery } from '../db/sql.js'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import type { Queryable } from '../db/db.js'
 import { walletIdPair } from '../ledger/ledger.js'
-import { swapWallets, type WalletIds } from './swap.js'
+import { swapWallets } from './swap.js'
+import type { WalletIds } from '../ledger/ledger.js'
 import { asAccountId } from '../shared/ids.js'
 
 // A swap's two wallets: read together in one statement the first time, then remembered.

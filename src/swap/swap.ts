@@ -10,8 +10,6 @@ import type { Txn } from '../transactions/txn.js'
 import { requestedAmount, walletAmounts, walletOutPostings } from '../transactions/money.js'
 import { isMoneyError } from '../transactions/errors.js'
 
-export type { WalletIds } from '../ledger/ledger.js'
-
 export interface SwapDeps {
   config: Config
   rates: RatesService

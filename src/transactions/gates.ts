@@ -46,6 +46,11 @@ export function gatesByKind(kinds: readonly TxnKind[], gates: readonly ConfirmGa
   return new Map(kinds.map((kind) => [kind, gates.filter((g) => g.concerns(kind))]))
 }
 
+/** The gates of a kind; none for a kind the registry does not know (its flow refuses it anyway). */
+export function gatesOf(gates: GatesByKind, kind: TxnKind): readonly ConfirmGate[] {
+  return gates.get(kind) ?? []
+}
+
 /**
  * The gates' verdict on a confirm: the first refusal is thrown; the holds are returned for the
  * caller to apply once the funds are held. Gates run in order, so an earlier gate's refusal wins.

@@ -55,7 +55,10 @@ describe('the kind registry', () => {
       /no state sent/,
     )
     expect(() =>
-      createKindRegistry([...KIND_DECLARATIONS, { ...fixture, reconcile: { ccy: 'VND' } }]),
+      createKindRegistry([
+        ...KIND_DECLARATIONS,
+        { ...fixture, reconcile: { ccy: 'VND', leaves: 'destination' } },
+      ]),
     ).toThrow(/rail bank is reconciled by both vnd_payout and fixture_payout/)
     expect(() => createKindRegistry([{ ...fixture, rail: null }])).toThrow(
       /watched when stuck but has no rail/,

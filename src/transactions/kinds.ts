@@ -9,8 +9,7 @@
  * have to be edited for every new kind. What a union used to guarantee is checked instead when the
  * registry is made: every declaration has every fact (the compiler refuses a literal that lacks one,
  * `checkKinds` refuses one that lacks one at run time, at start and in a test), no two declare the
- * same method pair, and every state named is a state of the machine. The closed union of the kinds
- * this service declares is `DeclaredKind` in src/wiring/kinds.ts, for code above the engine that wants it.
+ * same method pair, and every state named is a state of the machine.
  */
 import { RAIL_KINDS } from '../config/rail-ops.js'
 import type { RailKind } from '../rails/rail.js'
@@ -66,7 +65,16 @@ export interface KindDeclaration {
    * reconciliation compares with the rail's balance and whose sends it matches by reference; null
    * for every other kind.
    */
-  reconcile: { ccy: string } | null
+  reconcile: {
+    ccy: string
+    /**
+     * What a send in flight will take out of the rail's account: its hold less the service fee
+     * (which stays as revenue), or its destination amount (a payout, whose network fee is not paid
+     * from the ledger's currency: TRX on TRON, the bank's own on a transfer). A send between two
+     * currencies always leaves as its destination amount.
+     */
+    leaves: 'hold-less-fee' | 'destination'
+  } | null
 }
 
 /** The registry's lookups, built once by the container from every flow's declarations. */
@@ -95,7 +103,12 @@ export interface KindRegistry {
   /** Each (kind, state) waiting for a payer. */
   readonly payerWaits: ReadonlyArray<{ kind: TxnKind; state: TxnState }>
   /** Each rail the ledger keeps a currency for, that currency, and the kind that sends by the rail. */
-  readonly railCurrencies: ReadonlyArray<{ rail: RailKind; ccy: string; kind: TxnKind }>
+  readonly railCurrencies: ReadonlyArray<{
+    rail: RailKind
+    ccy: string
+    kind: TxnKind
+    leaves: 'hold-less-fee' | 'destination'
+  }>
 }
 
 const FACTS: ReadonlyArray<keyof KindDeclaration> = [
@@ -154,6 +167,10 @@ export function checkKinds(declarations: readonly KindDeclaration[]): void {
     }
     if (d.reconcile) {
       assert(d.rail !== null, `kind ${d.kind} is reconciled but has no rail`)
+      assert(
+        d.reconcile.leaves === 'hold-less-fee' || d.reconcile.leaves === 'destination',
+        `kind ${d.kind}: reconcile.leaves is hold-less-fee or destination`,
+      )
       const other = reconciled.get(d.rail)
       assert(other === undefined, `rail ${d.rail} is reconciled by both ${other} and ${d.kind}`)
       reconciled.set(d.rail, d.kind)
@@ -199,7 +216,9 @@ export function createKindRegistry(
     confirmationWaits: waits((d) => d.confirmationWaits),
     payerWaits: waits((d) => d.payerWaits),
     railCurrencies: declarations.flatMap((d) =>
-      d.reconcile && d.rail ? [{ rail: d.rail, ccy: d.reconcile.ccy, kind: d.kind }] : [],
+      d.reconcile && d.rail
+        ? [{ rail: d.rail, ccy: d.reconcile.ccy, kind: d.kind, leaves: d.reconcile.leaves }]
+        : [],
     ),
   }
 }

@@ -10,7 +10,7 @@ import { checkQuoteAmounts } from './amount-limits.js'
 import { isRefusal, refusalApiError } from './errors.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 import type { TxnServiceDeps } from './service.js'
-import { runCreateGates } from './gates.js'
+import { gatesOf, runCreateGates } from './gates.js'
 
 /**
  * Create: the flow's quote, checked against the amount limits and stored `quoted`. The same
@@ -21,8 +21,7 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
   const kind = deps.kinds.kindFor(input, config.walletCurrencies)
   const flow = flowOf(deps.flows, kind)
   // A gate (the brake) may refuse the kind now, before anything is read or written.
-  const gates = deps.gates.get(kind)
-  if (gates?.length) await runCreateGates(gates, db, kind)
+  await runCreateGates(gatesOf(deps.gates, kind), db, kind)
   const hash = requestHash(rawBody)
   if (input.extRefId) {
     const existing = await getByExtRef(db, input.accountId, input.extRefId)

@@ -105,20 +105,21 @@ export async function exportTxnBatch(
 
 /**
  * What the sends of `kinds` still in flight (srccreated, destsent, error) will take out by their
- * rails, per kind: a send's open hold less the service fee that goes to revenue, or a payout's
- * destination amount (a TRON payout's network fee is paid in TRX, so the USDT the customer paid
- * for it stays in the hot wallet, as revenue). Reconciliation compares it with what a rail holds.
+ * rails, per kind, as each kind's declaration says it leaves (`reconcile.leaves`): its open hold
+ * less the service fee that goes to revenue, or its destination amount (always so between two
+ * currencies). Reconciliation compares it with what a rail holds.
  */
 export async function inFlightSendTotals(
   q: Queryable,
-  kinds: readonly string[],
+  kinds: ReadonlyArray<{ kind: string; leaves: 'hold-less-fee' | 'destination' }>,
 ): Promise<Map<string, bigint>> {
+  const lessFee = kinds.filter((k) => k.leaves === 'hold-less-fee').map((k) => k.kind)
   const { rows } = await q.query<{ kind: string; total: unknown }>(
     sql`SELECT t.kind,
-            SUM(CASE WHEN t.src_ccy = t.dest_ccy AND t.kind NOT IN ('tron_payout', 'vnd_payout')
+            SUM(CASE WHEN t.src_ccy = t.dest_ccy AND t.kind = ANY(${lessFee}::text[])
                      THEN h.amount - t.src_fee ELSE t.dest_amount END)::int8 AS total
        FROM holds h JOIN transactions t ON t.id = h.txn_id
-      WHERE h.status = 'pending' AND t.kind = ANY(${[...kinds]}::text[])
+      WHERE h.status = 'pending' AND t.kind = ANY(${kinds.map((k) => k.kind)}::text[])
         AND t.state IN ('srccreated', 'destsent', 'error')
       GROUP BY t.kind`,
   )

@@ -8,7 +8,7 @@ import { placeHold, postEntry } from '../ledger/ledger.js'
 import { flowOf, type CreateInput, type Flow } from './flow.js'
 import type { TxnKind } from './state-machine.js'
 import type { KindRegistry } from './kinds.js'
-import { gatesByKind, runConfirmGates, type ConfirmGate, type GatesByKind } from './gates.js'
+import { gatesByKind, gatesOf, runConfirmGates, type ConfirmGate, type GatesByKind } from './gates.js'
 import { getTxn, lockForConfirm, StaleTransition, type TxnRepository } from './repository.js'
 import type { Txn, TxnPatch } from './txn.js'
 import { walletDebit } from './money.js'
@@ -122,17 +122,12 @@ export function createTransactionsService(options: {
   }
 }
 
-/** The gates of a kind; none for a kind the registry does not know (its flow refuses it anyway). */
-function gatesOf(deps: Pick<TxnServiceDeps, 'gates'>, kind: TxnKind): readonly ConfirmGate[] {
-  return deps.gates.get(kind) ?? []
-}
-
 /** Confirm: in one statement when this process made the quote and it allows, else under the row lock. */
 export async function confirm(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId): Promise<Txn> {
   const quoted = deps.recentQuotes.take(txnId)
   // A quote made here was made by a flow of this service, so the map has it. A kind a gate
   // concerns takes the locked path, where the gates run.
-  const flow = quoted && gatesOf(deps, quoted.kind).length === 0 && deps.flows.get(quoted.kind)
+  const flow = quoted && gatesOf(deps.gates, quoted.kind).length === 0 && deps.flows.get(quoted.kind)
   const settled = flow && (await settleMadeHere(deps, flow, quoted, accountId))
   if (!settled) return confirmLocked(deps, accountId, txnId, quoted?.kind)
   await followUp(deps, flow, settled)
@@ -194,17 +189,19 @@ async function confirmLocked(
       return expireInTx(deps, q, txn, at)
     }
     // A gate's refusal throws here, before anything is written, so the confirm changes nothing.
-    const holds = await runConfirmGates(gatesOf(deps, txn.kind), q, txn, at)
+    const holds = await runConfirmGates(gatesOf(deps.gates, txn.kind), q, txn, at)
     if (txn.srcMethod === 'svcpay' && pendingHold === 0n && !(await holdFunds(q, txn, at))) {
       return transition(q, txn, 'failed', { msg: 'insufficient_funds' }, { now: now() })
     }
     const stepOpts = { now: at }
-    if (holds.length > 0) {
-      // A gate holds it (a second operator's approval): it waits here, funds held, until the
-      // gate lets it go (the approval runs the flow's confirm from `processing`) or its time is up.
-      for (const hold of holds) await hold.record(q)
-      const until = Math.min(...holds.map((h) => h.until))
-      return transition(q, txn, 'processing', { nextCheckAtMs: until }, stepOpts)
+    const [hold, ...more] = holds
+    if (hold) {
+      // A gate holds it (a second operator's approval): it waits here, funds held, until the gate
+      // lets it go (the approval runs the flow's confirm from `processing`) or its time is up. One
+      // gate at a time holds a transaction: its deadline is the check, and it alone moves it on.
+      assert(more.length === 0, `one gate holds ${txn.kind} at a time`)
+      await hold.record(q)
+      return transition(q, txn, 'processing', { nextCheckAtMs: hold.until }, stepOpts)
     }
     if (confirming.settlement) {
       const settlement = await confirming.settlement(q, txn, at)
@@ -231,7 +228,7 @@ async function confirmLocked(
  * the row locked, inside the transaction.
  */
 async function gatesLetThrough(deps: TxnServiceDeps, q: Queryable, txn: Txn): Promise<boolean> {
-  const gates = gatesOf(deps, txn.kind)
+  const gates = gatesOf(deps.gates, txn.kind)
   return gates.length === 0 || (await runConfirmGates(gates, q, txn, deps.repository.now())).length === 0
 }
 
@@ -270,7 +267,7 @@ async function readTxn(deps: TxnServiceDeps, accountId: AccountId, txnId: TxnId)
 async function heldDue(deps: TxnServiceDeps, txnId: TxnId, at: number): Promise<void> {
   await applyChange(deps, txnId, async (q, txn, move) => {
     if (txn.state !== 'processing') return
-    for (const gate of gatesOf(deps, txn.kind)) await gate.heldDue?.(q, txn, move, at)
+    for (const gate of gatesOf(deps.gates, txn.kind)) await gate.heldDue?.(q, txn, move, at)
   })
 }
 

@@ -3,8 +3,8 @@ import { FINAL_STATES, TXN_STATES, type TxnState } from '../shared/txn-states.js
 /**
  * The transaction state machine. The states themselves stand in src/shared/txn-states.ts (the
  * events, the status stream and the attempt log name them too) and are re-exported here for the
- * engine's files. Each kind's table of allowed transitions is part of its declaration
- * (src/transactions/kinds.ts); any transition not in it is refused.
+ * engine's files. Each kind's table of allowed transitions is part of its declaration (`kinds.ts`
+ * in its flow's folder); the repository refuses any transition not in it (`canTransition`).
  */
 export { FINAL_STATES, TXN_STATES, type TxnState }
 

@@ -92,20 +92,23 @@ interface Row {
 function stuckSql(kinds: StuckKinds, settings: RailOpsConfig, now: number): Sql {
   const at = sql.param(now)
   // Shared parameters: the CASE appears twice in the statement, its values are bound once.
+  const watched = kinds.kindsWith((d) => d.stuckWatch)
+  assert(watched.length > 0, 'the stuck listing watches at least one kind')
   const railCase = sql`CASE ${sql.join(
-    kinds
-      .kindsWith((d) => d.stuckWatch)
-      .map((kind) => sql`WHEN t.kind = ${sql.param(kind)} THEN ${sql.param(kinds.railOf(kind))}`),
+    watched.map((kind) => sql`WHEN t.kind = ${sql.param(kind)} THEN ${sql.param(kinds.railOf(kind))}`),
     sql` `,
   )} END`
   const boundCase = sql`CASE c.rail ${sql.join(
     RAIL_KINDS.map((rail) => sql`WHEN ${rail} THEN ${settings[rail].stuckAfterMs}::bigint`),
     sql` `,
   )} END`
-  const payerWait = sql.join(
-    kinds.payerWaits.map(({ kind, state }) => sql`(t.kind = ${kind} AND t.state = ${state})`),
-    sql` OR `,
-  )
+  const payerWait =
+    kinds.payerWaits.length === 0
+      ? sql`false`
+      : sql.join(
+          kinds.payerWaits.map(({ kind, state }) => sql`(t.kind = ${kind} AND t.state = ${state})`),
+          sql` OR `,
+        )
   // Written out, not bound: the partial index transactions_open_idx (migration 018) has this very
   // predicate, and the planner uses it only when it can see the values (our own constants).
   const open = sql.unsafeRaw(`t.state NOT IN (${OPEN_EXCLUDES.map((state) => `'${state}'`).join(', ')})`)

@@ -1,7 +1,8 @@
 import type { Db } from '../db/db.js'
 import type { TransactionsService } from './service.js'
 import { claimDue, getTxn, scheduleCheck } from './repository.js'
-import { recordAttempts, withAttemptLog, type AttemptLog, type RailOpsConfig } from '../rails/attempts.js'
+import type { RailOpsConfig } from '../config/rail-ops.js'
+import { recordAttempts, withAttemptLog, type AttemptLog } from '../rails/attempts.js'
 
 /** How long a claimed transaction is left to one worker before another may look at it. */
 export const CLAIM_LEASE_MS = 30_000

@@ -26,9 +26,6 @@ export const KIND_DECLARATIONS = [
   ...PAYIN_KINDS,
 ] as const satisfies readonly KindDeclaration[]
 
-/** The closed set of kinds this service declares, for code above the engine that wants a union. */
-export type DeclaredKind = (typeof KIND_DECLARATIONS)[number]['kind']
-
 /** The methods announced without a kind (issue 33 adds the eth kind): refused as coming soon. */
 export const ANNOUNCED_METHODS: readonly AnnouncedMethod[] = [
   {
