@@ -300,3 +300,49 @@ export interface SendsBrake {
 
 /** How long a send held by the brake waits before the worker looks at it again. */
 export const PAUSED_RECHECK_MS = 60_000
+
+/**
+ * What sending USDT over Ethereum costs now, for a quote (issue 33): the EIP-1559 fee cap the
+ * adapter would bid per gas and the gas a Tether transfer takes (its estimate with headroom).
+ * Their product, in wei, is the network fee the quote converts to USDT.
+ */
+export interface EthFeeQuote {
+  maxFeePerGasWei: bigint
+  gasLimit: bigint
+}
+
+/** An Ethereum USDT payout's state, following replacements: `txHash` is the one that counts now. */
+export type EthTransferState = PayoutState & {
+  txHash?: string
+  /** Wei the hot wallet paid for the mined transaction (gasUsed × effectiveGasPrice); final states only. */
+  feeWei?: bigint
+  /** Set while pending when the adapter cannot bring it further (fee cap reached, nonce gap it cannot fill). */
+  stuck?: string
+}
+
+/**
+ * USDT (ERC-20, Tether's contract, 6 decimals) paid out from the service's hot wallet on Ethereum.
+ * A payout is known by its `requestId` from the first call on: the adapter may replace its
+ * transaction (same nonce, higher fee) and the payout follows.
+ */
+export interface EthRail extends CheckableRail, ReservesRail, PaymentsRail {
+  readonly name: string
+  /** What a transfer costs now (quote time; nothing is sent). */
+  feeQuote(): Promise<EthFeeQuote>
+  /**
+   * Send `amountMinor` to `to`, the whole transaction (and any replacement) costing at most
+   * `maxFeeWei`. Checks first that it can succeed (balances, Tether's blacklist and pause, the gas
+   * estimate) and fails final before spending gas when it cannot. Idempotent by `requestId`.
+   */
+  sendUsdt(input: {
+    to: string
+    amountMinor: bigint
+    requestId: string
+    maxFeeWei: bigint
+  }): Promise<{ txHash: string }>
+  /**
+   * The payout's state, with `expected` (recipient and amount) checked against the token's
+   * `Transfer` log. `completed` and `failed` only once final (the `finalized` block tag).
+   */
+  getTransfer(requestId: string, expected: { to: string; amountMinor: bigint }): Promise<EthTransferState>
+}
