@@ -64,7 +64,7 @@ export async function startReplicatedPair(
     (opts.asynchronous
       ? // The broken set-up the suite shows failing: commits acknowledged before the standby has them,
         // and the WAL writer made lazy so that the last second of commits is surely not there yet.
-        `-c synchronous_standby_names='' -c synchronous_commit=off -c wal_writer_delay=10000 -c wal_writer_flush_after=0`
+        `-c synchronous_standby_names='' -c synchronous_commit=off -c wal_writer_delay=10000 -c wal_writer_flush_after=100000`
       : `-c synchronous_standby_names='*' -c synchronous_commit=on`)
   const standbyOptions = `-p ${standbyPort} ${common} -c hot_standby=on`
   const ctl = (data: string, log: string, action: string, extra: string[] = []) =>
