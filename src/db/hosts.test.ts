@@ -109,6 +109,20 @@ describe.skipIf(ENGINE !== 'postgres')('several hosts against a real server', ()
     }
   })
 
+  it('answers a write refused as read-only (25006) as unavailable, and leaves that connection', async () => {
+    // One connection, made read-only under the pool: what a session on a demoted primary answers.
+    const db = createPostgresDb(hostsUrl('read-write'), { poolMax: 1 })
+    dbs.push(db)
+    await db.query('CREATE TABLE ro (n int)')
+    await db.query('SET SESSION default_transaction_read_only = on')
+    const refused = await db.tx((q) => q.query('INSERT INTO ro VALUES (1)')).catch((e: unknown) => e)
+    expect((refused as { code?: string }).code).toBe('25006')
+    expect(isDbUnavailableError(refused)).toBe(true)
+    // The next write runs on a fresh connection, found again, and succeeds.
+    await db.tx((q) => q.query('INSERT INTO ro VALUES (2)'))
+    expect((await db.query('SELECT n FROM ro')).rows).toEqual([{ n: 2 }])
+  })
+
   it('makes the LISTEN connection again after it was cut and refused for a while, and says so', async () => {
     const db = createPostgresDb(hostsUrl('read-write'))
     dbs.push(db)
