@@ -22,8 +22,12 @@ export interface ReplicatedPair {
   /** Both hosts, primary first, as libpq writes them. */
   multiHostUrl(database: string, attrs?: string): string
   createDatabase(name: string): Promise<void>
-  /** Waits until the standby streams (and, when synchronous, is the synchronous one). */
-  untilStreaming(timeoutMs?: number): Promise<void>
+  /**
+   * Makes the standby (`pg_basebackup -R`), starts it, then (unless asynchronous) names it
+   * synchronous on the primary, and waits until it streams as such. The primary takes writes
+   * before, asynchronously, so that the service can start meanwhile.
+   */
+  startStandby(timeoutMs?: number): Promise<void>
   /** `pg_ctl stop -m immediate`: the primary's processes end at once, as in a crash. */
   killPrimary(): Promise<void>
   /** `pg_ctl promote -w`: the standby ends recovery and accepts writes. */
@@ -65,7 +69,8 @@ export async function startReplicatedPair(
       ? // The broken set-up the suite shows failing: commits acknowledged before the standby has them,
         // and the WAL writer made lazy so that the last second of commits is surely not there yet.
         `-c synchronous_standby_names='' -c synchronous_commit=off -c wal_writer_delay=10000 -c wal_writer_flush_after=100000`
-      : `-c synchronous_standby_names='*' -c synchronous_commit=on`)
+      : // Synchronous once the standby streams (startStandby sets synchronous_standby_names = '*').
+        `-c synchronous_commit=on`)
   const standbyOptions = `-p ${standbyPort} ${common} -c hot_standby=on`
   const ctl = (data: string, log: string, action: string, extra: string[] = []) =>
     exec('pg_ctl', ['-D', data, '-l', join(dir, log), '-w', '-t', '60', ...extra, action])
@@ -83,24 +88,6 @@ export async function startReplicatedPair(
     '--no-sync',
   ])
   await ctl(primaryData, 'primary.log', 'start', ['-o', primaryOptions])
-  await exec('pg_basebackup', [
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(primaryPort),
-    '-U',
-    'postgres',
-    '-D',
-    standbyData,
-    '-R',
-    '-X',
-    'stream',
-    '--no-sync',
-    '-c',
-    'fast',
-  ])
-  await ctl(standbyData, 'standby.log', 'start', ['-o', standbyOptions])
-
   const url = (port: number, database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`
   const adminQuery = async (port: number, text: string): Promise<any[]> => {
     const c = new pg.Client({ connectionString: url(port, 'postgres') })
@@ -120,7 +107,29 @@ export async function startReplicatedPair(
     async createDatabase(name) {
       await adminQuery(primaryPort, `CREATE DATABASE ${name}`)
     },
-    async untilStreaming(timeoutMs = 30_000) {
+    async startStandby(timeoutMs = 30_000) {
+      await exec('pg_basebackup', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(primaryPort),
+        '-U',
+        'postgres',
+        '-D',
+        standbyData,
+        '-R',
+        '-X',
+        'stream',
+        '--no-sync',
+        '-c',
+        'fast',
+      ])
+      await ctl(standbyData, 'standby.log', 'start', ['-o', standbyOptions])
+
+      if (!opts.asynchronous) {
+        await adminQuery(primaryPort, `ALTER SYSTEM SET synchronous_standby_names = '*'`)
+        await adminQuery(primaryPort, 'SELECT pg_reload_conf()')
+      }
       const want = opts.asynchronous ? 'async' : 'sync'
       for (const deadline = Date.now() + timeoutMs; ;) {
         const rows = await adminQuery(primaryPort, 'SELECT state, sync_state FROM pg_stat_replication')
