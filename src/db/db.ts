@@ -569,8 +569,17 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
       // Each subscription's own hook, so that one function given twice is still told twice.
       const hook = options?.onReconnect ? () => options.onReconnect!() : undefined
       if (hook) reconnectHooks.add(hook)
-      await ensureListener()
-      if (isNew && listenClient) await listenClient.query(`LISTEN ${quoteIdent(channel)}`)
+      try {
+        await ensureListener()
+        if (isNew && listenClient) await listenClient.query(`LISTEN ${quoteIdent(channel)}`)
+      } catch (err) {
+        // Not subscribed: the caller is told, and nothing of this subscription stays behind to be
+        // called after a later connection.
+        set.delete(onPayload)
+        if (set.size === 0 && listeners.get(channel) === set) listeners.delete(channel)
+        if (hook) reconnectHooks.delete(hook)
+        throw err
+      }
       return async () => {
         set!.delete(onPayload)
         if (hook) reconnectHooks.delete(hook)

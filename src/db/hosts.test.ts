@@ -39,6 +39,11 @@ describe('database URLs with several hosts, read as libpq reads them', () => {
     expect(() => parseDbUrl('postgres:///db?host=a,b&port=1,2,3', {})).toThrow(/3 port numbers to 2 hosts/)
     expect(() => parseDbUrl('postgres://h:99999/db', {})).toThrow(/invalid port/)
     expect(() => parseDbUrl('mysql://h/db', {})).toThrow()
+    // Other parameters pass as written, not re-encoded.
+    expect(
+      parseDbUrl('postgres://h/db?options=-c%20search_path%3Dx&target_session_attrs=any&sslmode=require', {})
+        .hosts[0]!.url,
+    ).toBe('postgres://h:5432/db?options=-c%20search_path%3Dx&sslmode=require')
     expect(withDatabase('postgres://u@h1:1,h2:2/test?target_session_attrs=primary', 'other')).toBe(
       'postgres://u@h1:1,h2:2/other?target_session_attrs=primary',
     )

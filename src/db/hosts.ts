@@ -96,9 +96,11 @@ export function parseDbUrl(url: string, env: NodeJS.ProcessEnv = process.env): D
   }
   if (hosts.length > HOSTS_MAX) throw new DbUrlError(`at most ${HOSTS_MAX} hosts in a database URL`)
 
-  const rest = new URLSearchParams()
-  for (const [k, v] of params) if (!CONSUMED_PARAMS.has(k)) rest.append(k, v)
-  const tail = rest.toString()
+  // The other parameters pass as they were written (not re-encoded): node-postgres reads them.
+  const tail = (query ? query.slice(1) : '')
+    .split('&')
+    .filter((piece) => piece !== '' && !CONSUMED_PARAMS.has(decodeURIComponent(piece.split('=')[0]!)))
+    .join('&')
   const database = decodeURIComponent(path.replace(/^\//, ''))
   return {
     targetSessionAttrs: attrs as TargetSessionAttrs,
