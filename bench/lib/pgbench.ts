@@ -50,10 +50,12 @@ export async function runPgbench(
     // As before every svcpay measurement: the initialisation's WAL must not force a checkpoint into the run.
     await withClient(dbUrl(name), (c) => c.query('CHECKPOINT'))
     // pgbench's backends end with it, taking their CPU time along, so the rate is sampled while it
-    // runs, from its second second to a second before its end.
+    // runs, from its second second to a second before its end (from its first second in a run of
+    // 4 s or less, the quick run's, so that its figure is there to normalise by).
     const sampled: number[] = []
     const sample = (atS: number) => setTimeout(() => sampled.push(postgresCpuMs()), atS * 1000)
-    const samplers = opts.durationS > 4 ? [sample(2), sample(opts.durationS - 1)] : []
+    const fromS = opts.durationS > 4 ? 2 : 1
+    const samplers = opts.durationS >= 3 ? [sample(fromS), sample(opts.durationS - 1)] : []
     const r = await run(
       pgbench,
       ['-c', String(opts.clients), '-j', '2', '-T', String(opts.durationS), ...conn, name],
@@ -64,7 +66,7 @@ export async function runPgbench(
     const lat = /latency average = ([\d.]+) ms/.exec(r.stdout)
     if (!tps) throw new Error(`pgbench printed no tps:\n${r.stdout}`)
     samplers.forEach(clearTimeout)
-    const sampledS = opts.durationS - 3
+    const sampledS = opts.durationS - 1 - fromS
     const dbCpuMsPerTxn =
       sampled.length === 2
         ? Math.round(((sampled[1]! - sampled[0]!) / sampledS / Number(tps[1])) * 1000) / 1000

@@ -45,6 +45,8 @@ export async function fastifyCeiling(ctx: BenchContext): Promise<ScenarioResult>
       errors: m.load.errors,
       peakRssMb: m.peakRssMb,
       serverCpuMsPerOp: m.serverCpuMsPerOp,
+      clientCpuMsPerRequest: m.clientCpuMsPerRequest,
+      serverCpuNorm: m.serverCpuNorm,
       loadAverage: m.loadAverage,
       load: m.load,
       details: { connections: ctx.settings.httpConnections },
