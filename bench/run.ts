@@ -431,7 +431,10 @@ function applyCeilingsAndTargets(
   const small = byId('list-1k')
   for (const r of results) {
     // PostgreSQL's CPU per operation in pgbench transactions of the same run (the DB's control).
-    if (r.status === 'ok' && pgbench) r.dbCpuNorm = normalise(r.dbCpuMsPerOp, pgbench.dbCpuMsPerOp)
+    if (r.status === 'ok' && pgbench) {
+      r.dbCpuNorm = normalise(r.dbCpuMsPerOp, pgbench.dbCpuMsPerOp)
+      r.dbBackendCpuNorm = normalise(r.dbBackendCpuMsPerOp, pgbench.dbBackendCpuMsPerOp)
+    }
     if (r.status !== 'ok' || r.id.startsWith('ceiling-')) continue
     if (r.id.startsWith('get-txn') && fastify) {
       r.ceiling = { id: 'bare Fastify', value: fastify.throughput!, unit: 'req/s' }

@@ -3,9 +3,9 @@ import type { LoadSpec, LoadResult } from './load-spec.js'
 import { runLoad } from './load.js'
 import type { ScenarioResult } from './report.js'
 import type { ServerHandle } from './server.js'
-import { normalise, perOp } from './stats.js'
+import { cpuDelta, normalise, perOp } from './stats.js'
 import { statsSnapshot, walGroups, writesPerOp, type WritesPerOp } from './writes.js'
-import { withClient } from './pg.js'
+import { backendCpuMs, withClient } from './pg.js'
 import { cpuMs, postgresCpuMs } from './proc.js'
 
 /** Sizes and durations of a run; `--quick` shrinks them to fit a CI smoke run. */
@@ -84,6 +84,8 @@ export interface Measured {
   serverCpuMsPerOp: number | undefined
   /** The CPU time of every PostgreSQL process on the machine per request or operation. */
   dbCpuMsPerOp: number | undefined
+  /** The CPU time of the bench database's own backends per request or operation (pg_stat_activity). */
+  dbBackendCpuMsPerOp: number | undefined
   /** The load client's own CPU time per HTTP request it completed, in the same run: the control. */
   clientCpuMsPerRequest: number | undefined
   /** serverCpuMsPerOp / clientCpuMsPerRequest: the server's CPU per operation in client requests. */
@@ -111,11 +113,14 @@ export async function measure(
   const loadAverage = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
   const counting = opts.writes && server ? ctx.writes : undefined
   const statsBefore = counting ? await withClient(counting.url, (c) => statsSnapshot(c, counting)) : undefined
+  const backendsUrl = server ? ctx.writes?.url : undefined
+  const backendsBefore = backendsUrl ? await backendCpuMs(backendsUrl) : undefined
   const cpuBefore = server ? cpuMs(server.pid) : undefined
   const dbBefore = postgresCpuMs()
   const load = await runLoad({ ...spec, durationS: ctx.settings.durationS }, ctx.workDir)
   const cpuAfter = server ? cpuMs(server.pid) : undefined
   const dbAfter = postgresCpuMs()
+  const backendsAfter = backendsUrl ? await backendCpuMs(backendsUrl) : undefined
   const done = load.ops ? load.ops.count : load.requests
   const serverCpuMsPerOp = perOp(cpuBefore, cpuAfter, done)
   const clientCpuMsPerRequest =
@@ -145,6 +150,8 @@ export async function measure(
     peakRssMb: server?.rss.peakMb(),
     serverCpuMsPerOp,
     dbCpuMsPerOp: ctx.analyze ? perOp(dbBefore, dbAfter, done) : undefined,
+    dbBackendCpuMsPerOp:
+      backendsBefore && backendsAfter ? perOp(0, cpuDelta(backendsBefore, backendsAfter), done) : undefined,
     clientCpuMsPerRequest,
     serverCpuNorm: normalise(serverCpuMsPerOp, clientCpuMsPerRequest),
     ...(writes ? { writes } : {}),
@@ -170,6 +177,7 @@ export function fromLoad(
     peakRssMb: m.peakRssMb,
     serverCpuMsPerOp: m.serverCpuMsPerOp,
     dbCpuMsPerOp: m.dbCpuMsPerOp,
+    dbBackendCpuMsPerOp: m.dbBackendCpuMsPerOp,
     clientCpuMsPerRequest: m.clientCpuMsPerRequest,
     serverCpuNorm: m.serverCpuNorm,
     ...(m.writes ? { writes: m.writes } : {}),

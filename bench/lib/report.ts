@@ -22,6 +22,10 @@ export interface ScenarioResult {
   serverCpuMsPerOp?: number
   /** PostgreSQL's CPU time (all its processes) per request or operation. */
   dbCpuMsPerOp?: number
+  /** The CPU time of the bench database's own backends per request or operation (pg_stat_activity). */
+  dbBackendCpuMsPerOp?: number
+  /** dbBackendCpuMsPerOp / pgbench's own backends' CPU per transaction in the same run. */
+  dbBackendCpuNorm?: number
   /** The load client's own CPU time per HTTP request, measured in the same run (the control). */
   clientCpuMsPerRequest?: number
   /** serverCpuMsPerOp / clientCpuMsPerRequest. */
@@ -45,12 +49,12 @@ const fmt = (n: number | undefined, digits = 1) =>
   n === undefined ? '' : n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits)
 
 const HEADER =
-  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Idle RSS MB | Peak RSS MB | Server CPU ms/op | DB CPU ms/op | Client CPU ms/req | Server CPU norm | DB CPU norm | Load avg | Ceiling | Ratio | Target |\n' +
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
+  '| Scenario | Throughput | p50 ms | p99 ms | max ms | Errors | Idle RSS MB | Peak RSS MB | Server CPU ms/op | DB CPU ms/op | DB backends CPU ms/op | Client CPU ms/req | Server CPU norm | DB CPU norm | DB backends norm | Load avg | Ceiling | Ratio | Target |\n' +
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|'
 
 export function tableRow(r: ScenarioResult): string {
   if (r.status !== 'ok') {
-    return `| ${r.title} | **${r.status}** | | | | | | | | | | | | | | | ${r.note ?? ''} |`
+    return `| ${r.title} | **${r.status}** | | | | | | | | | | | | | | | | | ${r.note ?? ''} |`
   }
   const l = r.latencyMs
   const ceiling = r.ceiling ? `${r.ceiling.id} ${fmt(r.ceiling.value)} ${r.ceiling.unit}` : ''
@@ -62,8 +66,8 @@ export function tableRow(r: ScenarioResult): string {
   const fixed = (n: number | undefined, digits: number) => (n === undefined ? '' : n.toFixed(digits))
   return (
     `| ${r.title} | ${fmt(r.throughput)} ${r.unit ?? ''} | ${fmt(l?.p50, 2)} | ${fmt(l?.p99, 2)} | ${fmt(l?.max, 2)} | ` +
-    `${r.errors ?? ''} | ${fmt(r.idleRssMb)} | ${fmt(r.peakRssMb)} | ${cpu} | ${dbCpu} | ` +
-    `${fixed(r.clientCpuMsPerRequest, 4)} | ${fixed(r.serverCpuNorm, 2)} | ${fixed(r.dbCpuNorm, 2)} | ` +
+    `${r.errors ?? ''} | ${fmt(r.idleRssMb)} | ${fmt(r.peakRssMb)} | ${cpu} | ${dbCpu} | ${fixed(r.dbBackendCpuMsPerOp, 3)} | ` +
+    `${fixed(r.clientCpuMsPerRequest, 4)} | ${fixed(r.serverCpuNorm, 2)} | ${fixed(r.dbCpuNorm, 2)} | ${fixed(r.dbBackendCpuNorm, 2)} | ` +
     `${load} | ${ceiling} | ${ratio} | ${target} |`
   )
 }
@@ -79,15 +83,15 @@ export function writesTable(results: ScenarioResult[]): string {
   const f = (n: number | undefined, digits = 2) => (n === undefined ? 'n/a' : n.toFixed(digits))
   const i = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'))
   const lines = [
-    '| Scenario | Ops | Rows ins | upd | of which HOT | Index entries (WAL) | Index entries (stats est.) | Row locks | WAL records | WAL bytes | FPI bytes | Commits | Write commits | Notify calls | Server WAL records | Server WAL bytes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Scenario | Ops | Rows ins | upd | of which HOT | Index entries (WAL) | Index entries (stats est.) | Row locks | WAL records | WAL bytes | FPI bytes | Commits | Write commits | Notify calls | Server WAL records | Server WAL bytes | Server LSN bytes |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => {
       const w = r.writes!
       return (
         `| ${r.title} | ${i(w.ops)} | ${f(w.rowsInserted)} | ${f(w.rowsUpdated)} | ${f(w.rowsHotUpdated)} | ` +
         `${f(w.wal?.indexEntries)} | ${f(w.indexEntriesEstimated)} | ${f(w.wal?.rowLocks)} | ${f(w.wal?.records)} | ` +
         `${i(w.wal?.bytes)} | ${i(w.wal?.fpiBytes)} | ${f(w.commits)} | ${f(w.wal?.writeCommits)} | ${f(w.notifyCalls)} | ` +
-        `${f(w.serverWalRecords)} | ${i(w.serverWalBytes)} |`
+        `${f(w.serverWalRecords)} | ${i(w.serverWalBytes)} | ${i(w.serverLsnBytes)} |`
       )
     }),
   ]
@@ -101,15 +105,18 @@ export function writesTable(results: ScenarioResult[]): string {
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...w.byTable.map(
         (t) =>
-          `| ${t.table} | ${t.indexes} | ${f(t.ins)} | ${f(t.upd)} | ${f(t.hotUpd)} | ${f(t.walIndexEntries)} | ` +
+          `| ${t.table} | ${t.indexes}${t.partialIndexes ? ` (${t.partialIndexes} partial)` : ''} | ${f(t.ins)} | ${f(t.upd)} | ${f(t.hotUpd)} | ${f(t.walIndexEntries)} | ` +
           `${f(t.indexEntriesEstimated)} | ${f(t.walRecords)} | ${i(t.walBytes)} |`,
       ),
     )
   }
   lines.push(
     '',
-    `WAL: ${rows[0]!.writes!.walSource}. Notify calls: ${rows[0]!.writes!.notifySource}. Server WAL: pg_stat_wal of the ` +
-      'whole PostgreSQL server, other databases included.',
+    `WAL: ${rows[0]!.writes!.walSource}. Notify calls: ${rows[0]!.writes!.notifySource}. Commits: ` +
+      "pg_stat_database's xact_commit of the bench database, every statement outside a transaction block " +
+      "included (reads, and the notifier's commits); write commits: the COMMIT records of the transactions " +
+      'that wrote it. Server WAL: pg_stat_wal (flushed with a lag of up to a second) and the LSN difference, ' +
+      'of the whole PostgreSQL server, other databases included.',
   )
   return lines.join('\n')
 }
@@ -154,7 +161,8 @@ export function summaryMarkdown(input: {
     '',
     'Normalised figures (bench/README.md, "Judging a change"): server CPU norm is the server\'s CPU per operation ' +
       "divided by the load client's own CPU per HTTP request in the same run; DB CPU norm is PostgreSQL's CPU per " +
-      "operation divided by its CPU per pgbench transaction in the same run's ceiling-pgbench.",
+      "operation divided by its CPU per pgbench transaction in the same run's ceiling-pgbench; DB backends counts only " +
+      'the backends connected to the database under load (pg_stat_activity), and its norm divides by the same figure of pgbench.',
     '',
   ]
   const writes = writesTable(input.results)

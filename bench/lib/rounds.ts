@@ -12,6 +12,8 @@ export function figuresOf(r: ScenarioResult): Array<[string, number | undefined]
     ['server CPU norm', r.serverCpuNorm],
     ['DB CPU ms/op', r.dbCpuMsPerOp],
     ['DB CPU norm', r.dbCpuNorm],
+    ['DB backends CPU ms/op', r.dbBackendCpuMsPerOp],
+    ['DB backends norm', r.dbBackendCpuNorm],
     ['peak RSS MB', r.peakRssMb],
     ['rows inserted/op', w?.rowsInserted],
     ['rows updated/op', w?.rowsUpdated],

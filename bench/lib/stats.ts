@@ -92,4 +92,15 @@ export function compare(
   }
 }
 
+/**
+ * CPU spent by a set of processes between two readings (pid -> CPU ms so far): what each process of
+ * the second reading spent since the first, a process new in the second counted whole (it started
+ * in between). A process that ended in between took its time with it and is not counted.
+ */
+export function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0)
+  return total
+}
+
 export const roundTo = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits

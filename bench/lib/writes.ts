@@ -96,6 +96,7 @@ export interface WritesPerOp {
     upd: number
     hotUpd: number
     indexes: number
+    partialIndexes: number
     indexEntriesEstimated: number
     walRecords?: number
     walBytes?: number
@@ -159,6 +160,7 @@ export function writesPerOp(input: {
         upd: per(dUpd),
         hotUpd: per(dHot),
         indexes: a.indexes,
+        partialIndexes: a.partialIndexes,
         indexEntriesEstimated: per(dEntries),
       })
   }
@@ -216,6 +218,7 @@ export function writesPerOp(input: {
         upd: 0,
         hotUpd: 0,
         indexes: after.tables[table]?.indexes ?? 0,
+        partialIndexes: after.tables[table]?.partialIndexes ?? 0,
         indexEntriesEstimated: 0,
       }
       row.walRecords = per(t.records)

@@ -80,6 +80,7 @@ export async function pgbenchCeiling(ctx: BenchContext): Promise<ScenarioResult>
     errors: 0,
     loadAverage,
     dbCpuMsPerOp: r.dbCpuMsPerTxn,
+    dbBackendCpuMsPerOp: r.dbBackendCpuMsPerTxn,
     note: `pgbench -c ${r.clients} -j 2 -T ${r.durationS}, scale ${r.scale} (${pgbench}); average latency ${r.latencyAvgMs} ms`,
     details: { ...r, pgbench },
   }
