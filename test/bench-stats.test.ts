@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { roundsRows, roundsTable } from '../bench/lib/rounds.js'
 import type { ScenarioResult } from '../bench/lib/report.js'
-import { compare, normalise, perOp, spreadOf } from '../bench/lib/stats.js'
+import { compare, cpuDelta, normalise, perOp, spreadOf } from '../bench/lib/stats.js'
 import { lsnBytes, writesPerOp, type StatsSnapshot, type WalGroup } from '../bench/lib/writes.js'
 
 describe('perOp and normalise', () => {
@@ -24,6 +24,24 @@ describe('perOp and normalise', () => {
     expect(normalise(1.2, 0)).toBeUndefined()
     expect(normalise(undefined, 0.04)).toBeUndefined()
     expect(normalise(1.2, undefined)).toBeUndefined()
+  })
+})
+
+describe('cpuDelta', () => {
+  it('adds what each process spent between the readings, a new one whole, an ended one not at all', () => {
+    const before = new Map([
+      [10, 1000],
+      [11, 500],
+      [12, 70],
+    ])
+    const after = new Map([
+      [10, 1600],
+      [11, 500],
+      [13, 40],
+    ])
+    // 600 + 0 + 40 (pid 13 started in between); pid 12 ended and takes nothing away.
+    expect(cpuDelta(before, after)).toBe(640)
+    expect(cpuDelta(new Map(), new Map())).toBe(0)
   })
 })
 
@@ -205,6 +223,8 @@ describe('writes per operation', () => {
     const tx = w.byTable.find((t) => t.table === 'transactions')!
     expect(tx.walIndexEntries).toBe(7.5)
     expect(tx.walRecords).toBe(10.56)
+    expect(tx).toMatchObject({ walIns: 1, walUpd: 1, walHotUpd: 0 })
+    expect(w.byTable.find((t) => t.table === 'wallets')).toMatchObject({ walHotUpd: 3, walIns: 0 })
     expect(w.byTable.some((t) => t.table === '')).toBe(false)
   })
 })

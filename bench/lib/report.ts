@@ -83,14 +83,17 @@ export function writesTable(results: ScenarioResult[]): string {
   const f = (n: number | undefined, digits = 2) => (n === undefined ? 'n/a' : n.toFixed(digits))
   const i = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en-US'))
   const lines = [
-    '| Scenario | Ops | Rows ins | upd | of which HOT | Index entries (WAL) | Index entries (stats est.) | Row locks | WAL records | WAL bytes | FPI bytes | Commits | Write commits | Notify calls | Server WAL records | Server WAL bytes | Server LSN bytes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    'Rows and index entries from the WAL (pg_walinspect) where it could be read, and from the statistics views beside them:',
+    '',
+    '| Scenario | Ops | Rows ins | upd (non-HOT) | HOT upd | Row locks | Index entries | WAL records | WAL bytes | FPI bytes | Write commits | Commits (all) | Notify calls | Stats: ins / upd / HOT | Stats: index entries est. | Server WAL records | Server WAL bytes | Server LSN bytes |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
     ...rows.map((r) => {
       const w = r.writes!
       return (
-        `| ${r.title} | ${i(w.ops)} | ${f(w.rowsInserted)} | ${f(w.rowsUpdated)} | ${f(w.rowsHotUpdated)} | ` +
-        `${f(w.wal?.indexEntries)} | ${f(w.indexEntriesEstimated)} | ${f(w.wal?.rowLocks)} | ${f(w.wal?.records)} | ` +
-        `${i(w.wal?.bytes)} | ${i(w.wal?.fpiBytes)} | ${f(w.commits)} | ${f(w.wal?.writeCommits)} | ${f(w.notifyCalls)} | ` +
+        `| ${r.title} | ${i(w.ops)} | ${f(w.wal?.heapInserts)} | ${f(w.wal?.heapUpdates)} | ${f(w.wal?.heapHotUpdates)} | ` +
+        `${f(w.wal?.rowLocks)} | ${f(w.wal?.indexEntries)} | ${f(w.wal?.records)} | ${i(w.wal?.bytes)} | ${i(w.wal?.fpiBytes)} | ` +
+        `${f(w.wal?.writeCommits)} | ${f(w.commits)} | ${f(w.notifyCalls)} | ` +
+        `${f(w.rowsInserted)} / ${f(w.rowsUpdated)} / ${f(w.rowsHotUpdated)} | ${f(w.indexEntriesEstimated)} | ` +
         `${f(w.serverWalRecords)} | ${i(w.serverWalBytes)} | ${i(w.serverLsnBytes)} |`
       )
     }),
@@ -99,14 +102,15 @@ export function writesTable(results: ScenarioResult[]): string {
     const w = r.writes!
     lines.push(
       '',
-      `${r.title}, per operation by table (rows from pg_stat_user_tables; WAL records, bytes and index entries from the WAL):`,
+      `${r.title}, per operation by table (WAL: its heap, TOAST and index records together):`,
       '',
-      '| Table | Indexes | Rows ins | upd | HOT | Index entries (WAL) | Index entries (stats est.) | WAL records | WAL bytes |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| Table | Indexes | Rows ins | upd (non-HOT) | HOT upd | Index entries | WAL records | WAL bytes | Stats: ins / upd / HOT | Stats: index entries est. |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
       ...w.byTable.map(
         (t) =>
-          `| ${t.table} | ${t.indexes}${t.partialIndexes ? ` (${t.partialIndexes} partial)` : ''} | ${f(t.ins)} | ${f(t.upd)} | ${f(t.hotUpd)} | ${f(t.walIndexEntries)} | ` +
-          `${f(t.indexEntriesEstimated)} | ${f(t.walRecords)} | ${i(t.walBytes)} |`,
+          `| ${t.table} | ${t.indexes}${t.partialIndexes ? ` (${t.partialIndexes} partial)` : ''} | ${f(t.walIns)} | ` +
+          `${f(t.walUpd)} | ${f(t.walHotUpd)} | ${f(t.walIndexEntries)} | ${f(t.walRecords)} | ${i(t.walBytes)} | ` +
+          `${f(t.ins)} / ${f(t.upd)} / ${f(t.hotUpd)} | ${f(t.indexEntriesEstimated)} |`,
       ),
     )
   }

@@ -101,6 +101,10 @@ export interface WritesPerOp {
     walRecords?: number
     walBytes?: number
     walIndexEntries?: number
+    /** Heap INSERT, UPDATE (non-HOT) and HOT_UPDATE records of the table in the WAL. */
+    walIns?: number
+    walUpd?: number
+    walHotUpd?: number
   }>
   /** Where the WAL figures came from, or why they are missing. */
   walSource: string
@@ -177,15 +181,21 @@ export function writesPerOp(input: {
       indexEntries: 0,
       writeCommits: 0,
     }
-    const tableWal = new Map<string, { records: number; bytes: number; entries: number }>()
+    const tableWal = new Map<
+      string,
+      { records: number; bytes: number; entries: number; ins: number; upd: number; hot: number }
+    >()
     for (const g of input.walGroups) {
       w.records += g.count
       w.bytes += g.bytes
       w.fpiBytes += g.fpiBytes
       const heap = g.rmgr === 'Heap'
-      if (heap && HEAP_INSERT.has(g.type)) w.heapInserts += g.count
-      if (heap && HEAP_UPDATE.has(g.type)) w.heapUpdates += g.count
-      if (heap && HEAP_HOT.has(g.type)) w.heapHotUpdates += g.count
+      const ins = heap && HEAP_INSERT.has(g.type) ? g.count : 0
+      const upd = heap && HEAP_UPDATE.has(g.type) ? g.count : 0
+      const hot = heap && HEAP_HOT.has(g.type) ? g.count : 0
+      w.heapInserts += ins
+      w.heapUpdates += upd
+      w.heapHotUpdates += hot
       if ((heap && g.type === 'LOCK') || (g.rmgr === 'Heap2' && g.type === 'LOCK_UPDATED'))
         w.rowLocks += g.count
       const entry =
@@ -193,10 +203,13 @@ export function writesPerOp(input: {
       if (entry) w.indexEntries += g.count
       if (g.rmgr === 'Transaction' && g.type.startsWith('COMMIT')) w.writeCommits += g.count
       if (g.table) {
-        const t = tableWal.get(g.table) ?? { records: 0, bytes: 0, entries: 0 }
+        const t = tableWal.get(g.table) ?? { records: 0, bytes: 0, entries: 0, ins: 0, upd: 0, hot: 0 }
         t.records += g.count
         t.bytes += g.bytes
         if (entry) t.entries += g.count
+        t.ins += ins
+        t.upd += upd
+        t.hot += hot
         tableWal.set(g.table, t)
       }
     }
@@ -224,6 +237,9 @@ export function writesPerOp(input: {
       row.walRecords = per(t.records)
       row.walBytes = Math.round(t.bytes / ops)
       row.walIndexEntries = per(t.entries)
+      row.walIns = per(t.ins)
+      row.walUpd = per(t.upd)
+      row.walHotUpd = per(t.hot)
       byTable.set(table, row)
     }
   }
