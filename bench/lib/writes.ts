@@ -364,8 +364,11 @@ export async function statsSnapshot(c: pg.Client, opts: { statements: boolean })
 
 /**
  * The WAL records between two LSNs that belong to the bench database, grouped by type and
- * relation: records whose block references name one of its relations (`rel <tablespace>/<db
- * oid>/<relfilenode>`), and the transaction records (commits) of the transactions that wrote them.
+ * relation. The end is held to the WAL flushed so far (pg_walinspect refuses a "future end LSN":
+ * `to` is an insert position, and another backend's records before it may not be flushed yet; the
+ * load's own commits were flushed before they were answered). Records whose block references
+ * name one of its relations (`rel <tablespace>/<db oid>/<relfilenode>`), and the transaction
+ * records (commits) of the transactions that wrote them.
  */
 export async function walGroups(c: pg.Client, from: string, to: string): Promise<WalGroup[]> {
   const oid = (
@@ -383,7 +386,7 @@ export async function walGroups(c: pg.Client, from: string, to: string): Promise
   }>(
     `WITH r AS MATERIALIZED (
        SELECT xid, resource_manager, record_type, record_length, fpi_length, description, block_ref
-         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
+         FROM pg_get_wal_records_info($1::pg_lsn, LEAST($2::pg_lsn, pg_current_wal_flush_lsn()))),
      mine AS (SELECT DISTINCT xid FROM r WHERE xid <> 0 AND block_ref LIKE $3)
      SELECT resource_manager AS rmgr, record_type AS type,
             substring(block_ref FROM ('rel [0-9]+/' || $4 || '/([0-9]+)')) AS filenode,
