@@ -10,6 +10,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { latencyOf, round, type LatencyMs } from './lib/load-spec.js'
+import { cpuMs } from './lib/proc.js'
 
 export interface LnSpec {
   url: string
@@ -37,6 +38,10 @@ export interface LnResult {
   webhooksReceived: number
   badSignatures: number
   errorSamples: string[]
+  /** HTTP exchanges in the run: requests the client sent, and webhook requests it answered. */
+  httpRequests: number
+  /** The client's own CPU time (from /proc/self/stat) over the run, the control of the server's CPU. */
+  clientCpuMs?: number
 }
 
 const SAMPLES_MAX = 5
@@ -48,6 +53,7 @@ async function main(): Promise<void> {
   const waiting = new Map<string, (at: number) => void>()
   let webhooksReceived = 0
   let badSignatures = 0
+  let sent = 0
 
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await res.text()
+    sent++
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
     return JSON.parse(text)
   }
@@ -97,6 +104,9 @@ async function main(): Promise<void> {
   let errors = 0
   let next = 0
   const started = performance.now()
+  const sentBefore = sent
+  const webhooksBefore = webhooksReceived
+  const cpuBefore = cpuMs(process.pid)
   const worker = async (token: string) => {
     while (next < spec.payments) {
       next++
@@ -134,6 +144,7 @@ async function main(): Promise<void> {
     }
   }
   await Promise.all(spec.tokens.map((token) => worker(token)))
+  const cpuAfter = cpuMs(process.pid)
   const durationS = (performance.now() - started) / 1000
   receiver.close()
   const result: LnResult = {
@@ -147,6 +158,10 @@ async function main(): Promise<void> {
     webhooksReceived,
     badSignatures,
     errorSamples: samples,
+    httpRequests: sent - sentBefore + (webhooksReceived - webhooksBefore),
+    ...(cpuBefore !== undefined && cpuAfter !== undefined
+      ? { clientCpuMs: round(cpuAfter - cpuBefore, 1) }
+      : {}),
   }
   process.stdout.write(JSON.stringify(result) + '\n')
 }

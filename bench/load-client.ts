@@ -4,13 +4,18 @@
  */
 import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
+import { cpuMs } from './lib/proc.js'
 import { latencyOf, round, type LoadResult, type LoadSpec } from './lib/load-spec.js'
 
 const ERROR_SAMPLES_MAX = 5
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '') as LoadSpec
+  // The client's own CPU over the run, read like the server's (from /proc), start-up excluded.
+  const cpuBefore = cpuMs(process.pid)
   const result = spec.mode === 'swap' ? await runSwaps(spec) : await runGet(spec)
+  const cpuAfter = cpuMs(process.pid)
+  if (cpuBefore !== undefined && cpuAfter !== undefined) result.clientCpuMs = round(cpuAfter - cpuBefore, 1)
   process.stdout.write(JSON.stringify(result) + '\n')
 }
 

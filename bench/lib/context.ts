@@ -1,8 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import type { LoadSpec, LoadResult } from './load-spec.js'
 import { runLoad } from './load.js'
 import type { ScenarioResult } from './report.js'
 import type { ServerHandle } from './server.js'
+import { cpuDelta, normalise, perOp } from './stats.js'
+import { statsSnapshot, walGroups, writesPerOp, type WritesPerOp } from './writes.js'
+import { backendCpuMs, withClient } from './pg.js'
+import { cpuMs, postgresCpuMs } from './proc.js'
 
 /** Sizes and durations of a run; `--quick` shrinks them to fit a CI smoke run. */
 export interface Settings {
@@ -61,6 +65,11 @@ export interface BenchContext {
    * measurement, whose full-page writes that measurement then pays for.
    */
   checkpoint?: () => Promise<void>
+  /**
+   * Counting what a load writes to the bench database (bench/lib/writes.ts): set while svcpay runs on
+   * PostgreSQL, with what the server allows (pg_walinspect, pg_stat_statements).
+   */
+  writes?: { url: string; walinspect: boolean; statements: boolean; notes: string[] }
   log(line: string): void
 }
 
@@ -75,6 +84,14 @@ export interface Measured {
   serverCpuMsPerOp: number | undefined
   /** The CPU time of every PostgreSQL process on the machine per request or operation. */
   dbCpuMsPerOp: number | undefined
+  /** The CPU time of the bench database's own backends per request or operation (pg_stat_activity). */
+  dbBackendCpuMsPerOp: number | undefined
+  /** The load client's own CPU time per HTTP request it completed, in the same run: the control. */
+  clientCpuMsPerRequest: number | undefined
+  /** serverCpuMsPerOp / clientCpuMsPerRequest: the server's CPU per operation in client requests. */
+  serverCpuNorm: number | undefined
+  /** Rows, index entries, WAL and commits per operation, when asked for and on PostgreSQL. */
+  writes?: WritesPerOp
   /** The 1-minute load average when the measurement started, to tell a busy machine from a slow server. */
   loadAverage: number
 }
@@ -87,60 +104,62 @@ export async function measure(
   ctx: BenchContext,
   server: Pick<ServerHandle, 'rss' | 'pid'> | undefined,
   spec: Omit<LoadSpec, 'durationS'>,
+  opts: { writes?: boolean } = {},
 ): Promise<Measured> {
   server?.rss.reset()
   if (server) await ctx.checkpoint?.()
   if (ctx.settings.warmupS > 0) await runLoad({ ...spec, durationS: ctx.settings.warmupS }, ctx.workDir)
   if (server) await ctx.analyze?.()
   const loadAverage = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+  const counting = opts.writes && server ? ctx.writes : undefined
+  const statsBefore = counting ? await withClient(counting.url, (c) => statsSnapshot(c, counting)) : undefined
+  const backendsUrl = server ? ctx.writes?.url : undefined
+  const backendsBefore = backendsUrl ? await backendCpuMs(backendsUrl) : undefined
   const cpuBefore = server ? cpuMs(server.pid) : undefined
   const dbBefore = postgresCpuMs()
   const load = await runLoad({ ...spec, durationS: ctx.settings.durationS }, ctx.workDir)
   const cpuAfter = server ? cpuMs(server.pid) : undefined
+  const dbAfter = postgresCpuMs()
+  const backendsAfter = backendsUrl ? await backendCpuMs(backendsUrl) : undefined
   const done = load.ops ? load.ops.count : load.requests
-  const perOp = (before: number | undefined, after: number | undefined) =>
-    before !== undefined && after !== undefined && done > 0
-      ? Math.round(((after - before) / done) * 1000) / 1000
-      : undefined
+  const serverCpuMsPerOp = perOp(cpuBefore, cpuAfter, done)
+  const clientCpuMsPerRequest =
+    load.clientCpuMs !== undefined ? perOp(0, load.clientCpuMs, load.requests, 4) : undefined
+  let writes: WritesPerOp | undefined
+  if (counting && statsBefore) {
+    const startedAt = Date.now()
+    writes = await withClient(counting.url, async (c) => {
+      const statsAfter = await statsSnapshot(c, counting)
+      let groups
+      let walSource = `unavailable: ${counting.notes.find((n) => n.startsWith('pg_walinspect')) ?? 'pg_walinspect not created'}`
+      if (counting.walinspect) {
+        try {
+          groups = await walGroups(c, statsBefore.lsn, statsAfter.lsn)
+          walSource =
+            'pg_walinspect: records naming the bench database, and the commits of their transactions'
+        } catch (err) {
+          walSource = `unavailable: pg_walinspect: ${(err as Error).message}`
+        }
+      }
+      return writesPerOp({ before: statsBefore, after: statsAfter, ops: done, walGroups: groups, walSource })
+    })
+    ctx.log(`writes counted in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`)
+  }
   return {
     load,
     peakRssMb: server?.rss.peakMb(),
-    serverCpuMsPerOp: perOp(cpuBefore, cpuAfter),
-    dbCpuMsPerOp: ctx.analyze ? perOp(dbBefore, postgresCpuMs()) : undefined,
+    serverCpuMsPerOp,
+    dbCpuMsPerOp: ctx.analyze ? perOp(dbBefore, dbAfter, done) : undefined,
+    dbBackendCpuMsPerOp:
+      backendsBefore && backendsAfter ? perOp(0, cpuDelta(backendsBefore, backendsAfter), done) : undefined,
+    clientCpuMsPerRequest,
+    serverCpuNorm: normalise(serverCpuMsPerOp, clientCpuMsPerRequest),
+    ...(writes ? { writes } : {}),
     loadAverage,
   }
 }
 
-/** User + system CPU time of a process so far, in milliseconds (from /proc/<pid>/stat). */
-export function cpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // The command name may hold spaces; the fields after its closing parenthesis are fixed.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const ticks = Number(fields[11]) + Number(fields[12])
-    return (ticks / CLOCK_TICKS_PER_S) * 1000
-  } catch {
-    return undefined
-  }
-}
-
-/** User + system CPU time so far of every process named postgres (the server and its backends). */
-export function postgresCpuMs(): number {
-  let total = 0
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) continue
-      total += cpuMs(Number(pid)) ?? 0
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return total
-}
-
-// USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
-const CLOCK_TICKS_PER_S = 100
+export { cpuMs, postgresCpuMs } from './proc.js'
 
 /** A scenario result from a load, throughput and latency per HTTP request (or per operation). */
 export function fromLoad(
@@ -158,6 +177,10 @@ export function fromLoad(
     peakRssMb: m.peakRssMb,
     serverCpuMsPerOp: m.serverCpuMsPerOp,
     dbCpuMsPerOp: m.dbCpuMsPerOp,
+    dbBackendCpuMsPerOp: m.dbBackendCpuMsPerOp,
+    clientCpuMsPerRequest: m.clientCpuMsPerRequest,
+    serverCpuNorm: m.serverCpuNorm,
+    ...(m.writes ? { writes: m.writes } : {}),
     loadAverage: m.loadAverage,
     load: m.load,
     ...base,

@@ -44,6 +44,11 @@ export interface LoadResult {
   statusCodes: Record<string, number>
   /** A few answers that were not what the scenario expected, to explain errors. */
   errorSamples: string[]
+  /**
+   * The load client's own CPU time (user + system, from /proc/self/stat) over the measured run, from
+   * just before autocannon starts to just after it ends: the control the server's CPU is divided by.
+   */
+  clientCpuMs?: number
 }
 
 /** Percentiles of a list of millisecond figures (sorted in place). */

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { cpuMs } from './proc.js'
 
 /** The PostgreSQL the bench uses: trust auth on loopback, as in CI. BENCH_PG_URL overrides it. */
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test'
@@ -55,4 +56,26 @@ export async function pgReachable(): Promise<string | undefined> {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The CPU time so far (from /proc) of each backend connected to the database of `url`, by pid,
+ * from pg_stat_activity; the asking connection is left out. Unlike every postgres process on the
+ * machine, this leaves out the backends of other databases (other people's tests on a shared
+ * server) and the server's shared processes (WAL writer, checkpointer, autovacuum launcher).
+ */
+export async function backendCpuMs(url: string): Promise<Map<number, number>> {
+  const pids = await withClient(url, async (c) =>
+    (
+      await c.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      )
+    ).rows.map((r) => r.pid),
+  )
+  const out = new Map<number, number>()
+  for (const pid of pids) {
+    const ms = cpuMs(pid)
+    if (ms !== undefined) out.set(pid, ms)
+  }
+  return out
 }

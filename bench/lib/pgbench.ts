@@ -1,7 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { baseEnv, run } from './proc.js'
 import { postgresCpuMs } from './context.js'
-import { PG_ADMIN_URL, dbUrl, dropDatabase, recreateDatabase, withClient } from './pg.js'
+import { PG_ADMIN_URL, backendCpuMs, dbUrl, dropDatabase, recreateDatabase, withClient } from './pg.js'
+import { cpuDelta } from './stats.js'
 
 /** Where pgbench is: on PATH, or in a PostgreSQL bin directory; undefined when absent. */
 export async function findPgbench(): Promise<string | undefined> {
@@ -21,6 +22,8 @@ export interface PgbenchResult {
   tps: number
   /** PostgreSQL's CPU time per transaction. */
   dbCpuMsPerTxn: number | undefined
+  /** The CPU time of the backends connected to pgbench's database per transaction. */
+  dbBackendCpuMsPerTxn: number | undefined
   clients: number
   scale: number
   durationS: number
@@ -50,10 +53,18 @@ export async function runPgbench(
     // As before every svcpay measurement: the initialisation's WAL must not force a checkpoint into the run.
     await withClient(dbUrl(name), (c) => c.query('CHECKPOINT'))
     // pgbench's backends end with it, taking their CPU time along, so the rate is sampled while it
-    // runs, from its second second to a second before its end.
-    const sampled: number[] = []
-    const sample = (atS: number) => setTimeout(() => sampled.push(postgresCpuMs()), atS * 1000)
-    const samplers = opts.durationS > 4 ? [sample(2), sample(opts.durationS - 1)] : []
+    // runs, from its second second to a second before its end (from its first second in a run of
+    // 4 s or less, the quick run's, so that its figure is there to normalise by).
+    // Both every postgres process on the machine, and the backends connected to pgbench's database
+    // alone (pg_stat_activity), as the svcpay scenarios measure both.
+    const sampled: Array<Promise<{ all: number; backends: Map<number, number> }>> = []
+    const sample = (atS: number) =>
+      setTimeout(() => {
+        const all = postgresCpuMs()
+        sampled.push(backendCpuMs(dbUrl(name)).then((backends) => ({ all, backends })))
+      }, atS * 1000)
+    const fromS = opts.durationS > 4 ? 2 : 1
+    const samplers = opts.durationS >= 3 ? [sample(fromS), sample(opts.durationS - 1)] : []
     const r = await run(
       pgbench,
       ['-c', String(opts.clients), '-j', '2', '-T', String(opts.durationS), ...conn, name],
@@ -64,14 +75,16 @@ export async function runPgbench(
     const lat = /latency average = ([\d.]+) ms/.exec(r.stdout)
     if (!tps) throw new Error(`pgbench printed no tps:\n${r.stdout}`)
     samplers.forEach(clearTimeout)
-    const sampledS = opts.durationS - 3
-    const dbCpuMsPerTxn =
-      sampled.length === 2
-        ? Math.round(((sampled[1]! - sampled[0]!) / sampledS / Number(tps[1])) * 1000) / 1000
-        : undefined
+    const samples = await Promise.all(sampled)
+    const txns = (opts.durationS - 1 - fromS) * Number(tps[1])
+    const perTxn = (ms: number) => Math.round((ms / txns) * 1000) / 1000
+    const dbCpuMsPerTxn = samples.length === 2 ? perTxn(samples[1]!.all - samples[0]!.all) : undefined
+    const dbBackendCpuMsPerTxn =
+      samples.length === 2 ? perTxn(cpuDelta(samples[0]!.backends, samples[1]!.backends)) : undefined
     return {
       tps: Number(tps[1]),
       dbCpuMsPerTxn,
+      dbBackendCpuMsPerTxn,
       clients: opts.clients,
       scale: opts.scale,
       durationS: opts.durationS,

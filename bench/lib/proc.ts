@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -143,3 +143,34 @@ export function run(
     })
   })
 }
+
+/** User + system CPU time of a process so far, in milliseconds (from /proc/<pid>/stat). */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name may hold spaces; the fields after its closing parenthesis are fixed.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return (ticks / CLOCK_TICKS_PER_S) * 1000
+  } catch {
+    return undefined
+  }
+}
+
+/** User + system CPU time so far of every process named postgres (the server and its backends). */
+export function postgresCpuMs(): number {
+  let total = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) continue
+      total += cpuMs(Number(pid)) ?? 0
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total
+}
+
+// USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
+const CLOCK_TICKS_PER_S = 100

@@ -45,6 +45,8 @@ export async function fastifyCeiling(ctx: BenchContext): Promise<ScenarioResult>
       errors: m.load.errors,
       peakRssMb: m.peakRssMb,
       serverCpuMsPerOp: m.serverCpuMsPerOp,
+      clientCpuMsPerRequest: m.clientCpuMsPerRequest,
+      serverCpuNorm: m.serverCpuNorm,
       loadAverage: m.loadAverage,
       load: m.load,
       details: { connections: ctx.settings.httpConnections },
@@ -78,6 +80,7 @@ export async function pgbenchCeiling(ctx: BenchContext): Promise<ScenarioResult>
     errors: 0,
     loadAverage,
     dbCpuMsPerOp: r.dbCpuMsPerTxn,
+    dbBackendCpuMsPerOp: r.dbBackendCpuMsPerTxn,
     note: `pgbench -c ${r.clients} -j 2 -T ${r.durationS}, scale ${r.scale} (${pgbench}); average latency ${r.latencyAvgMs} ms`,
     details: { ...r, pgbench },
   }

@@ -3,6 +3,7 @@ import type { BenchContext } from '../lib/context.js'
 import { cpuMs } from '../lib/context.js'
 import { baseEnv, exited, spawnTs, tail } from '../lib/proc.js'
 import type { ScenarioResult } from '../lib/report.js'
+import { normalise, perOp } from '../lib/stats.js'
 import { createAccounts } from '../lib/seed.js'
 import type { ServerHandle } from '../lib/server.js'
 import type { LnResult, LnSpec } from '../ln-client.js'
@@ -33,6 +34,13 @@ export async function lightningScenario(ctx: BenchContext, server: ServerHandle)
   const result = await runLnClient(spec, ctx.workDir)
   const cpuAfter = cpuMs(server.pid)
   const p99 = result.payToWebhookMs.p99
+  const serverCpuMsPerOp =
+    cpuBefore !== undefined && cpuAfter !== undefined
+      ? perOp(cpuBefore, cpuAfter, result.completed)
+      : undefined
+  // The client's CPU per HTTP exchange (its requests and the webhooks it answered): the control.
+  const clientCpuMsPerRequest =
+    result.clientCpuMs !== undefined ? perOp(0, result.clientCpuMs, result.httpRequests, 4) : undefined
   return {
     ...BASE,
     status: 'ok',
@@ -41,9 +49,9 @@ export async function lightningScenario(ctx: BenchContext, server: ServerHandle)
     latencyMs: result.payToWebhookMs,
     errors: result.errors + result.badSignatures,
     peakRssMb: server.rss.peakMb(),
-    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.completed > 0
-      ? { serverCpuMsPerOp: Math.round(((cpuAfter - cpuBefore) / result.completed) * 1000) / 1000 }
-      : {}),
+    ...(serverCpuMsPerOp !== undefined ? { serverCpuMsPerOp } : {}),
+    ...(clientCpuMsPerRequest !== undefined ? { clientCpuMsPerRequest } : {}),
+    serverCpuNorm: normalise(serverCpuMsPerOp, clientCpuMsPerRequest),
     target: {
       text: `pay-to-webhook p99 < ${PAY_TO_WEBHOOK_P99_TARGET_MS} ms`,
       met: result.completed > 0 && p99 < PAY_TO_WEBHOOK_P99_TARGET_MS,

@@ -41,6 +41,8 @@ export async function limiterRun(
     errors: m.load.errors,
     peakRssMb: m.peakRssMb,
     serverCpuMsPerOp: m.serverCpuMsPerOp,
+    clientCpuMsPerRequest: m.clientCpuMsPerRequest,
+    serverCpuNorm: m.serverCpuNorm,
     loadAverage: m.loadAverage,
     load: m.load,
   }

@@ -31,13 +31,19 @@ export async function swapScenario(
   server: ServerHandle,
   input: { id: string; title: string; accounts: BenchAccount[] },
 ): Promise<ScenarioResult> {
-  const m = await measure(ctx, server, {
-    url: server.url,
-    connections: ctx.settings.swapConnections,
-    mode: 'swap',
-    tokens: input.accounts.map((a) => a.token),
-    swapBody: SWAP_BODY,
-  })
+  const m = await measure(
+    ctx,
+    server,
+    {
+      url: server.url,
+      connections: ctx.settings.swapConnections,
+      mode: 'swap',
+      tokens: input.accounts.map((a) => a.token),
+      swapBody: SWAP_BODY,
+    },
+    // Rows, index entries, WAL and commits per swap (on PostgreSQL; the embedded engine has no ctx.writes).
+    { writes: true },
+  )
   const r = fromLoad({ id: input.id, title: input.title, unit: 'swaps/s' }, m, 'op')
   r.details = {
     connections: ctx.settings.swapConnections,
