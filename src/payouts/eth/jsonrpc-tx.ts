@@ -98,7 +98,7 @@ export function addressOfPrivateKey(privateKey: Uint8Array): string {
   return addressOfPublicKey(secp256k1.getPublicKey(privateKey, false))
 }
 
-/** The fields of an EIP-1559 transaction calling a contract with no ETH value and no access list. */
+/** The fields of an EIP-1559 transaction with no access list (our transfers send no ETH: `value` 0). */
 export interface Eip1559Fields {
   chainId: bigint
   nonce: bigint
@@ -107,6 +107,7 @@ export interface Eip1559Fields {
   gasLimit: bigint
   to: string
   data: string
+  value?: bigint
 }
 
 export interface SignedEthTx {
@@ -124,7 +125,7 @@ function unsignedList(tx: Eip1559Fields): RlpItem[] {
     intBytes(tx.maxFeePerGas),
     intBytes(tx.gasLimit),
     hexToBytes(normalizeAddress(tx.to).slice(2)),
-    intBytes(0n),
+    intBytes(tx.value ?? 0n),
     hexToBytes(tx.data.replace(/^0x/, '')),
     [],
   ]

@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDb } from '../../../test/helpers/harness.js'
 import { GethStandIn, GWEI, USDT_MAINNET } from '../../../test/standins/geth.js'
-import type { Db } from '../../db/db.js'
+import { createPostgresDb, type Db } from '../../db/db.js'
 import { migrate } from '../../db/migrate.js'
 import { sql } from '../../db/sql.js'
 import { RailFailure } from '../../rails/rail.js'
@@ -19,15 +19,20 @@ const USDT = 1_000_000n
 const CAP = 100_000n * 40n * GWEI
 
 let db: Db
+/** On PostgreSQL, the second worker's own connection pool to the same database. */
+let db2: Db
 let drop: () => Promise<void>
 let node: GethStandIn
 let clock: number
 
 beforeAll(async () => {
-  ;({ db, drop } = await createTestDb())
+  let url: string | undefined
+  ;({ db, url, drop } = await createTestDb())
   await migrate(db)
+  db2 = url ? createPostgresDb(url, { poolMax: 5 }) : db
 })
 afterAll(async () => {
+  if (db2 !== db) await db2.close()
   await db.close()
   await drop()
 })
@@ -254,7 +259,7 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
   })
 
   it('gives parallel sends on two workers distinct, gap-free nonces', async () => {
-    const workers = [rail(), rail()]
+    const workers = [rail(), rail({ db: db2 })]
     const count = 12
     const results = await Promise.all(
       Array.from({ length: count }, (_, i) =>
@@ -270,6 +275,34 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
       ).toBe('completed')
     expect(new Set(results.map((r) => r.txHash)).size).toBe(count)
     expect(node.state().usdt.get(TO)).toBe(BigInt((count * (count + 1)) / 2))
+  })
+
+  it('takes `nonce too low` for success when our transaction is the one mined, and refuses the wrong chain', async () => {
+    const eth = rail()
+    node.server.faults.push({
+      match: (r) => r.rpcMethod === 'eth_sendRawTransaction',
+      fault: { kind: 'work-then-stall' },
+      times: 1,
+    })
+    await failure(eth.sendUsdt({ to: TO, amountMinor: 5n, requestId: 'n1', maxFeeWei: CAP }))
+    node.mine(1)
+    // The retry's broadcast meets `nonce too low`: ours is mined, so the send stands.
+    const { txHash } = await eth.sendUsdt({ to: TO, amountMinor: 5n, requestId: 'n1', maxFeeWei: CAP })
+    expect(node.rawSent).toHaveLength(2)
+    settle()
+    expect(await eth.getTransfer('n1', { to: TO, amountMinor: 5n })).toMatchObject({
+      status: 'completed',
+      txHash,
+    })
+    // Another amount under the same request is refused, never sent.
+    expect(
+      (await failure(eth.sendUsdt({ to: TO, amountMinor: 6n, requestId: 'n1', maxFeeWei: CAP }))).code,
+    ).toBe('request_conflict')
+    const wrong = await failure(
+      rail({ chainId: 11155111 }).sendUsdt({ to: TO, amountMinor: 5n, requestId: 'n2', maxFeeWei: CAP }),
+    )
+    expect([wrong.code, wrong.retryable]).toEqual(['wrong_chain', false])
+    expect(node.rawSent).toHaveLength(2)
   })
 
   it('fills a gap: a lower nonce the node lost is broadcast again so the higher one can be mined', async () => {
