@@ -160,6 +160,15 @@ export class GethStandIn {
   /** core/txpool/legacypool: pending and queued transactions by sender and nonce. */
   readonly pool = new Map<string, Map<bigint, PoolTx>>()
   syncing: false | { currentBlock: bigint; highestBlock: bigint } = false
+  /**
+   * A fault of providers that balance requests over several nodes: receipts still come from a
+   * backend that has not seen the reorg (its receipt names a block no longer canonical), while
+   * blocks come from one that has. geth alone never does this (GetTransactionReceipt reads the
+   * canonical index); an adapter must not trust such a receipt.
+   */
+  staleReceipts = false
+  /** Blocks reorged out, which `staleReceipts` still answers from. */
+  readonly orphans: Block[] = []
   readonly rawSent: string[] = []
   server!: StandinServer
 
@@ -325,6 +334,7 @@ export class GethStandIn {
       if (this.finalized !== undefined && block.number <= this.finalized)
         throw new Error('cannot reorg a finalized block')
       this.blocks.pop()
+      this.orphans.push(block)
       if (!opts.dropTxs) for (const { tx } of block.txs) this.addToPool(tx)
     }
   }
@@ -347,8 +357,8 @@ export class GethStandIn {
     byNonce.set(tx.nonce, tx)
   }
 
-  private mined(hash: string): { block: Block; index: number } | undefined {
-    for (const block of this.blocks) {
+  private mined(hash: string, withOrphans = false): { block: Block; index: number } | undefined {
+    for (const block of withOrphans ? [...this.blocks, ...this.orphans] : this.blocks) {
       const index = block.txs.findIndex((t) => t.tx.hash === hash)
       if (index >= 0) return { block, index }
     }
@@ -479,7 +489,7 @@ export class GethStandIn {
       }
       case 'eth_getTransactionReceipt': {
         // internal/ethapi/api.go GetTransactionReceipt: null for a transaction in no canonical block.
-        const found = this.mined(String(params[0]).toLowerCase())
+        const found = this.mined(String(params[0]).toLowerCase(), this.staleReceipts)
         if (!found) return null
         const { tx, receipt } = found.block.txs[found.index]!
         return {

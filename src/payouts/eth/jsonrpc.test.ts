@@ -251,6 +251,12 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
       status: 'pending',
       txHash,
     })
+    // A provider's lagging backend still serves the receipt from the block that is gone: not trusted.
+    node.staleReceipts = true
+    expect(await eth.getTransfer('r6', { to: TO, amountMinor: 4n * USDT })).toEqual({
+      status: 'pending',
+      txHash,
+    })
     expect(node.state().usdt.get(TO)).toBeUndefined()
     settle()
     expect((await eth.getTransfer('r6', { to: TO, amountMinor: 4n * USDT })).status).toBe('completed')
@@ -303,6 +309,32 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
     )
     expect([wrong.code, wrong.retryable]).toEqual(['wrong_chain', false])
     expect(node.rawSent).toHaveLength(2)
+  })
+
+  it('check() names what keeps the rail from paying: chain, sync, finality, funds, Tether', async () => {
+    node.chainId = 5n
+    node.syncing = { currentBlock: 10n, highestBlock: 900n }
+    node.paused = true
+    node.fund(HOT, 0n)
+    node.genesis.usdt.delete(HOT)
+    const report = await rail().check!()
+    expect(report).toMatchObject({ adapter: 'jsonrpc', reachable: true, network: 'chain 5', synced: false })
+    expect(report.version).toMatch(/^Geth\//)
+    expect(report.balances).toEqual({ ETH: '0', USDT: '0' })
+    expect(report.problems).toEqual([
+      'the node is on chain 5, the rail is configured for 1',
+      'the node is syncing (block 10 of 900)',
+      'the node has no finalized block: payouts cannot become final',
+      expect.stringMatching(
+        /^the hot wallet 0x[0-9a-fA-F]{40} holds 0 ETH, less than one transfer may cost now/,
+      ),
+      expect.stringMatching(/holds no USDT$/),
+      'Tether has paused USDT transfers',
+    ])
+    await node.stop()
+    const down = await rail().check!()
+    expect([down.reachable, down.problems.length]).toEqual([false, 1])
+    await node.start()
   })
 
   it('fills a gap: a lower nonce the node lost is broadcast again so the higher one can be mined', async () => {
