@@ -4,7 +4,7 @@
  * Tether neither is paused nor has the hot wallet blacklisted; the ETH must cover one transfer at
  * the current gas price (eth_feeHistory, eth_maxPriorityFeePerGas).
  */
-import type { RailCheckReport, RailKind } from '../../rails/rail.js'
+import { RailFailure, type RailCheckReport, type RailKind } from '../../rails/rail.js'
 import { formatScaled } from '../../shared/amount.js'
 import { cleanText, hexQuantity, object } from './jsonrpc-client.js'
 import { ethBalance, isBlackListed, tokenPaused, usdtBalanceOf, type EthDeps } from './jsonrpc-deps.js'
@@ -54,7 +54,11 @@ export async function checkEthJsonRpc(deps: EthDeps): Promise<RailCheckReport> {
         `the node is syncing (block ${hexQuantity(progress.currentBlock, 'currentBlock')} of ${hexQuantity(progress.highestBlock, 'highestBlock')})`,
       )
     }
-    const finalized = await deps.rpc('eth_getBlockByNumber', ['finalized', false])
+    const finalized = await deps.rpc('eth_getBlockByNumber', ['finalized', false]).catch((err: unknown) => {
+      // geth answers an error, not null, before its chain has a finalized block (eth/api_backend.go).
+      if (err instanceof RailFailure && err.code === 'eth_no_finalized_block') return null
+      throw err
+    })
     if (finalized === null) problems.push('the node has no finalized block: payouts cannot become final')
   })
   const balances: Record<string, string> = {}
