@@ -102,6 +102,14 @@ async function minedState(deps: EthDeps, send: EthSend, mined: MinedTx): Promise
 /** Not mined: make sure the node has our transaction (or a better one) for the nonce. */
 async function keepMoving(deps: EthDeps, send: EthSend): Promise<EthTransferState> {
   let current = send.txs[send.txs.length - 1]!
+  if ((await transactionCount(deps, 'latest')) > send.nonce) {
+    // The nonce is used and none of ours holds it: a transaction not ours (the key used elsewhere)
+    // took it, or ours is mined in a block the node does not index yet. Never failed from here
+    // (a lagging node could be wrong), never sent again: an operator decides.
+    const stuck = `nonce ${send.nonce} of the hot wallet is used by a transaction that is none of this payout's`
+    await setStuck(deps.db, send.requestId, stuck)
+    return { status: 'pending', txHash: current.txHash, stuck }
+  }
   const known = (await deps.rpc('eth_getTransactionByHash', [current.txHash])) !== null
   const due = deps.now() - current.signedAt >= deps.replaceAfterMs
   let stuck: string | null = null

@@ -8,7 +8,7 @@ import { migrate } from '../../db/migrate.js'
 import { sql } from '../../db/sql.js'
 import { RailFailure } from '../../rails/rail.js'
 import { createEthJsonRpcRail, type EthJsonRpcOptions } from './jsonrpc.js'
-import { addressOfPrivateKey } from './jsonrpc-tx.js'
+import { addressOfPrivateKey, signEip1559, transferCallData } from './jsonrpc-tx.js'
 
 const KEY = sha256(utf8ToBytes('svcpay eth jsonrpc test hot wallet'))
 const HOT = addressOfPrivateKey(KEY)
@@ -335,6 +335,46 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
     const down = await rail().check!()
     expect([down.reachable, down.problems.length]).toEqual([false, 1])
     await node.start()
+  })
+
+  it('reports stuck, sending nothing more, when a transaction not ours took the nonce', async () => {
+    const eth = rail()
+    const ours = await eth.sendUsdt({ to: TO, amountMinor: 9n, requestId: 'f1', maxFeeWei: CAP })
+    node.drop(ours.txHash)
+    // The same key used elsewhere: another transfer with nonce 0, mined.
+    const foreign = signEip1559(
+      {
+        chainId: 1n,
+        nonce: 0n,
+        maxPriorityFeePerGas: 2n * GWEI,
+        maxFeePerGas: 30n * GWEI,
+        gasLimit: 100_000n,
+        to: USDT_MAINNET,
+        data: transferCallData('0x' + '77'.repeat(20), 1n),
+      },
+      KEY,
+    )
+    await fetch(node.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_sendRawTransaction',
+        params: [foreign.raw],
+      }),
+    })
+    settle()
+    const before = sends()
+    clock += 600_000
+    const state = await eth.getTransfer('f1', { to: TO, amountMinor: 9n })
+    expect(state).toMatchObject({ status: 'pending', txHash: ours.txHash })
+    expect(state.stuck).toMatch(/nonce 0 .* none of this payout's/)
+    expect(sends()).toBe(before)
+    const { rows } = await db.query<{ stuck: string }>(
+      sql`SELECT stuck FROM eth_sends WHERE request_id = 'f1'`,
+    )
+    expect(rows[0]!.stuck).toBe(state.stuck)
   })
 
   it('fills a gap: a lower nonce the node lost is broadcast again so the higher one can be mined', async () => {
