@@ -14,6 +14,17 @@
  *   replaced with the same nonce, or reported stuck.
  * - Node errors are classified as geth words them (jsonrpc-client.ts).
  * - `check()` (jsonrpc-check.ts), `reserves()` and `payments()` (jsonrpc-reserves.ts).
+ *
+ * Failure codes (`RailFailure.code`). Final, from `sendUsdt` before anything is signed:
+ * `invalid_address`, `invalid_amount`, `invalid_fee_cap`, `wrong_chain`, `token_paused`,
+ * `hot_wallet_blacklisted`, `recipient_blacklisted`, `insufficient_hot_wallet_usdt`,
+ * `transfer_would_revert`, `fee_above_cap`, `insufficient_hot_wallet_eth`; and `request_conflict`
+ * (the request id was another transfer). Retryable: the node's answers as jsonrpc-client.ts
+ * classifies them (`eth_timeout`, `eth_unreachable`, `eth_http_<status>`, `eth_bad_response`,
+ * `eth_rate_limited`, `eth_access_refused`, `eth_nonce_too_low`, `eth_replacement_underpriced`,
+ * `eth_underpriced`, `eth_insufficient_funds`, `eth_node_error`, ...), `store_unavailable`,
+ * `send_record_missing`; once a nonce is taken every failure of `sendUsdt` is retryable. The
+ * outcome `failed` has the reason `transfer_reverted` (status 0x0, final).
  */
 import type { EthRail } from '../../rails/rail.js'
 import { checkEthJsonRpc } from './jsonrpc-check.js'
