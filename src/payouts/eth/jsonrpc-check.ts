@@ -15,9 +15,9 @@ import { checksumAddress } from './jsonrpc-tx.js'
 const CHAIN_NAMES: Record<string, string> = { '1': 'mainnet', '11155111': 'sepolia', '17000': 'holesky' }
 
 export async function checkEthJsonRpc(deps: EthDeps): Promise<RailCheckReport> {
-  // RailKind gains 'eth' with the flow (issue 33, the kind's half).
+  // RailKind gains 'ethereum' with the flow (branch h-eth-flow); the cast goes once it is merged.
   const report: RailCheckReport = {
-    rail: 'eth' as RailKind,
+    rail: 'ethereum' as RailKind,
     adapter: 'jsonrpc',
     reachable: false,
     problems: [],

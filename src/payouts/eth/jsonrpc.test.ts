@@ -318,7 +318,13 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
     node.fund(HOT, 0n)
     node.genesis.usdt.delete(HOT)
     const report = await rail().check!()
-    expect(report).toMatchObject({ adapter: 'jsonrpc', reachable: true, network: 'chain 5', synced: false })
+    expect(report).toMatchObject({
+      rail: 'ethereum',
+      adapter: 'jsonrpc',
+      reachable: true,
+      network: 'chain 5',
+      synced: false,
+    })
     expect(report.version).toMatch(/^Geth\//)
     expect(report.balances).toEqual({ ETH: '0', USDT: '0' })
     expect(report.problems).toEqual([
