@@ -188,6 +188,35 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
     }
   })
 
+  it('bumps as long as the cap allows, then reports stuck; a stalled node is only retried', async () => {
+    const eth = rail()
+    const estimate = 21_000n + gasOfData(1n)
+    const gasLimit = (estimate * 12n + 9n) / 10n
+    // Room for one bump from 21 gwei (to at least 23.1), not for a second (25.41).
+    const cap = gasLimit * 24n * GWEI
+    const first = await eth.sendUsdt({ to: TO, amountMinor: 1n, requestId: 'c1', maxFeeWei: cap })
+    node.baseFee = 40n * GWEI
+    clock += 60_000
+    const once = await eth.getTransfer('c1', { to: TO, amountMinor: 1n })
+    expect(once.txHash).not.toBe(first.txHash)
+    expect(once.stuck).toBeUndefined()
+    const bumpedTx = node.pooled(once.txHash!)!
+    expect([bumpedTx.nonce, bumpedTx.maxFeePerGas * bumpedTx.gasLimit <= cap]).toEqual([0n, true])
+    // A stall: no answer in time, retryable, nothing changed.
+    node.server.faults.push({ match: () => true, fault: { kind: 'stall' }, times: 1 })
+    const stalled = await failure(eth.getTransfer('c1', { to: TO, amountMinor: 1n }))
+    expect([stalled.code, stalled.retryable]).toEqual(['eth_timeout', true])
+    clock += 60_000
+    const sent = sends()
+    const twice = await eth.getTransfer('c1', { to: TO, amountMinor: 1n })
+    expect(twice).toMatchObject({
+      status: 'pending',
+      txHash: once.txHash,
+      stuck: expect.stringMatching(/fee cap/),
+    })
+    expect(sends()).toBe(sent)
+  })
+
   it('fails a transfer the chain reverted only once final, and never sends it again', async () => {
     const eth = rail()
     await eth.sendUsdt({ to: TO, amountMinor: 2n * USDT, requestId: 'r5', maxFeeWei: CAP })
@@ -403,9 +432,8 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
 })
 
 /** The execution gas of a transfer to a new holder in the stand-in, given the tx (for the fee check). */
-function gasOfData(): bigint {
+function gasOfData(amount = 25n * USDT): bigint {
   // calldata: selector (4 non-zero) + address word (12 zero, 20 non-zero 0x5a) + amount word.
-  const amount = 25n * USDT
   const amountHex = amount.toString(16).padStart(64, '0')
   let data = 4n * 16n + 12n * 4n + 20n * 16n
   for (let i = 0; i < 64; i += 2) data += amountHex.slice(i, i + 2) === '00' ? 4n : 16n
