@@ -31,7 +31,10 @@ describe('Ethereum addresses (EIP-55)', () => {
     for (const address of NORMAL) {
       const i = [...address].findIndex((c, k) => k > 1 && /[a-f]/i.test(c))
       const c = address[i]!
-      const flipped = address.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + address.slice(i + 1)
+      const flipped =
+        address.slice(0, i) +
+        (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) +
+        address.slice(i + 1)
       expect(validateEthAddress(flipped)).toEqual({ ok: false, issue: 'bad EIP-55 checksum (mixed case)' })
     }
   })

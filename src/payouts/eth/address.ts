@@ -13,8 +13,7 @@ const ADDRESS_CHARS_MAX = 64
 
 export type EthAddressCheck =
   /** `checksummed` is the EIP-55 form of the address, the one the service stores and shows. */
-  | { ok: true; checksummed: string }
-  | { ok: false; issue: string }
+  { ok: true; checksummed: string } | { ok: false; issue: string }
 
 /** Checks `text` as an Ethereum address. Never throws. */
 export function validateEthAddress(text: string): EthAddressCheck {

@@ -73,18 +73,26 @@ export function createSandboxEthRail(deps: SandboxEthDeps): EthRail {
       if (existing) return { txHash: existing }
       const cost = SANDBOX_ETH_FEE.maxFeePerGasWei * SANDBOX_ETH_FEE.gasLimit
       if (maxFeeWei < cost)
-        throw new RailFailure('fee_cap_too_low', `the network charges up to ${cost} wei, above the cap of ${maxFeeWei}`, false)
+        throw new RailFailure(
+          'fee_cap_too_low',
+          `the network charges up to ${cost} wei, above the cap of ${maxFeeWei}`,
+          false,
+        )
       const at = now()
       // The hash only has to be unique; the random part keeps it so across sandbox databases.
       const txHash =
-        '0x' + bytesToHex(keccak_256(new Uint8Array([...utf8ToBytes(`sandbox-eth:${requestId}:`), ...randomBytes(16)])))
+        '0x' +
+        bytesToHex(
+          keccak_256(new Uint8Array([...utf8ToBytes(`sandbox-eth:${requestId}:`), ...randomBytes(16)])),
+        )
       const fails = failing.has(to.toLowerCase())
       await deps.db.query(
         sql`INSERT INTO sandbox_payouts (ref, kind, request_id, amount_minor, status, reason, settle_at, created_at)
          VALUES (${txHash}, 'ethereum', ${requestId}, ${amountMinor}, ${fails ? 'failed' : 'completed'}, ${fails ? SANDBOX_ETH_FAIL_REASON : ''}, ${at + deps.delayMs}, ${at}) ON CONFLICT (request_id) DO NOTHING`,
       )
       const ref = await refOf(deps.db, requestId)
-      if (!ref) throw new RailFailure('request_conflict', `request ${requestId} is not an Ethereum transfer`, false)
+      if (!ref)
+        throw new RailFailure('request_conflict', `request ${requestId} is not an Ethereum transfer`, false)
       return { txHash: ref }
     },
 
@@ -100,9 +108,17 @@ export function createSandboxEthRail(deps: SandboxEthDeps): EthRail {
       )
       const row = rows[0]
       if (!row)
-        throw new RailFailure('unknown_payout', `the sandbox Ethereum network knows no transfer for ${requestId}`, false)
+        throw new RailFailure(
+          'unknown_payout',
+          `the sandbox Ethereum network knows no transfer for ${requestId}`,
+          false,
+        )
       if (BigInt(row.amount_minor) !== expected.amountMinor)
-        throw new RailFailure('transfer_mismatch', `the transfer for ${requestId} moved another amount`, false)
+        throw new RailFailure(
+          'transfer_mismatch',
+          `the transfer for ${requestId} moved another amount`,
+          false,
+        )
       const txHash = row.ref
       if (BigInt(now()) < BigInt(row.settle_at)) return { status: 'pending', txHash }
       const feeWei = SANDBOX_GAS_USED * SANDBOX_EFFECTIVE_GAS_PRICE_WEI
