@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { historyProblems, moneyProblems } from '../../test/helpers/invariants.js'
+import { operatorClient } from '../../test/admin/operator-client.js'
 import { deliveryDepsOf, startReceiver, type Receiver } from '../../test/helpers/webhooks.js'
 import { runDueDeliveries } from '../events/delivery-worker.js'
 import { systemAccountId } from '../ledger/ledger.js'
@@ -36,7 +37,12 @@ describe(`payouts: USDT over Ethereum on the sandbox (${ENGINE})`, () => {
   let a: TestAccount
   let hooks: Receiver
   beforeAll(async () => {
-    h = await createHarness({ SANDBOX_PAYOUT_DELAY_MS: '0', SANDBOX_ETH_FAIL: FAILING, QUOTE_TTL_S: '60' })
+    h = await createHarness({
+      SANDBOX_PAYOUT_DELAY_MS: '0',
+      SANDBOX_ETH_FAIL: FAILING,
+      QUOTE_TTL_S: '60',
+      ETH_EXPLORER_URL: 'https://sepolia.etherscan.io/',
+    })
     a = await h.createAccount({ name: 'Ethereum payer' })
     await h.fund(a.accountId, 'USDT', '1000')
     hooks = await startReceiver(HOOK_SECRET)
@@ -223,6 +229,39 @@ describe(`payouts: USDT over Ethereum on the sandbox (${ENGINE})`, () => {
     })
     expect([btc.status, btc.body.error]).toEqual([400, 'unsupported_currency_pair'])
     await expectInvariants()
+  })
+
+  it("shows a payout's transaction hash on the console, linked to the explorer, and finds it by the hash", async () => {
+    const q = await h.api('POST', '/api/v2/transaction', a.token, eth(GOOD, 2))
+    await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
+    await work()
+    await work()
+    const { txHash } = (await get(q.body.txnId)).destReq.reqDetails
+    const client = operatorClient(h.app, h.adminToken)
+    const admin = await client.signIn(await client.createOperator('viewer'))
+    const page = async (url: string) => {
+      const res = await h.app.inject({
+        method: 'GET',
+        url,
+        headers: { accept: 'text/html', cookie: admin.cookie },
+      })
+      expect(res.statusCode, url).toBe(200)
+      return res.body
+    }
+    const body = await page(`/admin/console/transactions/${q.body.txnId}`)
+    expect(body).toContain(`href="https://sepolia.etherscan.io/tx/${txHash}"`)
+    expect(body).toContain('eth_payout')
+    expect(await page(`/admin/console/transactions?q=${txHash}`)).toContain(
+      `/admin/console/transactions/${q.body.txnId}`,
+    )
+  })
+
+  it('is named, with its details, by the OpenAPI document', async () => {
+    const doc = JSON.parse((await h.app.inject({ method: 'GET', url: '/openapi.json' })).body)
+    const text = JSON.stringify(doc.paths['/api/v2/transaction'].post)
+    expect(text).toContain('svcpay, lightning, on-chain, tron, eth, vnd-instant')
+    expect(text).toContain('EIP-55')
+    expect(JSON.stringify(doc.components ?? doc)).toContain('maxFeeWei')
   })
 
   it('is in the rails check, the stuck listing and the reconciliation', async () => {
