@@ -105,9 +105,7 @@ export const PAYOUT_RETURN = {
 
 /** The kinds a payout's lifecycle (lifecycle.ts) drives. */
 export type PayoutKind =
-  | (typeof TRON_PAYOUT)['kind']
-  | (typeof VND_PAYOUT)['kind']
-  | (typeof ETH_PAYOUT)['kind']
+  (typeof TRON_PAYOUT)['kind'] | (typeof VND_PAYOUT)['kind'] | (typeof ETH_PAYOUT)['kind']
 
 export const PAYOUT_KINDS = [
   TRON_PAYOUT,
