@@ -42,6 +42,7 @@ describe(`payouts: USDT over Ethereum on the sandbox (${ENGINE})`, () => {
       SANDBOX_ETH_FAIL: FAILING,
       QUOTE_TTL_S: '60',
       ETH_EXPLORER_URL: 'https://sepolia.etherscan.io/',
+      RECONCILE_HALT_SENDS: 'true',
     })
     a = await h.createAccount({ name: 'Ethereum payer' })
     await h.fund(a.accountId, 'USDT', '1000')
@@ -254,6 +255,51 @@ describe(`payouts: USDT over Ethereum on the sandbox (${ENGINE})`, () => {
     expect(await page(`/admin/console/transactions?q=${txHash}`)).toContain(
       `/admin/console/transactions/${q.body.txnId}`,
     )
+  })
+
+  it('is held by the reconciliation brake on the ethereum rail: no confirm, no submission, until it lifts', async () => {
+    const waiting = await h.api('POST', '/api/v2/transaction', a.token, eth(GOOD, 3))
+    await h.api('PUT', `/api/v2/transaction/${waiting.body.txnId}/confirm`, a.token)
+    const later = await h.api('POST', '/api/v2/transaction', a.token, eth(GOOD, 4))
+    const at = Date.now()
+    await h.c.db.query(
+      `INSERT INTO reconcile_brake (rail, deficit_readings, paused_at, updated_at) VALUES ('ethereum', 3, $1, $1)`,
+      [at],
+    )
+    try {
+      const refused = await h.api('PUT', `/api/v2/transaction/${later.body.txnId}/confirm`, a.token)
+      expect([refused.status, refused.body.error]).toEqual([503, 'sends_paused'])
+      expect((await get(later.body.txnId)).txnState).toBe('quoted')
+      // The payout confirmed before the pause waits in srccreated, its funds held; nothing is sent.
+      await work()
+      expect((await get(waiting.body.txnId)).txnState).toBe('srccreated')
+      const sent = await h.c.db.query('SELECT 1 FROM sandbox_payouts WHERE request_id = $1', [
+        waiting.body.txnId,
+      ])
+      expect(sent.rows).toHaveLength(0)
+      // A TRON payout is not held by the Ethereum rail's brake.
+      const tron = await h.api('POST', '/api/v2/transaction', a.token, {
+        ...eth(undefined, 1),
+        destReq: {
+          ccy: 'USDT',
+          method: 'tron',
+          amtRequested: 1,
+          reqDetails: { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' },
+        },
+      })
+      expect((await h.api('PUT', `/api/v2/transaction/${tron.body.txnId}/confirm`, a.token)).status).toBe(200)
+    } finally {
+      await h.c.db.query(`DELETE FROM reconcile_brake WHERE rail = 'ethereum'`)
+    }
+    // Lifted: the waiting payout goes (the worker looks at it again once its recheck is due).
+    await runDueTransactions({
+      db: h.c.db,
+      transactions: h.c.transactions,
+      log: console,
+      now: () => Date.now() + 120_000,
+    })
+    expect((await get(waiting.body.txnId)).txnState).toBe('destsent')
+    await h.api('PUT', `/api/v2/transaction/${later.body.txnId}/cancel`, a.token)
   })
 
   it('is named, with its details, by the OpenAPI document', async () => {
