@@ -45,6 +45,13 @@ export function ethPayoutFlow(deps: EthPayoutDeps): Flow {
       // another hash, which the final state records.
       const { to } = sendOf(txn)
       const state = await deps.eth.getTransfer(txn.id, { to, amountMinor: txn.destAmountMinor })
+      // A transfer the rail can take no further (its fee cap reached) stays destsent, funds held:
+      // the stuck listing shows it once the rail's bound has passed; the log says why meanwhile.
+      if (state.status === 'pending' && state.stuck)
+        deps.log.warn(
+          { txnId: txn.id, kind: ETH_PAYOUT.kind, stuck: state.stuck.slice(0, 200) },
+          'Ethereum payout is stuck',
+        )
       return withEthDetails(state)
     },
   })
