@@ -90,7 +90,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         title: 'svcpay — Wallet Service API v2',
         version: '2.0.0',
         description:
-          'BTC over Lightning and on-chain, swaps, USDT on TRON and VND bank payouts, signed webhooks. Amounts are JSON numbers written as exact decimals.',
+          'BTC over Lightning and on-chain, swaps, USDT on TRON and Ethereum and VND bank payouts, signed webhooks. Amounts are JSON numbers written as exact decimals.',
       },
       servers: [{ url: c.config.publicBaseUrl }],
       components: {

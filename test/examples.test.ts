@@ -83,6 +83,13 @@ describe('docs/sdk.md', () => {
   })
 })
 
+describe('README.md', () => {
+  it('shows examples/eth-payout.ts as it is, so the quick start runs as the test runs it', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    expect(readme).toContain('```ts\n' + readFileSync(join(ROOT, 'examples/eth-payout.ts'), 'utf8') + '```')
+  })
+})
+
 describe('examples/ against the service in its own process', () => {
   let server: ReturnType<typeof start>
   let baseUrl: string
@@ -201,6 +208,22 @@ describe('examples/ against the service in its own process', () => {
     const r = await run('examples/vnd-payout.ts', { ...env, BANK_ACCOUNT: '1234560000' })
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^state: rejected \w+/m)
+  })
+
+  it('eth-payout: USDT quoted with its gas fee, paid out over Ethereum and final, with its hash', async () => {
+    const env = await account('Ethereum payout example')
+    const r = await run('examples/eth-payout.ts', env)
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(
+      /^paying 25 USDT to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed, fees 0\.05 \+ \d+(\.\d{1,6})? USDT$/m,
+    )
+    expect(r.stdout).toMatch(/^state: completed {2}txHash: 0x[0-9a-f]{64}$/m)
+    const client = new SvcpayClient({ baseUrl, apiKey: env.SVCPAY_API_KEY, apiSecret: env.SVCPAY_API_SECRET })
+    const fees = /fees 0\.05 \+ (\S+) USDT/.exec(r.stdout)![1]!
+    // 50 funded, less 25, the 0.05 service fee and the network fee, to the micro-USDT.
+    const left = 50_000_000 - 25_000_000 - 50_000 - Math.round(Number(fees) * 1e6)
+    expect((await client.walletFor('USDT'))?.amount).toBe((left / 1e6).toString())
   })
 
   it('webhook-receiver: registers itself, logs verified events once, refuses forgeries', async () => {

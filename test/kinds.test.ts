@@ -25,6 +25,7 @@ describe("the service's kinds", () => {
     expect([...kinds.kinds].sort()).toEqual(
       [
         'deposit',
+        'eth_payout',
         'ln_receive',
         'ln_send',
         'onchain_receive',
@@ -44,8 +45,14 @@ describe("the service's kinds", () => {
       { rail: 'onchain', ccy: 'BTC', kind: 'onchain_send', leaves: 'hold-less-fee' },
       { rail: 'tron', ccy: 'USDT', kind: 'tron_payout', leaves: 'destination' },
       { rail: 'bank', ccy: 'VND', kind: 'vnd_payout', leaves: 'destination' },
+      { rail: 'ethereum', ccy: 'USDT', kind: 'eth_payout', leaves: 'destination' },
     ])
-    expect(kinds.kindsWith((d) => d.approval)).toEqual(['onchain_send', 'tron_payout', 'vnd_payout'])
+    expect(kinds.kindsWith((d) => d.approval)).toEqual([
+      'onchain_send',
+      'tron_payout',
+      'vnd_payout',
+      'eth_payout',
+    ])
     expect(kinds.kindsWith((d) => d.caps.receiveMax)).toEqual(['ln_receive', 'onchain_receive'])
     expect(kinds.kindsWith((d) => d.caps.bitcoinSupply)).toEqual(['ln_send', 'onchain_send'])
     expect(kinds.confirmationWaits).toEqual([
@@ -66,16 +73,18 @@ describe("the service's kinds", () => {
         deposit: 'onchain',
         tron_payout: 'tron',
         vnd_payout: 'bank',
+        eth_payout: 'ethereum',
       },
     )
     expect(
       ['lightning', 'on-chain', 'tron', 'vnd-instant', 'svcpay', 'eth'].map(kinds.railOfDestination),
-    ).toEqual(['lightning', 'onchain', 'tron', 'bank', undefined, undefined])
+    ).toEqual(['lightning', 'onchain', 'tron', 'bank', undefined, 'ethereum'])
     expect(kinds.kinds.map(kinds.railOfSend).filter(Boolean)).toEqual([
       'lightning',
       'onchain',
       'tron',
       'bank',
+      'ethereum',
     ])
   })
 

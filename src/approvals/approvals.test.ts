@@ -23,6 +23,12 @@ const tron = (amount: string) => ({
   sourceReq: { ccy: 'USDT', method: 'svcpay', reqDetails: {} },
   destReq: { ccy: 'USDT', method: 'tron', amtRequested: amount, reqDetails: { address: TRON_ADDRESS } },
 })
+// An EIP-55 test vector (https://eips.ethereum.org/EIPS/eip-55).
+const ETH_ADDRESS = '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb'
+const eth = (amount: string) => ({
+  sourceReq: { ccy: 'USDT', method: 'svcpay', reqDetails: {} },
+  destReq: { ccy: 'USDT', method: 'eth', amtRequested: amount, reqDetails: { address: ETH_ADDRESS } },
+})
 const vnd = (amount: string) => ({
   sourceReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
   destReq: {
@@ -178,6 +184,41 @@ describe(`four-eyes approval (${ENGINE})`, () => {
     expect((await wallet('USDT')).amount).toBe(before.amount - 151.3)
     expect(await states(c.txnId)).toEqual(['quoted', 'processing', 'srccreated', 'destsent', 'completed'])
     expect((await auditRows(c.txnId)).map((r) => r.action)).toEqual(['approval.review', 'approval.approve'])
+    await expectInvariants()
+  })
+
+  it('holds an Ethereum payout over the threshold in processing until a second operator approves it', async () => {
+    const before = await wallet('USDT')
+    const c = await confirm(eth('150'))
+    expect(c.txnState).toBe('processing')
+    // Held: 150 + 0.3 fee + the network fee the sandbox's gas implies at the static ETH rate.
+    const held = await wallet('USDT')
+    expect(held.amount).toBe(before.amount)
+    expect(Math.round((before.availableBalance - held.availableBalance) * 1e6)).toBe(154_720_652)
+    await work()
+    expect((await get(c.txnId)).txnState).toBe('processing')
+    const none = await h.c.db.query('SELECT 1 FROM sandbox_payouts WHERE request_id = $1', [c.txnId])
+    expect(none.rows).toHaveLength(0)
+
+    const listed = await client.request('GET', '/admin/approvals', { session: ops.viewer })
+    expect(listed.body.data.find((x: any) => x.txnId === c.txnId)).toMatchObject({
+      status: 'waiting',
+      type: 'eth_payout',
+      reasons: [{ side: 'source', ccy: 'USDT', amount: '150', threshold: '100' }],
+    })
+    expect((await act(ops.finance1, 'review', c.txnId)).status).toBe(200)
+    expect((await act(ops.finance1, 'approve', c.txnId)).status).toBe(403)
+    const approved = await act(ops.finance2, 'approve', c.txnId)
+    expect(approved.status, approved.raw).toBe(200)
+    expect(approved.body).toMatchObject({ status: 'approved', txnState: 'srccreated' })
+
+    await work()
+    expect((await get(c.txnId)).txnState).toBe('destsent')
+    await work()
+    expect((await get(c.txnId)).txnState).toBe('completed')
+    expect(await states(c.txnId)).toEqual(['quoted', 'processing', 'srccreated', 'destsent', 'completed'])
+    const sent = await h.c.db.query('SELECT 1 FROM sandbox_payouts WHERE request_id = $1', [c.txnId])
+    expect(sent.rows).toHaveLength(1)
     await expectInvariants()
   })
 

@@ -32,7 +32,7 @@ interface CapitalRow {
 const book: Command = async ({ verb, flags, print }) => {
   const rail = need(flags, 'rail')
   const ccy = flags.ccy === undefined ? RAIL_CCY[rail] : need(flags, 'ccy').toUpperCase()
-  if (!ccy) throw new CliError('--rail: one of tron, bank, lightning, onchain')
+  if (!ccy) throw new CliError('--rail: one of tron, bank, lightning, onchain, ethereum')
   // The same --reference books once however often the command is run; without one, a fresh
   // reference is made, and printed so that a retry can reuse it.
   const reference = flags.reference === undefined ? `cli-${randomUUID()}` : need(flags, 'reference')

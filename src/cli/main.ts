@@ -31,7 +31,7 @@ const HELP = `svcpay <command>
   rails check [--json]                 (exit 1 when any rail is not ready)
   reconcile [--record] [--json]        (exit 1 on a deficit or an orphan, 3 when a rail is unknown;
                                         --record counts the run towards the brake, audited)
-  capital add --rail tron|bank|lightning|onchain --amount AMOUNT --note TEXT [--reference REF] [--json]
+  capital add --rail tron|bank|lightning|onchain|ethereum --amount AMOUNT --note TEXT [--reference REF] [--json]
   capital withdraw --rail RAIL --amount AMOUNT --note TEXT [--reference REF] [--json]
   capital list [--json]              (operator money on the rails, booked against equity)
   transactions stuck [--page N] [--limit N] [--json]

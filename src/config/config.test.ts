@@ -52,6 +52,7 @@ describe('loadConfig', () => {
       onchain: 'bitcoind',
       tron: 'trongrid',
       vnd: 'bank-http',
+      eth: 'jsonrpc',
       network: 'mainnet',
       onchainConfirmations: 3,
       allowHttpWebhooks: false,

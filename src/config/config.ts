@@ -21,6 +21,8 @@ export interface Config {
   lightning: 'sandbox' | 'lnd'
   onchain: 'sandbox' | 'bitcoind' | 'esplora'
   tron: 'sandbox' | 'trongrid'
+  /** USDT over Ethereum (issue 33): `ETH=sandbox|jsonrpc`. */
+  eth: 'sandbox' | 'jsonrpc'
   vnd: 'sandbox' | 'bank-http'
   network: Network
   walletCurrencies: string[]
@@ -56,6 +58,8 @@ export interface Config {
   fees: FeeSchedule
   logLevel: string
   sandboxTronFail: string[]
+  /** Ethereum addresses whose sandbox transfers revert (`SANDBOX_ETH_FAIL`). */
+  sandboxEthFail: string[]
   // Payouts (TRON USDT and VND bank): the fixed TRON network fee, and how long sandbox payouts take.
   tronNetworkFeeUsdtMinor: bigint
   // The largest Lightning or on-chain receive quoted, in sats (RECEIVE_MAX_BTC; never above 21e6 BTC).
@@ -127,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ),
     tron: oneOf(env, 'TRON', ['sandbox', 'trongrid'] as const, sandbox ? 'sandbox' : 'trongrid'),
     vnd: oneOf(env, 'VND', ['sandbox', 'bank-http'] as const, sandbox ? 'sandbox' : 'bank-http'),
+    eth: oneOf(env, 'ETH', ['sandbox', 'jsonrpc'] as const, sandbox ? 'sandbox' : 'jsonrpc'),
     network: oneOf(env, 'NETWORK', NETWORKS, sandbox ? 'regtest' : 'mainnet'),
     walletCurrencies,
     tokenTtlS: int(env, 'TOKEN_TTL_S', 3600, 10, 86_400),
@@ -164,6 +169,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    sandboxEthFail: (env.SANDBOX_ETH_FAIL ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     // Payouts: TRON_NETWORK_FEE_USDT is a decimal USDT amount (default 1), kept as 6-decimal minor units.
     tronNetworkFeeUsdtMinor: usdtMinor(env, 'TRON_NETWORK_FEE_USDT', '1'),
     receiveMaxSats: btcSats(env, 'RECEIVE_MAX_BTC', '1000'),
@@ -192,6 +201,8 @@ const DEFAULT_FEES: Record<string, string> = {
   lightning_receive: '0+0',
   onchain_receive: '0+0',
   tron: '0+20',
+  // USDT over Ethereum (FEE_ETH); the network fee is quoted apart, from the gas price.
+  eth: '0+20',
   'vnd-instant': '0+30',
   // Dong paid in over VietQR (src/payins/receive.ts): free by default.
   vnd_receive: '0+0',

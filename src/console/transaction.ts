@@ -181,6 +181,11 @@ export function transactionPage(app: FastifyInstance, c: ConsoleDeps): void {
       for (const k of REFERENCE_KEYS)
         if (typeof details[k] === 'string' || typeof details[k] === 'number')
           refs.push([`${prefix}.${k}`, String(details[k])])
+    const explorer = txn.destMethod === 'eth' ? ethExplorerUrl(c.config) : undefined
+    const refValue = (k: string, v: string) =>
+      explorer && /^0x[0-9a-fA-F]{64}$/.test(v) && (k === t.railRef || k === 'destination.txHash')
+        ? markup`<a href="${explorer}/tx/${v}" rel="noopener noreferrer" target="_blank">${v}</a>`
+        : v
     const health = rail.rows[0]
     return {
       title: txn.id,
@@ -201,7 +206,7 @@ ${txn.msg ? markup`<dt>${t.message}</dt><dd>${txn.msg}</dd>` : ''}
 ${
   refs.length === 0
     ? markup`<p class="muted">${t.noReferences}</p>`
-    : markup`<dl class="facts" data-testid="references">${refs.map(([k, v]) => markup`<dt>${k}</dt><dd class="mono">${v}</dd>`)}</dl>`
+    : markup`<dl class="facts" data-testid="references">${refs.map(([k, v]) => markup`<dt>${k}</dt><dd class="mono">${refValue(k, v)}</dd>`)}</dl>`
 }
 ${health ? markup`<p class="muted">${fill(t.railHealth, { failures: health.failures, error: health.last_error ?? '—', answer: when(health.last_answer_at === null ? null : Number(health.last_answer_at)) })}</p>` : ''}
 <h2 id="h-entries">${t.entries}</h2>${entries}
@@ -270,4 +275,17 @@ function deliveriesOf(ctx: ConsoleContext, txnId: string, deliveries: DeliveryVi
 <p class="muted">${when(d.createdAt)} · ${d.lastError ?? d.lastStatus ?? ''}</p>
 ${attempts}${button}</section>`
   })}`
+}
+
+/**
+ * Where an Ethereum payout's transaction is shown (issue 33): `ETH_EXPLORER_URL` (an https URL
+ * whose `/tx/<hash>` page shows a transaction, such as https://sepolia.etherscan.io), by default
+ * Etherscan on mainnet (ETH=jsonrpc with ETH_CHAIN_ID 1); none on the sandbox, whose hashes no
+ * explorer knows, nor on another chain without the setting.
+ */
+export function ethExplorerUrl(config: ConsoleDeps['config']): string | undefined {
+  const set = config.env.ETH_EXPLORER_URL
+  if (set) return /^https:\/\/[^\s"'<>]+$/.test(set) ? set.replace(/\/+$/, '') : undefined
+  if (config.eth === 'jsonrpc' && (config.env.ETH_CHAIN_ID ?? '1') === '1') return 'https://etherscan.io'
+  return undefined
 }

@@ -18,6 +18,8 @@ export type SystemPurpose =
   | 'onchain'
   | 'tron'
   | 'bank'
+  /** The Ethereum hot wallet's USDT (issue 33). */
+  | 'ethereum'
   | 'sandbox-funding'
   /** Equity: what the operator put on the rails of its own money, less what it took off (issue 18). */
   | 'capital'
@@ -41,6 +43,7 @@ export async function ensureSystemAccounts(db: Db, currencies: string[]): Promis
     'onchain',
     'tron',
     'bank',
+    'ethereum',
     'sandbox-funding',
     'capital',
     'suspense',

@@ -103,7 +103,7 @@ const TAGS = [
   {
     name: 'Transactions',
     description:
-      'Every transaction starts `quoted` and executes when confirmed: Lightning and on-chain receives and sends, swaps, TRON USDT and VND bank payouts. Its status can be followed as server-sent events.',
+      'Every transaction starts `quoted` and executes when confirmed: Lightning and on-chain receives and sends, swaps, USDT payouts over TRON and Ethereum, and VND bank payouts. Its status can be followed as server-sent events.',
   },
   {
     name: 'Webhooks',

@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js'
 import type { AccountsService } from '../accounts/service.js'
 import type { RatesService } from '../rates/service.js'
 import type { SystemPurpose } from '../ledger/ledger.js'
-import type { BankPayoutRail, PayoutState, RailKind, SendsBrake, TronRail } from '../rails/rail.js'
+import type { BankPayoutRail, EthRail, PayoutState, RailKind, SendsBrake, TronRail } from '../rails/rail.js'
 import type { Quote, QuoteContext } from '../transactions/flow.js'
 import type { PayoutKind } from './kinds.js'
 import type { TxnRepository } from '../transactions/repository.js'
@@ -41,6 +41,12 @@ export interface TronPayoutDeps extends PayoutFlowDeps {
   pollMs: number
 }
 
+export interface EthPayoutDeps extends PayoutFlowDeps {
+  eth: EthRail
+  /** How long to wait before asking the rail again about a transfer in flight. */
+  pollMs: number
+}
+
 export interface VndPayoutDeps extends PayoutFlowDeps {
   bank: BankPayoutRail
   /** How long to wait before asking the bank again about a payout in flight. */
@@ -53,7 +59,7 @@ export interface PayoutNetwork {
   /** The rail its money leaves by (the brake's, for a submission). */
   rail: RailKind
   /** The ledger's system account the paid-out money leaves through. */
-  system: Extract<SystemPurpose, 'tron' | 'bank'>
+  system: Extract<SystemPurpose, 'tron' | 'bank' | 'ethereum'>
   /** The name of the rail's reference in destReq.reqDetails. */
   refField: 'txHash' | 'bankRef'
   pollMs: number

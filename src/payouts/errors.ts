@@ -12,6 +12,10 @@ export type PayoutErrorCode =
   | 'tron_address_missing'
   /** A TRON payout to something that is not a TRON address. */
   | 'tron_address_invalid'
+  /** An Ethereum payout without an address. */
+  | 'eth_address_missing'
+  /** An Ethereum payout to something that is not an Ethereum address (or fails its EIP-55 checksum). */
+  | 'eth_address_invalid'
   /** A bank account number or institution code missing or malformed. */
   | 'bank_account_invalid'
   /** A well-formed bank account at an institution we cannot pay. */
@@ -31,6 +35,8 @@ export type PayoutErrorCode =
 const PAYOUT_CONTRACT: Record<PayoutErrorCode, ErrorCode> = {
   tron_address_missing: 'invalid_address',
   tron_address_invalid: 'invalid_address',
+  eth_address_missing: 'invalid_address',
+  eth_address_invalid: 'invalid_address',
   bank_account_invalid: 'invalid_request',
   institution_unknown: 'invalid_institution',
   expected_name_invalid: 'invalid_request',

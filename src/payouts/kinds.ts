@@ -33,6 +33,30 @@ export const TRON_PAYOUT = {
   reconcile: { ccy: 'USDT', leaves: 'destination' },
 } as const satisfies KindDeclaration
 
+/**
+ * A USDT payout over Ethereum (Tether's ERC-20 contract) from the USDT wallet (issue 33): the TRON
+ * payout's lifecycle, its own rail, whose fee the hot wallet pays in ETH.
+ */
+export const ETH_PAYOUT = {
+  kind: 'eth_payout',
+  pairs: [
+    {
+      source: { method: 'svcpay', ccys: ['USDT'], wallet: false },
+      dest: { method: 'eth', ccys: ['USDT'], wallet: false },
+    },
+  ],
+  transitions: PAYOUT_TRANSITIONS,
+  rail: 'ethereum',
+  direction: 'out',
+  caps: { receiveMax: false, bitcoinSupply: false },
+  destAmountFrom: null,
+  approval: true,
+  confirmationWaits: [],
+  stuckWatch: true,
+  payerWaits: [],
+  reconcile: { ccy: 'USDT', leaves: 'destination' },
+} as const satisfies KindDeclaration
+
 /** A VND payout to a bank account, funded from the VND wallet or from BTC or USDT at the quoted rate. */
 export const VND_PAYOUT = {
   kind: 'vnd_payout',
@@ -80,10 +104,12 @@ export const PAYOUT_RETURN = {
 } as const satisfies KindDeclaration
 
 /** The kinds a payout's lifecycle (lifecycle.ts) drives. */
-export type PayoutKind = (typeof TRON_PAYOUT)['kind'] | (typeof VND_PAYOUT)['kind']
+export type PayoutKind =
+  (typeof TRON_PAYOUT)['kind'] | (typeof VND_PAYOUT)['kind'] | (typeof ETH_PAYOUT)['kind']
 
 export const PAYOUT_KINDS = [
   TRON_PAYOUT,
   VND_PAYOUT,
   PAYOUT_RETURN,
+  ETH_PAYOUT,
 ] as const satisfies readonly KindDeclaration[]

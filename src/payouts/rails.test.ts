@@ -3,7 +3,7 @@ import { createTestDb } from '../../test/helpers/harness.js'
 import { migrate } from '../db/migrate.js'
 import type { Db } from '../db/db.js'
 import { ConfigError, loadConfig } from '../config/config.js'
-import { createPayoutRails, tronSendStore } from './rails.js'
+import { createPayoutRails, ethJsonRpcSettings, ETH_USDT_MAINNET_CONTRACT, tronSendStore } from './rails.js'
 
 const HOT_WALLET_KEY = '11'.repeat(32)
 
@@ -21,8 +21,57 @@ describe('payout rails', () => {
 
   it('uses the sandbox rails by default, asked again exactly when a sandbox payout settles', () => {
     const rails = createPayoutRails(loadConfig({ SANDBOX_PAYOUT_DELAY_MS: '250' }), db)
-    expect([rails.tron.name, rails.bank.name]).toEqual(['sandbox', 'sandbox'])
-    expect(rails.pollMs).toEqual({ tron: 250, bank: 250 })
+    expect([rails.tron.name, rails.bank.name, rails.eth.name]).toEqual(['sandbox', 'sandbox', 'sandbox'])
+    expect(rails.pollMs).toEqual({ tron: 250, bank: 250, eth: 250 })
+  })
+
+  it('reads the ETH=jsonrpc settings with their defaults, and refuses bad ones naming the setting, never the key', () => {
+    const key = 'ab'.repeat(32)
+    const base = { ETH_RPC_URL: 'http://127.0.0.1:8545', ETH_HOT_WALLET_PRIVATE_KEY: `0x${key}` }
+    expect(ethJsonRpcSettings(base)).toEqual({
+      url: 'http://127.0.0.1:8545',
+      privateKeyHex: key,
+      usdtContract: ETH_USDT_MAINNET_CONTRACT,
+      chainId: 1,
+      confirmations: 12,
+      replaceAfterMs: 180_000,
+    })
+    const sepolia = { ...base, ETH_CHAIN_ID: '11155111', ETH_USDT_CONTRACT: '0x' + '12'.repeat(20) }
+    expect(
+      ethJsonRpcSettings({ ...sepolia, ETH_CONFIRMATIONS: '3', ETH_REPLACE_AFTER_S: '60' }),
+    ).toMatchObject({
+      chainId: 11_155_111,
+      confirmations: 3,
+      replaceAfterMs: 60_000,
+    })
+    for (const [env, message] of [
+      [{ ...base, ETH_RPC_URL: '' }, /ETH_RPC_URL is required/],
+      [{ ...base, ETH_RPC_URL: 'ws://node' }, /ETH_RPC_URL: expected an http\(s\) URL/],
+      [{ ...base, ETH_HOT_WALLET_PRIVATE_KEY: '' }, /ETH_HOT_WALLET_PRIVATE_KEY is required/],
+      [{ ...base, ETH_HOT_WALLET_PRIVATE_KEY: key.slice(2) }, /ETH_HOT_WALLET_PRIVATE_KEY: expected 64 hex/],
+      [{ ...base, ETH_CHAIN_ID: '5' }, /ETH_USDT_CONTRACT is required with ETH_CHAIN_ID=5/],
+      [{ ...base, ETH_CHAIN_ID: '0' }, /ETH_CHAIN_ID: expected a whole number/],
+      [
+        { ...base, ETH_USDT_CONTRACT: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' },
+        /ETH_USDT_CONTRACT: expected 0x/,
+      ],
+      [{ ...base, ETH_CONFIRMATIONS: '0' }, /ETH_CONFIRMATIONS/],
+      [{ ...base, ETH_REPLACE_AFTER_S: '1.5' }, /ETH_REPLACE_AFTER_S/],
+    ] as const) {
+      let thrown: unknown
+      try {
+        ethJsonRpcSettings(env)
+      } catch (err) {
+        thrown = err
+      }
+      expect(thrown, JSON.stringify(env)).toBeInstanceOf(ConfigError)
+      expect((thrown as Error).message).toMatch(message)
+      expect((thrown as Error).message).not.toContain(key.slice(2, 20))
+    }
+    // The adapter itself is built on another branch and connected at merge.
+    expect(() => createPayoutRails(loadConfig({ ETH: 'jsonrpc', ...base }), db)).toThrow(
+      /not built in this branch/,
+    )
   })
 
   it('chooses TronGrid with TRON=trongrid and refuses to start without its hot wallet key', () => {

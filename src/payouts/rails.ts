@@ -1,6 +1,7 @@
 import { ConfigError, type Config } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
-import type { BankPayoutRail, TronRail } from '../rails/rail.js'
+import type { BankPayoutRail, EthRail, TronRail } from '../rails/rail.js'
+import { createSandboxEthRail } from './eth/sandbox.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
 import { createTronGridRail } from './tron/trongrid.js'
 import type { TronSendRecord, TronSendStore } from './tron/trongrid-sends.js'
@@ -17,6 +18,11 @@ export const TRON_FEE_LIMIT_SUN_DEFAULT = 50_000_000n
 /** How often a real network is asked about a payout in flight. */
 export const TRON_POLL_MS = 15_000
 export const BANK_POLL_MS = 30_000
+/** An Ethereum block comes every 12 s; a payout in flight is asked about once a block. */
+export const ETH_POLL_MS = 12_000
+
+/** Tether's USDT (ERC-20) contract on Ethereum mainnet; other chains need ETH_USDT_CONTRACT. */
+export const ETH_USDT_MAINNET_CONTRACT = '0xdAC17F958D2ee523a2206206994597C13D831ec7'
 
 /**
  * The payout rails, chosen by configuration: `TRON=sandbox|trongrid`, `VND=sandbox|bank-http`
@@ -26,9 +32,11 @@ export const BANK_POLL_MS = 30_000
 export interface PayoutRails {
   tron: TronRail
   bank: BankPayoutRail
+  /** USDT over Ethereum (issue 33): `ETH=sandbox|jsonrpc`. */
+  eth: EthRail
   /** Checks a bank partner's notification; there with `VND=bank-http` and `BANK_PAYOUT_WEBHOOK_SECRET`. */
   verifyBankNotification: BankHttpRail['verifyNotification'] | undefined
-  pollMs: { tron: number; bank: number }
+  pollMs: { tron: number; bank: number; eth: number }
   /** Incoming transfers from the bank partner; there with `VND=bank-http`. */
   bankCredits: BankCreditsSource | undefined
 }
@@ -51,6 +59,10 @@ export interface BankCreditsSource {
  * - Bank partner (docs/payouts.md): `BANK_PAYOUT_URL`, `BANK_PAYOUT_API_KEY`, optionally
  *   `BANK_PAYOUT_WEBHOOK_SECRET` and `BANK_PAYOUT_SIGNING_SECRET` (signs our requests), and
  *   `BANK_CREDITS_POLL_S` (how often the statement of incoming credits is read; default 60, 0 off).
+ * - Ethereum JSON-RPC (`ETH=jsonrpc`, issue 33): `ETH_RPC_URL`, `ETH_HOT_WALLET_PRIVATE_KEY` (64 hex),
+ *   `ETH_USDT_CONTRACT` (default Tether's mainnet contract), `ETH_CHAIN_ID` (default 1),
+ *   `ETH_CONFIRMATIONS` (a floor below the `finalized` tag; default 12), `ETH_REPLACE_AFTER_S`
+ *   (how long a transaction may wait unmined before it is replaced; default 180).
  */
 export function createPayoutRails(config: Config, db: Db): PayoutRails {
   const delayMs = config.sandboxPayoutDelayMs
@@ -76,14 +88,20 @@ export function createPayoutRails(config: Config, db: Db): PayoutRails {
       pollMs: bankCreditsPollMs(config.env),
     }
   }
+  const eth: EthRail =
+    config.eth === 'sandbox'
+      ? createSandboxEthRail({ db, failAddresses: config.sandboxEthFail, delayMs })
+      : ethJsonRpc(config, db)
   return {
     tron,
     bank,
+    eth,
     verifyBankNotification,
     bankCredits,
     pollMs: {
       tron: config.tron === 'sandbox' ? delayMs : TRON_POLL_MS,
       bank: config.vnd === 'sandbox' ? delayMs : BANK_POLL_MS,
+      eth: config.eth === 'sandbox' ? delayMs : ETH_POLL_MS,
     },
   }
 }
@@ -119,6 +137,65 @@ function tronGrid(config: Config, db: Db): TronRail {
     // The adapter checks its settings with assertions; at start they are configuration errors.
     throw new ConfigError(`TRON=trongrid: ${(err as Error).message}`)
   }
+}
+
+/** The settings of `ETH=jsonrpc`, checked at start (docs/configuration.md). */
+export interface EthJsonRpcSettings {
+  url: string
+  privateKeyHex: string
+  usdtContract: string
+  chainId: number
+  confirmations: number
+  replaceAfterMs: number
+}
+
+/** Read and check the `ETH=jsonrpc` settings; a bad or missing one is a ConfigError naming it. */
+export function ethJsonRpcSettings(env: Record<string, string | undefined>): EthJsonRpcSettings {
+  const url = env.ETH_RPC_URL
+  if (!url) throw new ConfigError('ETH_RPC_URL is required by ETH=jsonrpc')
+  if (!/^https?:\/\//.test(url)) throw new ConfigError(`ETH_RPC_URL: expected an http(s) URL`)
+  const privateKeyHex = env.ETH_HOT_WALLET_PRIVATE_KEY
+  if (!privateKeyHex) throw new ConfigError('ETH_HOT_WALLET_PRIVATE_KEY is required by ETH=jsonrpc')
+  // The key itself is never echoed in the message.
+  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(privateKeyHex))
+    throw new ConfigError('ETH_HOT_WALLET_PRIVATE_KEY: expected 64 hex digits')
+  const usdtContract = env.ETH_USDT_CONTRACT || ETH_USDT_MAINNET_CONTRACT
+  if (!/^0x[0-9a-fA-F]{40}$/.test(usdtContract))
+    throw new ConfigError(`ETH_USDT_CONTRACT: expected 0x and 40 hex digits, got ${usdtContract}`)
+  const whole = (name: string, fallback: string, min: number, max: number): number => {
+    const text = env[name] || fallback
+    if (!/^\d{1,12}$/.test(text) || Number(text) < min || Number(text) > max)
+      throw new ConfigError(`${name}: expected a whole number from ${min} to ${max}, got ${text}`)
+    return Number(text)
+  }
+  const chainId = whole('ETH_CHAIN_ID', '1', 1, 2 ** 53 - 1)
+  if (chainId !== 1 && !env.ETH_USDT_CONTRACT)
+    throw new ConfigError(`ETH_USDT_CONTRACT is required with ETH_CHAIN_ID=${chainId}`)
+  return {
+    url,
+    privateKeyHex: privateKeyHex.replace(/^0x/, ''),
+    usdtContract,
+    chainId,
+    confirmations: whole('ETH_CONFIRMATIONS', '12', 1, 1_000),
+    replaceAfterMs: whole('ETH_REPLACE_AFTER_S', '180', 12, 86_400) * 1000,
+  }
+}
+
+function ethJsonRpc(config: Config, db: Db): EthRail {
+  const settings = ethJsonRpcSettings(config.env)
+  try {
+    return createEthJsonRpcRail({ db, ...settings })
+  } catch (err) {
+    if (err instanceof ConfigError) throw err
+    // The adapter checks its settings with assertions; at start they are configuration errors.
+    throw new ConfigError(`ETH=jsonrpc: ${(err as Error).message}`)
+  }
+}
+
+// wired at merge: the JSON-RPC adapter (src/payouts/eth/jsonrpc.ts) is built on branch h-eth-rail;
+// at merge this stub goes and `import { createEthJsonRpcRail } from './eth/jsonrpc.js'` replaces it.
+function createEthJsonRpcRail(_opts: { db: Db } & EthJsonRpcSettings): EthRail {
+  throw new ConfigError('ETH=jsonrpc: the JSON-RPC adapter is not built in this branch (wired at merge)')
 }
 
 function bankHttp(config: Config): BankHttpRail {

@@ -4,7 +4,7 @@
  * - Lightning: our invoices it settled, less the payments our node made and their routing fees.
  * - On-chain: every output paying one of our addresses, less our sends and their fees; outputs still
  *   in the mempool are reported as `incoming` too.
- * - TRON and bank: the payouts they completed, which leave the hot wallet or the account.
+ * - TRON, Ethereum and bank: the payouts they completed, which leave the hot wallet or the account.
  * Each also counts `sandbox_rail_movements`: money moved on the network outside the service. The
  * sandbox hot wallets start empty and never run dry, so a payout-only rail reports a negative
  * balance: what it paid out that nobody put in (the books show the same).
@@ -51,7 +51,7 @@ export async function sandboxOnchainReserves(db: Queryable): Promise<RailReserve
 
 export async function sandboxPayoutReserves(
   db: Queryable,
-  kind: 'tron' | 'bank',
+  kind: 'tron' | 'bank' | 'ethereum',
   ccy: 'USDT' | 'VND',
 ): Promise<RailReserves> {
   const { rows } = await db.query<{ paid: unknown }>(
@@ -82,7 +82,7 @@ export async function sandboxLightningPayments(db: Queryable, sinceMs: number): 
 /** The sandbox payout network's completed payouts since `sinceMs`. */
 export async function sandboxPayoutPayments(
   db: Queryable,
-  kind: 'tron' | 'bank',
+  kind: 'tron' | 'bank' | 'ethereum',
   sinceMs: number,
 ): Promise<RailPayment[]> {
   const { rows } = await db.query<{ ref: string; amount_minor: unknown; created_at: unknown }>(

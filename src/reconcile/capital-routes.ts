@@ -9,7 +9,7 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { bookCapital, CAPITAL_PAGE_SIZE_MAX, listCapital } from './capital.js'
 import type { RailCurrencies } from './refs.js'
 
-const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
+const RAILS = ['lightning', 'onchain', 'tron', 'bank', 'ethereum'] as const
 /** A client's reference: what `Idempotency-Key` may hold too. */
 const REFERENCE = /^[A-Za-z0-9._:-]{1,64}$/
 

@@ -13,7 +13,7 @@ import { ApiError, fieldError } from '../shared/errors.js'
 import { railCcy, type RailCurrencies } from './refs.js'
 import { sql } from '../db/sql.js'
 
-const RAILS = ['lightning', 'onchain', 'tron', 'bank'] as const
+const RAILS = ['lightning', 'onchain', 'tron', 'bank', 'ethereum'] as const
 
 /**
  * Sandbox controls that make the books and the rails part ways, so that reconciliation can be seen

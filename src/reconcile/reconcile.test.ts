@@ -68,6 +68,7 @@ describe('reconciliation against the sandbox rails', () => {
       ['onchain', 'BTC', 'ok', '0'],
       ['tron', 'USDT', 'ok', '0'],
       ['bank', 'VND', 'ok', '0'],
+      ['ethereum', 'USDT', 'ok', '0'],
     ])
     expect(r.ok).toBe(true)
     expect(r.incomplete).toBe(false)
@@ -127,7 +128,7 @@ describe('reconciliation against the sandbox rails', () => {
       await workers.stop()
     }
     const r = await report()
-    expect(deltas(r)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0' })
+    expect(deltas(r)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0', ethereum: '0' })
     expect(rail(r, 'lightning').ledger).toBe('0.00048998')
     expect(rail(r, 'lightning').reported).toBe('0.00048998')
     expect(rail(r, 'onchain').reported).toBe('0.0003')
@@ -171,7 +172,7 @@ describe('reconciliation against the sandbox rails', () => {
     await admin('POST', '/admin/sandbox/drift/move', { rail: 'onchain', direction: 'in', amount: '0.0001' })
     await admin('POST', '/admin/sandbox/drift/move', { rail: 'tron', direction: 'in', amount: '12.5' })
     const cleared = await report()
-    expect(deltas(cleared)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0' })
+    expect(deltas(cleared)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0', ethereum: '0' })
     expect((await cli('reconcile')).code).toBe(0)
     expect(await gauge('svcpay_reserve_delta', 'rail="onchain",ccy="BTC"')).toBe(0)
   })
@@ -291,7 +292,7 @@ describe('reconciliation against the sandbox rails', () => {
       await workers.stop()
     }
     const clean = await report()
-    expect(deltas(clean)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0' })
+    expect(deltas(clean)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0', ethereum: '0' })
     // The Lightning entry duplicated by the test before stays an orphan in the window; on-chain has none.
     const onchainOrphans = (rep: ReconciliationReport) => rep.orphans.filter((o) => o.rail === 'onchain')
     expect(onchainOrphans(clean)).toEqual([])
@@ -366,7 +367,7 @@ describe('reconciliation against the sandbox rails', () => {
       await workers.stop()
     }
     const r = await report()
-    expect(deltas(r)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0' })
+    expect(deltas(r)).toEqual({ lightning: '0', onchain: '0', tron: '0', bank: '0', ethereum: '0' })
     // Money left by the payout rails: 100 USDT, and the VND payout's 500000 dong.
     expect([rail(before, 'tron').ledger, rail(r, 'tron').ledger]).toEqual(['0', '-100'])
     expect([rail(before, 'bank').ledger, rail(r, 'bank').ledger]).toEqual(['0', '-500000'])

@@ -178,6 +178,7 @@ describe('Bitcoin with real rails configured (nodes unreachable)', () => {
       RAILS: 'real',
       TRON: 'sandbox',
       VND: 'sandbox',
+      ETH: 'sandbox',
       LIGHTNING: 'lnd',
       LND_REST_URL: 'https://127.0.0.1:9',
       LND_MACAROON_HEX: '0201',

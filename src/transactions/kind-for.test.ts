@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../shared/errors.js'
 import type { CreateInput } from './flow.js'
-import { serviceKinds } from '../wiring/kinds.js'
+import { KIND_DECLARATIONS, serviceKinds } from '../wiring/kinds.js'
+import { createKindRegistry } from './kinds.js'
 import { asAccountId } from '../shared/ids.js'
 
 /** Flow selection: which kind of transaction a pair of methods and currencies makes, or why none. */
@@ -37,6 +38,7 @@ describe('kindFor', () => {
     ['svcpay:BTC', 'lightning:BTC', 'ln_send'],
     ['svcpay:BTC', 'on-chain:BTC', 'onchain_send'],
     ['svcpay:USDT', 'tron:USDT', 'tron_payout'],
+    ['svcpay:USDT', 'eth:USDT', 'eth_payout'],
     ['vnd-instant:VND', 'svcpay:VND', 'vnd_receive'],
     ['vnd-instant:VND', 'svcpay:BTC', 'vnd_receive'],
     ['vnd-instant:VND', 'svcpay:USDT', 'vnd_receive'],
@@ -50,7 +52,8 @@ describe('kindFor', () => {
   })
 
   it.each([
-    ['svcpay:BTC', 'eth:USDT', 'method_not_available', 'destReq.method'],
+    ['svcpay:BTC', 'eth:USDT', 'unsupported_currency_pair', undefined],
+    ['svcpay:USDT', 'eth:BTC', 'unsupported_currency_pair', undefined],
     ['svcpay:XYZ', 'svcpay:BTC', 'unsupported_currency_pair', 'sourceReq.ccy'],
     ['svcpay:BTC', 'svcpay:BTC', 'unsupported_currency_pair', 'destReq.ccy'],
     ['svcpay:USD', 'vnd-instant:VND', 'unsupported_currency_pair', 'sourceReq.ccy'],
@@ -65,6 +68,23 @@ describe('kindFor', () => {
     ['lightning:BTC', 'on-chain:BTC', 'unsupported_method', 'destReq.method'],
   ])('%s > %s is refused with %s on %s', (src, dest, code, field) => {
     expect(refusal(src, dest)).toEqual({ code, field })
+  })
+
+  it('answers a method announced without a kind with method_not_available, before anything else', () => {
+    // No method is announced now that eth has its kind (issue 33); the mechanism stays for the next.
+    const soon = createKindRegistry(KIND_DECLARATIONS, [
+      { method: 'sol', message: 'USDT over Solana is coming soon', issue: 'sol is not available yet' },
+    ])
+    try {
+      soon.kindFor(pair('svcpay:USDT', 'sol:USDT'), WALLETS)
+      throw new Error('accepted')
+    } catch (err) {
+      expect(err).toBeInstanceOf(ApiError)
+      expect([(err as ApiError).code, (err as ApiError).details?.[0]?.field]).toEqual([
+        'method_not_available',
+        'destReq.method',
+      ])
+    }
   })
 
   it('refuses a Lightning receive into a currency this service keeps no wallets in', () => {

@@ -21,10 +21,11 @@ const SideIn = Type.Object({
         'https only). An address or LNURL needs amtRequested (BTC) and may carry `comment` (LUD-12, at ' +
         "most the payee's commentAllowed and 640 characters). The quote fetches the payee's invoice for " +
         'exactly that amount and shows it as paymentRequest; an address of this service is paid inside it. ' +
-        'Other methods: address (on-chain send, tron); bankAcctNum and institutionCode (vnd-instant), and for vnd-instant optionally expectedName (1-140 characters): the beneficiary name you expect; the bank is asked for the holder’s name before sending and a payout whose name does not match (compared without accents, case and spacing; see GET /api/v2/fiat/account-name) ends rejected with msg beneficiary_name_mismatch, its funds released.',
+        'Other methods: address (on-chain send, tron, eth: for eth 0x and 40 hex digits, all lower or all upper case or in its EIP-55 checksum form; a mixed-case address whose checksum fails is 400 invalid_address); bankAcctNum and institutionCode (vnd-instant), and for vnd-instant optionally expectedName (1-140 characters): the beneficiary name you expect; the bank is asked for the holder’s name before sending and a payout whose name does not match (compared without accents, case and spacing; see GET /api/v2/fiat/account-name) ends rejected with msg beneficiary_name_mismatch, its funds released.',
       examples: [
         { paymentRequest: 'lnbcrt100u1p4s9vxrpp5ujc34wrpke5487q976jxh43vaespx029w93z53hxle43xe33g6dq...' },
         { lnAddress: 'alice@wallet.example', comment: 'Thanks for lunch' },
+        { address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' },
         {
           lnurl:
             'lnurl1dp68gurn8ghj7um9wfmxjcm99e3k7mf0v9cxj0m385ekvcenxc6r2c35xvukxefcv5mkvv34x5ekzd3ev56nyd3hxqurzepexejxxepnxscrvwfnv9nxzcn9xq6xyefhvgcxxcmyxymnserxfq5fns',
@@ -134,7 +135,7 @@ const SideOut = Type.Object({
   updatedAt: Type.Integer(),
   reqDetails: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), bankBin, bankName, bankAcctNum, accountName, amount, memo, vietQr, invoicePageUrl and expiredAt (VND receive over VietQR), paymentRequest, paymentHash and the lnAddress, lnurl and comment it was fetched with (Lightning send), txid, preimage, txHash or bankRef once sent; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
+      'Method-specific output: paymentRequest and invoicePageUrl (Lightning receive), address, amount, invoice, invoicePageUrl and expiredAt (on-chain receive), bankBin, bankName, bankAcctNum, accountName, amount, memo, vietQr, invoicePageUrl and expiredAt (VND receive over VietQR), paymentRequest, paymentHash and the lnAddress, lnurl and comment it was fetched with (Lightning send), txid, preimage, txHash or bankRef once sent; for an eth payout the address in its EIP-55 form, maxFeeWei (the most its gas may cost, in wei, as decimal text, which networkFees pays for in USDT), txHash once sent (the mined one once final) and chainFeeEth once final; nameCheck "matched" once the bank confirmed a VND payout’s expectedName',
   }),
   kyc: Type.Optional(
     Type.Object(

@@ -204,7 +204,7 @@ describe('GET /admin/transactions/stuck and svcpay_transactions_stuck', () => {
     )
 
     expect(await stuck()).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0 } })
-    expect(await gauge()).toEqual({ lightning: 0, onchain: 0, tron: 0, bank: 0 })
+    expect(await gauge()).toEqual({ lightning: 0, onchain: 0, tron: 0, bank: 0, ethereum: 0 })
 
     // Eleven minutes on: past the bank's bound of ten; the invoice is not past its expiry yet.
     await age(held, 11 * 60_000)
@@ -240,7 +240,7 @@ describe('GET /admin/transactions/stuck and svcpay_transactions_stuck', () => {
       lastError: 'bank_http_500',
     })
     expect(byId[failing].nextRetryAt).toBeGreaterThan(Date.now())
-    expect(await gauge()).toEqual({ lightning: 0, onchain: 0, tron: 0, bank: 2 })
+    expect(await gauge()).toEqual({ lightning: 0, onchain: 0, tron: 0, bank: 2, ethereum: 0 })
 
     // The invoice an hour past its expiry and still open: overdue on the Lightning rail.
     await age(invoice, 60 * 60_000)
@@ -252,7 +252,7 @@ describe('GET /admin/transactions/stuck and svcpay_transactions_stuck', () => {
       state: 'srccreated',
       reason: 'overdue',
     })
-    expect(await gauge()).toEqual({ lightning: 1, onchain: 0, tron: 0, bank: 2 })
+    expect(await gauge()).toEqual({ lightning: 1, onchain: 0, tron: 0, bank: 2, ethereum: 0 })
 
     // Paged, the longest waiting first.
     const first = await stuck('?limit=2')

@@ -159,7 +159,7 @@ describe('transactions: quotes, holds, swaps', () => {
       [
         { ...swap('0.1'), destReq: { ccy: 'USDT', method: 'eth', reqDetails: {} } },
         400,
-        'method_not_available',
+        'unsupported_currency_pair',
       ],
       [{ ...swap('0.1'), destReq: { ccy: 'VND', method: 'paypal' } }, 400, 'unsupported_method'],
       [{ sourceReq: { ccy: 'BTC', method: 'svcpay' } }, 400, 'invalid_request'],

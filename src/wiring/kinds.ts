@@ -4,7 +4,7 @@
  * list and hands it to whoever needs it; the engine (src/transactions) never imports a flow.
  *
  * The order matters in one place: the unknown-method refusal lists the methods in the order the
- * kinds first name them (svcpay, lightning, on-chain, tron, vnd-instant), so a new kind goes last.
+ * kinds first name them (svcpay, lightning, on-chain, tron, vnd-instant, eth), so a new kind goes last.
  */
 import { LIGHTNING_KINDS } from '../lightning/kinds.js'
 import { ONCHAIN_KINDS } from '../onchain/kinds.js'
@@ -26,14 +26,11 @@ export const KIND_DECLARATIONS = [
   ...PAYIN_KINDS,
 ] as const satisfies readonly KindDeclaration[]
 
-/** The methods announced without a kind (issue 33 adds the eth kind): refused as coming soon. */
-export const ANNOUNCED_METHODS: readonly AnnouncedMethod[] = [
-  {
-    method: 'eth',
-    message: 'USDT over Ethereum (eth) is coming soon; use tron for USDT payouts',
-    issue: 'eth is not available yet',
-  },
-]
+/**
+ * The methods announced without a kind, refused as coming soon: none now that `eth` has its kind
+ * (issue 33, src/payouts/kinds.ts).
+ */
+export const ANNOUNCED_METHODS: readonly AnnouncedMethod[] = []
 
 /** The registry of this service's kinds (checked when it is made, so at start). */
 export function serviceKinds(): KindRegistry {

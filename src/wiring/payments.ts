@@ -8,6 +8,7 @@ import type { PayinDeps } from '../payins/deps.js'
 import { vndReceiveFlow } from '../payins/receive.js'
 import { createPayoutRails, type BankCreditsSource, type PayoutRails } from '../payouts/rails.js'
 import { tronPayoutFlow } from '../payouts/tron-payout.js'
+import { ethPayoutFlow } from '../payouts/eth-payout.js'
 import { withCreditPollCheck } from '../payouts/vnd/bank-credit-poll.js'
 import type { CreditSink } from '../payouts/vnd/bank-credit.js'
 import { vndPayoutFlow } from '../payouts/vnd-payout.js'
@@ -35,7 +36,7 @@ export interface PaymentsWiringDeps {
 }
 
 export interface PaymentsWiring {
-  /** The TRON and VND payouts and the VND receive, in that order. */
+  /** The TRON and VND payouts, the VND receive and the Ethereum payout, in that order. */
   flows: Flow[]
   payins: PayinDeps
   payoutRails: PayoutRails
@@ -72,6 +73,9 @@ export function wirePayments(deps: PaymentsWiringDeps): PaymentsWiring {
     transactions,
   }
   flows.push(vndReceiveFlow(payins))
+  // USDT over Ethereum (issue 33).
+  const ethRail = observeRail('ethereum', payoutRails.eth)
+  flows.push(ethPayoutFlow({ ...payoutDeps, eth: ethRail, pollMs: payoutRails.pollMs.eth }))
   // Incoming bank transfers go to the VND pay-in's sink (a test of the transport alone may pass its own).
   const bankCredits = payoutRails.bankCredits
     ? { ...payoutRails.bankCredits, sink: deps.creditSink ?? creditSink(payins) }

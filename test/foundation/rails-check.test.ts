@@ -78,11 +78,13 @@ describe('rails check on the sandbox configuration', () => {
       ['onchain', 'sandbox', 'sandbox'],
       ['tron', 'sandbox', 'sandbox'],
       ['bank', 'sandbox', 'sandbox'],
+      ['ethereum', 'sandbox', 'sandbox'],
     ])
     const { code, out } = await cli(h, url, ['rails', 'check'])
     expect(code, out).toBe(0)
     expect(out).toMatch(/^RAIL\s+ADAPTER\s+VERDICT/m)
     expect(out).toMatch(/^bank\s+sandbox\s+sandbox/m)
+    expect(out).toMatch(/^ethereum\s+sandbox\s+sandbox\s+-\s+sandbox \(chain id 1337\)\s+yes\s+0 USDT$/m)
     expect(out).toContain('All rails ready.')
   }, 60_000)
 

@@ -34,5 +34,5 @@ export {
   type AmountOf,
 } from './amounts.js'
 export { parseJsonLossless, JsonNumber, JsonSyntaxError } from './json.js'
-export { FINAL_STATES, isFinalState } from './types.js'
+export { FINAL_STATES, isFinalState, PAYMENT_METHODS } from './types.js'
 export type * from './types.js'

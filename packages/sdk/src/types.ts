@@ -62,6 +62,41 @@ export type LightningSendDetails =
     }
   | { lnurl: string; comment?: string }
 
+/** The payment methods a side of a transaction names (`sourceReq.method`, `destReq.method`). */
+export type PaymentMethod = 'svcpay' | 'lightning' | 'on-chain' | 'tron' | 'eth' | 'vnd-instant'
+
+/** Every payment method, in the order the specification lists them. */
+export const PAYMENT_METHODS: readonly PaymentMethod[] = [
+  'svcpay',
+  'lightning',
+  'on-chain',
+  'tron',
+  'eth',
+  'vnd-instant',
+]
+
+/**
+ * `destReq.reqDetails` of a USDT payout over Ethereum (`destReq.method: 'eth'`, `ccy: 'USDT'`,
+ * from the USDT wallet): `0x` and 40 hex digits, all lower case, all upper case, or in its EIP-55
+ * checksum form; a mixed-case address whose checksum fails is refused with 400 `invalid_address`.
+ */
+export interface EthPayoutDetails {
+  address: string
+}
+
+/**
+ * `destReq.reqDetails` of an Ethereum payout as the service answers it: the address in its EIP-55
+ * form; `maxFeeWei`, the most the transfer may cost the service in gas (wei, decimal text), which
+ * the quoted `networkFees` pays for in USDT; `txHash` once sent (the one mined, after any fee
+ * replacement, once final); `chainFeeEth`, what the hot wallet actually paid, once final.
+ */
+export interface EthPayoutResultDetails {
+  address: string
+  maxFeeWei: string
+  txHash?: string
+  chainFeeEth?: string
+}
+
 /** The body of `POST /api/v2/transaction`, with exact amounts. */
 export type CreateTransactionRequest = Omit<WireCreateBody, 'sourceReq' | 'destReq'> & {
   sourceReq: TransactionSideInput
