@@ -68,10 +68,9 @@ describe('payout rails', () => {
       expect((thrown as Error).message).toMatch(message)
       expect((thrown as Error).message).not.toContain(key.slice(2, 20))
     }
-    // The adapter itself is built on another branch and connected at merge.
-    expect(() => createPayoutRails(loadConfig({ ETH: 'jsonrpc', ...base }), db)).toThrow(
-      /not built in this branch/,
-    )
+    // ETH=jsonrpc with its settings chooses the JSON-RPC adapter; without them it does not start.
+    expect(createPayoutRails(loadConfig({ ETH: 'jsonrpc', ...base }), db).eth.name).toBe('jsonrpc')
+    expect(() => createPayoutRails(loadConfig({ ETH: 'jsonrpc' }), db)).toThrow(/ETH_RPC_URL is required/)
   })
 
   it('chooses TronGrid with TRON=trongrid and refuses to start without its hot wallet key', () => {

@@ -1,6 +1,7 @@
 import { ConfigError, type Config } from '../config/config.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { BankPayoutRail, EthRail, TronRail } from '../rails/rail.js'
+import { createEthJsonRpcRail } from './eth/jsonrpc.js'
 import { createSandboxEthRail } from './eth/sandbox.js'
 import { createSandboxTronRail } from './tron/sandbox.js'
 import { createTronGridRail } from './tron/trongrid.js'
@@ -190,12 +191,6 @@ function ethJsonRpc(config: Config, db: Db): EthRail {
     // The adapter checks its settings with assertions; at start they are configuration errors.
     throw new ConfigError(`ETH=jsonrpc: ${(err as Error).message}`)
   }
-}
-
-// wired at merge: the JSON-RPC adapter (src/payouts/eth/jsonrpc.ts) is built on branch h-eth-rail;
-// at merge this stub goes and `import { createEthJsonRpcRail } from './eth/jsonrpc.js'` replaces it.
-function createEthJsonRpcRail(_opts: { db: Db } & EthJsonRpcSettings): EthRail {
-  throw new ConfigError('ETH=jsonrpc: the JSON-RPC adapter is not built in this branch (wired at merge)')
 }
 
 function bankHttp(config: Config): BankHttpRail {

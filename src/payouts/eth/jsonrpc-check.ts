@@ -4,7 +4,7 @@
  * Tether neither is paused nor has the hot wallet blacklisted; the ETH must cover one transfer at
  * the current gas price (eth_feeHistory, eth_maxPriorityFeePerGas).
  */
-import { RailFailure, type RailCheckReport, type RailKind } from '../../rails/rail.js'
+import { RailFailure, type RailCheckReport } from '../../rails/rail.js'
 import { formatScaled } from '../../shared/amount.js'
 import { cleanText, hexQuantity, object } from './jsonrpc-client.js'
 import { ethBalance, isBlackListed, tokenPaused, usdtBalanceOf, type EthDeps } from './jsonrpc-deps.js'
@@ -15,9 +15,8 @@ import { checksumAddress } from './jsonrpc-tx.js'
 const CHAIN_NAMES: Record<string, string> = { '1': 'mainnet', '11155111': 'sepolia', '17000': 'holesky' }
 
 export async function checkEthJsonRpc(deps: EthDeps): Promise<RailCheckReport> {
-  // RailKind gains 'ethereum' with the flow (branch h-eth-flow); the cast goes once it is merged.
   const report: RailCheckReport = {
-    rail: 'ethereum' as RailKind,
+    rail: 'ethereum',
     adapter: 'jsonrpc',
     reachable: false,
     problems: [],
