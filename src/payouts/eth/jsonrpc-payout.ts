@@ -111,7 +111,11 @@ function sameTransfer(send: EthSend, to: string, input: SendInput): EthSend {
   return send
 }
 
-/** Broadcasts the send's current transaction; every failure retryable (the nonce is taken). */
+/**
+ * Broadcasts the send's current transaction; every failure retryable (the nonce is taken). The
+ * answer is the payout's reference, its first transaction's hash, whichever replaced it since: the
+ * service keeps that one as the transaction's rail reference, and `payments` names it too.
+ */
 async function resend(deps: EthDeps, send: EthSend): Promise<{ txHash: string }> {
   const current = send.txs[send.txs.length - 1]!
   try {
@@ -120,7 +124,7 @@ async function resend(deps: EthDeps, send: EthSend): Promise<{ txHash: string }>
     if (err instanceof RailFailure && !err.retryable) throw new RailFailure(err.code, err.message, true)
     throw err
   }
-  return { txHash: current.txHash }
+  return { txHash: send.txs[0]!.txHash }
 }
 
 /**

@@ -2,7 +2,9 @@
  * What the Ethereum rail holds (reconciliation, issue 18) and the payments it made. Balances are
  * read at the `finalized` block, the reading every outcome here is based on: USDT in minor units
  * (6 decimals) and ETH in wei. Payments are this rail's own sends (the node keeps no index by
- * account), each counted once its transaction is final, succeeded and carries Tether's Transfer log.
+ * account), each counted once its transaction is final, succeeded and carries Tether's Transfer log,
+ * and named by its first transaction's hash (the transaction's rail reference) even when a
+ * replacement was the one mined.
  */
 import type { RailPayment, RailReserves } from '../../rails/rail.js'
 import { hexQuantity, object } from './jsonrpc-client.js'
@@ -34,7 +36,13 @@ export async function payments(deps: EthDeps, sinceMs: number): Promise<RailPaym
     const mined = await findMined(deps, send)
     if (!mined || !mined.succeeded || mined.blockNumber > finalNumber) continue
     if (!hasTransferLog(deps, mined.logs, send.to, send.amountMinor)) continue
-    out.push({ ref: mined.tx.txHash, direction: 'out', amountMinor: send.amountMinor, at: send.createdAt })
+    // The payout's reference as the service keeps it: its first transaction, not a replacement.
+    out.push({
+      ref: send.txs[0]!.txHash,
+      direction: 'out',
+      amountMinor: send.amountMinor,
+      at: send.createdAt,
+    })
   }
   return out
 }

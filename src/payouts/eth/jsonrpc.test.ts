@@ -169,6 +169,11 @@ describe.sequential('Ethereum JSON-RPC rail against the geth stand-in', () => {
     const done = await eth.getTransfer('r3', { to: TO, amountMinor: 3n * USDT })
     expect(done).toMatchObject({ status: 'completed', txHash: replaced.txHash })
     expect(node.state().usdt.get(TO)).toBe(3n * USDT)
+    // The payout keeps its first hash as its reference: asked again, and in what reconciliation reads.
+    expect(await eth.sendUsdt({ to: TO, amountMinor: 3n * USDT, requestId: 'r3', maxFeeWei: CAP })).toEqual({
+      txHash: first.txHash,
+    })
+    expect((await eth.payments!(0)).map((p) => p.ref)).toContain(first.txHash)
   })
 
   it('reports stuck, never over the cap, when the cap leaves no room for the bump', async () => {
