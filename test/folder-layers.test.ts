@@ -31,6 +31,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['lightning', 'onchain', 'payouts', 'swap'],
   ['payins'],
   ['approvals', 'reconcile'],
+  // The limits (issue 31): a confirm gate beside the brake, and a review check of the approval gate.
+  ['limits'],
   ['admin'],
   ['sandbox', 'exports', 'pages'],
   // The OpenAPI document describes every route, so it reads the engine's and the webhooks' lists.
