@@ -86,14 +86,18 @@ export function decimalMinor(name: string, text: string, ccy: string): bigint {
 
 function count(name: string, text: string, max: number): bigint {
   if (!/^\d{1,9}$/.test(text.trim()) || Number(text) > max)
-    throw new LimitsConfigError(`${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(text)}`)
+    throw new LimitsConfigError(
+      `${name}: expected a whole number from 0 to ${max}, got ${JSON.stringify(text)}`,
+    )
   return BigInt(text.trim())
 }
 
 export function limitsConfig(env: Record<string, string | undefined>): LimitsConfig {
   const ccy = (env.LIMITS_CCY || 'USD').trim().toUpperCase()
   if (!isCurrency(ccy) || !(RATE_CODES as readonly string[]).includes(ccy))
-    throw new LimitsConfigError(`LIMITS_CCY: expected a currency code with a rate, got ${JSON.stringify(env.LIMITS_CCY)}`)
+    throw new LimitsConfigError(
+      `LIMITS_CCY: expected a currency code with a rate, got ${JSON.stringify(env.LIMITS_CCY)}`,
+    )
   const tiers: Record<string, TierLimits> = {}
   const hotWalletCaps: Partial<Record<RailKind, string>> = {}
   const entries = Object.entries(SETTING_OF) as Array<[LimitName, string]>

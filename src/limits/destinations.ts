@@ -10,7 +10,8 @@ import type { Txn } from '../transactions/txn.js'
  */
 type Destination = (details: Record<string, unknown>) => string | undefined
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined)
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined
 
 /** A Lightning payee: the node that signed the invoice; else the address or LNURL it came from. */
 const lightning: Destination = (d) => {

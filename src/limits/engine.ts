@@ -28,7 +28,13 @@ import {
  */
 
 /** `minor` of `ccy` in minor units of `refCcy`, at `perBtc` rates (units per 1 BTC), rounded up. */
-export function refValue(minor: bigint, ccy: string, refCcy: string, ccyPerBtc: Rate, refPerBtc: Rate): bigint {
+export function refValue(
+  minor: bigint,
+  ccy: string,
+  refCcy: string,
+  ccyPerBtc: Rate,
+  refPerBtc: Rate,
+): bigint {
   if (ccy === refCcy) return minor
   // value = minor / 10^p(ccy) * (ref/10^rs) / (c/10^cs), in ref minor units: * 10^p(ref)
   const num = minor * refPerBtc.num * 10n ** BigInt(ccyPerBtc.scale + precisionOf(refCcy))
@@ -77,9 +83,11 @@ export interface Candidate {
 }
 
 export function limitRefusal(detail: ErrorDetail & { limit: string }): ApiError {
-  return new ApiError('limit_exceeded', `The ${detail.limit.replace(/_/g, ' ')} limit does not allow this transaction`, [
-    detail,
-  ])
+  return new ApiError(
+    'limit_exceeded',
+    `The ${detail.limit.replace(/_/g, ' ')} limit does not allow this transaction`,
+    [detail],
+  )
 }
 
 const WINDOWS = {
@@ -131,13 +139,19 @@ export async function checkLimits(
   const text = (minor: bigint) => formatMinor(minor < 0n ? 0n : minor, ccy)
   const field = c.direction === 'out' ? 'destReq.amtRequested' : 'sourceReq.amtRequested'
   if (c.direction === 'out' && limits.settings.allowListOnly && !(c.destination && limits.settings.allowed)) {
-    throw limitRefusal({ field: 'destReq.reqDetails', issue: 'destination not on the allow-list', limit: 'allow_list' })
+    throw limitRefusal({
+      field: 'destReq.reqDetails',
+      issue: 'destination not on the allow-list',
+      limit: 'allow_list',
+    })
   }
   const sc = scopes(limits, c.method)
-  const needsWindows = sc.some(({ set }) =>
-    (Object.keys(WINDOWS) as Array<keyof typeof WINDOWS>).some(
-      (name) => set[name] !== undefined && WINDOWS[name].direction === c.direction,
-    ) || (c.direction === 'out' && set.sends_per_hour !== undefined),
+  const needsWindows = sc.some(
+    ({ set }) =>
+      (Object.keys(WINDOWS) as Array<keyof typeof WINDOWS>).some(
+        (name) => set[name] !== undefined && WINDOWS[name].direction === c.direction,
+      ) ||
+      (c.direction === 'out' && set.sends_per_hour !== undefined),
   )
   const use = needsWindows
     ? await windowUse(q, { accountId: c.accountId, direction: c.direction, refCcy: ccy, at, except: c.txnId })
@@ -145,7 +159,13 @@ export async function checkLimits(
   for (const { set, method } of sc) {
     const issue = method ? `over the ${method} limit` : 'over the limit'
     if (c.direction === 'out' && set.per_transaction !== undefined && c.refMinor > set.per_transaction) {
-      throw limitRefusal({ field, issue, limit: 'per_transaction', ccy, remaining: text(set.per_transaction) })
+      throw limitRefusal({
+        field,
+        issue,
+        limit: 'per_transaction',
+        ccy,
+        remaining: text(set.per_transaction),
+      })
     }
     const u = useOf(use, method)
     for (const name of Object.keys(WINDOWS) as Array<keyof typeof WINDOWS>) {
@@ -165,7 +185,11 @@ export async function checkLimits(
         })
       }
     }
-    if (c.direction === 'out' && set.sends_per_hour !== undefined && BigInt(u.hourCount) + 1n > set.sends_per_hour) {
+    if (
+      c.direction === 'out' &&
+      set.sends_per_hour !== undefined &&
+      BigInt(u.hourCount) + 1n > set.sends_per_hour
+    ) {
       const left = set.sends_per_hour - BigInt(u.hourCount)
       throw limitRefusal({
         field: 'destReq',
@@ -176,7 +200,13 @@ export async function checkLimits(
       })
     }
     const cooldown = set.new_destination_cooldown
-    if (stage === 'confirm' && c.direction === 'out' && cooldown !== undefined && cooldown > 0n && c.destination) {
+    if (
+      stage === 'confirm' &&
+      c.direction === 'out' &&
+      cooldown !== undefined &&
+      cooldown > 0n &&
+      c.destination
+    ) {
       const { firstQuotedAt } = await destinationHistory(q, c.accountId, c.destination)
       const free = (firstQuotedAt ?? at) + Number(cooldown) * 1000
       if (at < free)
@@ -189,4 +219,3 @@ export async function checkLimits(
     }
   }
 }
-

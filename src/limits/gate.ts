@@ -21,7 +21,13 @@ export interface LimitsGateDeps {
 function anyLimit(config: LimitsConfig, direction: 'in' | 'out'): boolean {
   const names =
     direction === 'out'
-      ? ['per_transaction', 'daily_outgoing', 'monthly_outgoing', 'sends_per_hour', 'new_destination_cooldown']
+      ? [
+          'per_transaction',
+          'daily_outgoing',
+          'monthly_outgoing',
+          'sends_per_hour',
+          'new_destination_cooldown',
+        ]
       : ['daily_incoming', 'monthly_incoming']
   return Object.values(config.tiers).some((t) =>
     [t.all, ...Object.values(t.byMethod)].some((set) => names.some((n) => n in set)),
@@ -70,7 +76,8 @@ export function limitsGate(deps: LimitsGateDeps): ConfirmGate {
     if (d.direction !== 'in' && d.direction !== 'out') return undefined
     const refPerBtc = rates.rates.get(config.ccy)
     const destPerBtc = rates.rates.get(txn.destCcy)
-    if (!refPerBtc || !destPerBtc) throw new ApiError('rate_unavailable', `No rate for ${txn.destCcy} in ${config.ccy}`)
+    if (!refPerBtc || !destPerBtc)
+      throw new ApiError('rate_unavailable', `No rate for ${txn.destCcy} in ${config.ccy}`)
     const destination = d.direction === 'out' ? destinationOf(txn) : undefined
     return {
       txnId: txn.id,

@@ -21,8 +21,13 @@ export interface RailCap {
 export function railCaps(config: LimitsConfig, kinds: Pick<KindRegistry, 'railCurrencies'>): RailCap[] {
   return Object.entries(config.hotWalletCaps).map(([rail, text]) => {
     const rc = kinds.railCurrencies.find((r) => r.rail === rail)
-    if (!rc) throw new Error(`HOT_WALLET_CAP_${rail.toUpperCase()}_PER_HOUR: no kind sends by the ${rail} rail`)
-    return { rail: rail as RailKind, ccy: rc.ccy, capMinor: decimalMinor(`HOT_WALLET_CAP_${rail.toUpperCase()}_PER_HOUR`, text, rc.ccy) }
+    if (!rc)
+      throw new Error(`HOT_WALLET_CAP_${rail.toUpperCase()}_PER_HOUR: no kind sends by the ${rail} rail`)
+    return {
+      rail: rail as RailKind,
+      ccy: rc.ccy,
+      capMinor: decimalMinor(`HOT_WALLET_CAP_${rail.toUpperCase()}_PER_HOUR`, text, rc.ccy),
+    }
   })
 }
 
@@ -40,9 +45,11 @@ export function hotWalletCheck(
   metrics?: Pick<Metrics, 'counter'>,
 ): ReviewCheck {
   const byRail = new Map(caps.map((c) => [c.rail, c]))
-  const holds = metrics?.counter('svcpay_limit_holds_total', 'Sends held for an operator by a limit, by reason', [
-    'reason',
-  ])
+  const holds = metrics?.counter(
+    'svcpay_limit_holds_total',
+    'Sends held for an operator by a limit, by reason',
+    ['reason'],
+  )
   const capOf = (kind: string) => {
     const rail = kinds.railOfSend(kind)
     const d = kinds.declaration(kind)

@@ -159,7 +159,10 @@ export async function railHourUse(
           AND u.txn_id <> ${except} AND ${stillCounts(sql`u.txn_id`, { held: false })}`,
   )
   const oldest = rows[0]?.oldest
-  return { sum: BigInt(rows[0]?.sum ?? '0'), oldest: oldest === null || oldest === undefined ? null : Number(oldest) }
+  return {
+    sum: BigInt(rows[0]?.sum ?? '0'),
+    oldest: oldest === null || oldest === undefined ? null : Number(oldest),
+  }
 }
 
 export interface Override {
@@ -244,7 +247,12 @@ export async function writeOverride(q: Queryable, accountId: string, o: Override
 }
 
 /** Remove an override; whether there was one. */
-export async function deleteOverride(q: Queryable, accountId: string, name: string, method: string): Promise<boolean> {
+export async function deleteOverride(
+  q: Queryable,
+  accountId: string,
+  name: string,
+  method: string,
+): Promise<boolean> {
   const r = await q.query(
     sql`DELETE FROM limit_overrides WHERE account_id = ${accountId} AND name = ${name} AND method = ${method}`,
   )
