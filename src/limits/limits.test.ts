@@ -52,7 +52,13 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
       error: 'limit_exceeded',
       message: expect.any(String),
       details: [
-        { field: 'destReq.amtRequested', issue: 'over the limit', limit: 'per_transaction', ccy: 'USDT', remaining: '100' },
+        {
+          field: 'destReq.amtRequested',
+          issue: 'over the limit',
+          limit: 'per_transaction',
+          ccy: 'USDT',
+          remaining: '100',
+        },
       ],
     })
     const at = await quote(a, '100')
@@ -85,7 +91,13 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     expect(limits.body.data.limits).toEqual(
       expect.arrayContaining([
         { limit: 'per_transaction', method: null, ccy: 'USDT', amount: '100' },
-        expect.objectContaining({ limit: 'daily_outgoing', method: null, amount: '250', used: '250', remaining: '0' }),
+        expect.objectContaining({
+          limit: 'daily_outgoing',
+          method: null,
+          amount: '250',
+          used: '250',
+          remaining: '0',
+        }),
       ]),
     )
     // Another account's token may not read them.
@@ -103,7 +115,9 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     // 200 used: 50.000001 more is refused until the failing send fails.
     expect((await quote(c, '50.000001')).status).toBe(403)
     for (let i = 0; i < 5; i++) await work()
-    expect((await h.api('GET', `/api/v2/transaction/${failing.body.txnId}`, c.token)).body.txnState).toBe('failed')
+    expect((await h.api('GET', `/api/v2/transaction/${failing.body.txnId}`, c.token)).body.txnState).toBe(
+      'failed',
+    )
     const after = await quote(c, '100')
     expect(after.status).toBe(200)
     expect((await confirm(c, after.body.txnId)).status).toBe(200)
@@ -128,7 +142,11 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     expect(set.status).toBe(200)
     const fourth = await quote(p, '0.000001')
     expect(fourth.status).toBe(403)
-    expect(fourth.body.details[0]).toMatchObject({ limit: 'daily_outgoing', issue: 'over the tron limit', remaining: '0' })
+    expect(fourth.body.details[0]).toMatchObject({
+      limit: 'daily_outgoing',
+      issue: 'over the tron limit',
+      remaining: '0',
+    })
     const audit = await h.api('GET', '/admin/audit?action=limits.override', h.adminToken)
     expect(JSON.stringify(audit.body)).toContain('batch payroll today')
   })
@@ -137,8 +155,12 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     const v = await h.createAccount()
     await h.fund(v.accountId, 'USDT', '1000')
     expect(
-      (await h.api('PUT', `/admin/accounts/${v.accountId}/limits`, h.adminToken, { tier: 'vip', reason: 'VIP client' }))
-        .status,
+      (
+        await h.api('PUT', `/admin/accounts/${v.accountId}/limits`, h.adminToken, {
+          tier: 'vip',
+          reason: 'VIP client',
+        })
+      ).status,
     ).toBe(200)
     const q = await quote(v, '10', OTHER)
     expect(q.status).toBe(200)
@@ -148,8 +170,12 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     expect(refused.body.details[0].resetsAt).toBeGreaterThan(Date.now() + 3_500_000)
 
     expect(
-      (await h.api('PUT', `/admin/accounts/${v.accountId}/limits`, h.adminToken, { allowListOnly: true, reason: 'x' }))
-        .status,
+      (
+        await h.api('PUT', `/admin/accounts/${v.accountId}/limits`, h.adminToken, {
+          allowListOnly: true,
+          reason: 'x',
+        })
+      ).status,
     ).toBe(200)
     const notListed = await quote(v, '10', GOOD)
     expect(notListed.status).toBe(403)
