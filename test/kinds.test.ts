@@ -45,7 +45,12 @@ describe("the service's kinds", () => {
       { rail: 'tron', ccy: 'USDT', kind: 'tron_payout', leaves: 'destination' },
       { rail: 'bank', ccy: 'VND', kind: 'vnd_payout', leaves: 'destination' },
     ])
-    expect(kinds.kindsWith((d) => d.approval)).toEqual(['ln_send', 'onchain_send', 'tron_payout', 'vnd_payout'])
+    expect(kinds.kindsWith((d) => d.approval)).toEqual([
+      'ln_send',
+      'onchain_send',
+      'tron_payout',
+      'vnd_payout',
+    ])
     expect(kinds.kindsWith((d) => d.caps.receiveMax)).toEqual(['ln_receive', 'onchain_receive'])
     expect(kinds.kindsWith((d) => d.caps.bitcoinSupply)).toEqual(['ln_send', 'onchain_send'])
     expect(kinds.confirmationWaits).toEqual([

@@ -137,25 +137,58 @@ const LimitEntry = Type.Object({
   resetsAt: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'epoch ms' })),
 })
 
-const LimitsView = Type.Object({
-  accountId: Type.String(),
-  tier: Type.String(),
-  ccy: Type.String({ description: 'The reference currency of every amount limit (LIMITS_CCY)' }),
-  allowListOnly: Type.Boolean(),
-  limits: Type.Array(LimitEntry),
-  overrides: Type.Array(
-    Type.Object({
-      limit: Type.String(),
-      method: Type.Union([Type.String(), Type.Null()]),
-      amount: Type.String(),
-      ccy: Type.Optional(Type.String()),
-      reason: Type.String(),
-      setBy: Type.String(),
-      setAt: Type.Integer(),
-      expiresAt: Type.Union([Type.Integer(), Type.Null()]),
-    }),
-  ),
-})
+const LimitsView = Type.Object(
+  {
+    accountId: Type.String(),
+    tier: Type.String(),
+    ccy: Type.String({ description: 'The reference currency of every amount limit (LIMITS_CCY)' }),
+    allowListOnly: Type.Boolean(),
+    limits: Type.Array(LimitEntry),
+    overrides: Type.Array(
+      Type.Object({
+        limit: Type.String(),
+        method: Type.Union([Type.String(), Type.Null()]),
+        amount: Type.String(),
+        ccy: Type.Optional(Type.String()),
+        reason: Type.String(),
+        setBy: Type.String(),
+        setAt: Type.Integer(),
+        expiresAt: Type.Union([Type.Integer(), Type.Null()]),
+      }),
+    ),
+  },
+  {
+    examples: [
+      {
+        accountId: 'acc_7Hq2',
+        tier: 'standard',
+        ccy: 'USD',
+        allowListOnly: false,
+        limits: [
+          { limit: 'per_transaction', method: null, ccy: 'USD', amount: '1000' },
+          {
+            limit: 'daily_outgoing',
+            method: null,
+            ccy: 'USD',
+            amount: '5000',
+            used: '1250.5',
+            remaining: '3749.5',
+            resetsAt: 1764806400000,
+          },
+          {
+            limit: 'sends_per_hour',
+            method: null,
+            amount: '20',
+            used: '3',
+            remaining: '17',
+            resetsAt: 1764723600000,
+          },
+        ],
+        overrides: [],
+      },
+    ],
+  },
+)
 
 export function limitsRoutes(fastify: FastifyInstance, deps: LimitsRoutesDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()

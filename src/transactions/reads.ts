@@ -138,6 +138,13 @@ export function accountIdsWithExtRef(extRefId: unknown): Sql {
  * hot wallet's hourly cap: no, nothing left the wallet yet).
  */
 export function stillCounts(idColumn: Sql, opts: { held: boolean }): Sql {
-  const gone = ['quoted', 'expired', 'usercanceled', 'failed', 'rejected', ...(opts.held ? [] : ['processing'])]
+  const gone = [
+    'quoted',
+    'expired',
+    'usercanceled',
+    'failed',
+    'rejected',
+    ...(opts.held ? [] : ['processing']),
+  ]
   return sql`EXISTS (SELECT 1 FROM transactions t WHERE t.id = ${idColumn} AND t.state <> ALL(${gone}::text[]) AND t.dest_details ->> 'returnTxnId' IS NULL)`
 }
