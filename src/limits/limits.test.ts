@@ -42,7 +42,7 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     })
     a = await h.createAccount()
     await h.fund(a.accountId, 'USDT', '5000')
-  }, 60_000)
+  }, 180_000)
   afterAll(async () => h?.close())
 
   it('refuses one minor unit over the per-transaction limit at quote, and passes exactly at it', async () => {
@@ -206,5 +206,5 @@ describe('limits in USD: the value at the quote rate, rounded up to the cent', (
     const over = await h.api('POST', '/api/v2/transaction', a.token, tron('1.0002'))
     expect(over.status).toBe(403)
     expect(over.body.details[0]).toMatchObject({ limit: 'per_transaction', ccy: 'USD', remaining: '1' })
-  }, 60_000)
+  }, 180_000)
 })
