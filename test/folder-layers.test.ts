@@ -32,8 +32,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['payins'],
   ['approvals', 'reconcile'],
   // The limits (issue 31): a confirm gate beside the brake, and a review check of the approval gate.
-  ['limits'],
-  ['admin'],
+  ['admin', 'limits'],
   ['sandbox', 'exports', 'pages'],
   // The OpenAPI document describes every route, so it reads the engine's and the webhooks' lists.
   ['openapi'],
