@@ -34,6 +34,7 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
       LIMITS_CCY: 'USDT',
       LIMITS_STANDARD_PER_TRANSACTION: '100',
       LIMITS_STANDARD_DAILY_OUTGOING: '250',
+      LIMITS_STANDARD_DAILY_INCOMING_LIGHTNING: '100',
       LIMITS_PREMIUM_SENDS_PER_HOUR: '2',
       LIMITS_PREMIUM_DAILY_OUTGOING_TRON: '1000',
       LIMITS_VIP_NEW_DESTINATION_COOLDOWN_S: '3600',
@@ -103,6 +104,31 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     // Another account's token may not read them.
     const b = await h.createAccount()
     expect((await h.api('GET', `/api/v2/account/${a.accountId}/limits`, b.token)).status).toBe(401)
+  })
+
+  it('caps incoming Lightning value per day, to the exact minor unit after rounding up', async () => {
+    const r = await h.createAccount()
+    const receive = (amount: string) =>
+      h.api('POST', '/api/v2/transaction', r.token, {
+        sourceReq: { ccy: 'BTC', method: 'lightning', amtRequested: amount, reqDetails: {} },
+        destReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
+      })
+    // 0.001 BTC at 95010 USDT/BTC is exactly 95.01 USDT.
+    const first = await receive('0.001')
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    expect((await confirm(r, first.body.txnId)).status).toBe(200)
+    // 5253 sats = 4.9908753 USDT, rounded up to 4.990876: 100.000876 > 100.
+    const over = await receive('0.00005253')
+    expect(over.status).toBe(403)
+    expect(over.body.details[0]).toMatchObject({
+      limit: 'daily_incoming',
+      issue: 'over the lightning limit',
+      remaining: '4.99',
+    })
+    // 5252 sats = 4.9899252, rounded up to 4.989926 USDT: 99.999926, under the limit.
+    const under = await receive('0.00005252')
+    expect(under.status).toBe(200)
+    expect((await confirm(r, under.body.txnId)).status).toBe(200)
   })
 
   it('gives a failed send its amount back', async () => {
