@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, type TestAccount } from '../../test/helpers/harness.js'
+import { operatorClient } from '../../test/admin/operator-client.js'
 import { tronAddressFromPrivateKey } from '../payouts/tron/address.js'
 import { runDueTransactions } from '../transactions/worker.js'
 
@@ -101,6 +102,13 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
         }),
       ]),
     )
+    // The console's account page shows them to an operator.
+    const ops = operatorClient(h.app, h.adminToken)
+    const viewer = await ops.signIn(await ops.createOperator('viewer'))
+    const page = await ops.request('GET', `/admin/console/accounts/${a.accountId}`, { session: viewer })
+    expect(page.status).toBe(200)
+    expect(page.raw).toContain('data-testid="limits"')
+    expect(page.raw).toMatch(/daily_outgoing<\/td><td>[^<]*<\/td><td class="num">250 USDT/)
     // Another account's token may not read them.
     const b = await h.createAccount()
     expect((await h.api('GET', `/api/v2/account/${a.accountId}/limits`, b.token)).status).toBe(401)
