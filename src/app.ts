@@ -15,6 +15,8 @@ import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
 import { adminRoutes } from './admin/routes.js'
+// Limits (issue 31): an account's GET /limits and the operator API of tiers, overrides, allow-lists.
+import { limitsRoutes } from './limits/routes.js'
 import { adminAuth } from './operators/admin-auth.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
@@ -142,6 +144,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   depositRoutes(app, c)
   onchainAdminRoutes(app, c)
   approvalRoutes(app, c)
+  limitsRoutes(app, c)
   if (c.config.rails === 'sandbox')
     sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // VND pay-in: credits in suspense and their assignment; the sandbox bank's incoming transfer.

@@ -56,6 +56,9 @@ import type { Reconciler } from './reconcile/service.js'
 import { brakeGate, brakeSettings, createSendsBrake, type BrakeSettings } from './reconcile/brake.js'
 import { approvalGate } from './approvals/gate.js'
 import { approvedAt } from './approvals/repository.js'
+// Limits and risk controls (issue 31): a confirm gate and the hot-wallet caps' review check.
+import { limitsGate } from './limits/gate.js'
+import { hotWalletCheck, railCaps } from './limits/hot-wallet.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
 import { registerStuckGauge } from './transactions/stuck.js'
 
@@ -202,8 +205,11 @@ export async function createContainer(
   const flows: Flow[] = [swapFlow({ config, rates, walletIds }), ...payments.flows, ...btc.flows]
   const { payins, payoutRails, bankRail, bankChecked, bankCredits } = payments
   const { bitcoin, lightningAddresses } = btc
-  // The checks in front of a confirm, in order: the brake refuses first, then approval may hold.
-  const gates = [brakeGate(reconcileBrake, kinds), approvalGate(config, kinds)]
+  // The checks in front of a confirm, in order: the brake refuses first, then the limits (which
+  // refuse, and count what passes), then approval may hold (a threshold, or a hot-wallet cap).
+  const limits = limitsGate({ config: config.limits, kinds, rates, metrics })
+  const hotWallet = hotWalletCheck(railCaps(config.limits, kinds), kinds, metrics)
+  const gates = [brakeGate(reconcileBrake, kinds), limits, approvalGate(config, kinds, [hotWallet])]
   const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, gates, log })
   const approvals = createApprovalsService({ db, transactions, brake, kinds })
   const webhooks = createWebhooksService({

@@ -31,7 +31,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['lightning', 'onchain', 'payouts', 'swap'],
   ['payins'],
   ['approvals', 'reconcile'],
-  ['admin'],
+  // The limits (issue 31): a confirm gate beside the brake, and a review check of the approval gate.
+  ['admin', 'limits'],
   ['sandbox', 'exports', 'pages'],
   // The OpenAPI document describes every route, so it reads the engine's and the webhooks' lists.
   ['openapi'],

@@ -48,6 +48,7 @@ describe("the service's kinds", () => {
       { rail: 'ethereum', ccy: 'USDT', kind: 'eth_payout', leaves: 'destination' },
     ])
     expect(kinds.kindsWith((d) => d.approval)).toEqual([
+      'ln_send',
       'onchain_send',
       'tron_payout',
       'vnd_payout',

@@ -18,6 +18,8 @@ const EXPECTED = [
   'PUT /api/v2/account/{accountId}/lightning-address',
   'GET /api/v2/account/{accountId}/lightning-address',
   'DELETE /api/v2/account/{accountId}/lightning-address',
+  // Contract section 11 (issue 31): an account's limits and usage.
+  'GET /api/v2/account/{accountId}/limits',
   'GET /api/v2/rate',
   'POST /api/v2/transaction',
   'GET /api/v2/transaction',

@@ -67,3 +67,9 @@ export async function searchAccounts(
   )
   return rows
 }
+
+/** An account's tier (the limits' default tier, src/limits); undefined when there is no such account. */
+export async function accountTier(q: Queryable, accountId: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ tier: string }>(sql`SELECT tier FROM accounts WHERE id = ${accountId}`)
+  return rows[0]?.tier
+}

@@ -74,11 +74,12 @@ describe('which sends wait for approval', () => {
     ])
     expect(approvalReasons(txn('vnd_payout', ['BTC', 200_000n], ['VND', 6_000_000n]), t)).toHaveLength(2)
     expect(approvalReasons(txn('onchain_send', ['BTC', 100_001n], ['BTC', 100_001n]), t)).toHaveLength(1)
+    // A Lightning send is held by the same BTC threshold (issue 31: one rule for every rail).
+    expect(approvalReasons(txn('ln_send', ['BTC', 100_001n], ['BTC', 100_001n]), t)).toHaveLength(1)
   })
 
   it('never holds other kinds, nor currencies without a threshold', () => {
     expect(approvalReasons(txn('swap', ['BTC', 10n ** 12n], ['USD', 10n ** 12n]), t)).toEqual([])
-    expect(approvalReasons(txn('ln_send', ['BTC', 10n ** 12n], ['BTC', 10n ** 12n]), t)).toEqual([])
     expect(approvalReasons(txn('tron_payout', ['USDT', 10n ** 15n], ['USDT', 10n ** 15n]), {})).toEqual([])
   })
 
@@ -90,7 +91,10 @@ describe('which sends wait for approval', () => {
       expect(canTransition(kind, 'processing', 'destsent')).toBe(false)
       expect(canTransition(kind, 'processing', 'completed')).toBe(false)
     }
-    expect(canTransition('ln_send', 'quoted', 'processing')).toBe(false)
+    // A Lightning send waits there too (issue 31), and an approval may settle an invoice of ours at once.
+    expect(canTransition('ln_send', 'quoted', 'processing')).toBe(true)
+    expect(canTransition('ln_send', 'processing', 'completed')).toBe(true)
+    expect(canTransition('swap', 'quoted', 'processing')).toBe(false)
     expect(reqStatuses('processing')).toEqual({ src: '1', dest: '0' })
   })
 })

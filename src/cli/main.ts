@@ -5,6 +5,7 @@ import { capitalCommands } from './capital.js'
 import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
 import { exportCommands } from './exports.js'
+import { limitCommands } from './limits.js'
 import { localCommands } from './local.js'
 import { onchainCommands } from './onchain.js'
 import { operatorCommands } from './operators.js'
@@ -53,6 +54,11 @@ const HELP = `svcpay <command>
   approvals list [--status waiting|approved|rejected|expired] [--json]
   approvals review|approve TXN_ID [--note TEXT]   (as the operator system: it may not approve what it reviewed)
   approvals reject TXN_ID --reason TEXT
+  limits show ACCOUNT_ID [--json]
+  limits set ACCOUNT_ID [--tier NAME|none] [--allow-list-only true|false] --reason TEXT
+  limits override ACCOUNT_ID LIMIT AMOUNT [--method M] [--expires ISO_DATE] --reason TEXT
+  limits unoverride ACCOUNT_ID LIMIT [--method M] --reason TEXT
+  limits allow|disallow ACCOUNT_ID DESTINATION --reason TEXT   (tron:T…, btc:bc1…, ln:NODE_KEY, bank:CODE:ACCOUNT)
   operator enable OPERATOR_ID|EMAIL
   operator role OPERATOR_ID|EMAIL viewer|support|finance|compliance|admin
   operator reset OPERATOR_ID|EMAIL     (new set-up secret; password and second factor set up again)
@@ -75,6 +81,7 @@ const COMMANDS: Commands = {
   ...webhookCommands,
   ...operatorCommands,
   ...approvalCommands,
+  ...limitCommands,
   ...exportCommands,
   ...localCommands,
 }

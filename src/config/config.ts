@@ -4,6 +4,7 @@ import { RATE_CODES, isCurrency, precisionOf } from '../shared/currency.js'
 import { NETWORKS, type Network } from './network.js'
 import { RAIL_KINDS, RAIL_OPS_DEFAULTS, type RailOpsConfig } from './rail-ops.js'
 import { parseCorsOrigins } from './cors-origins.js'
+import { limitsConfig, LimitsConfigError, type LimitsConfig } from './limits.js'
 
 /**
  * Every environment variable the service reads, parsed and checked in one place. A bad value stops
@@ -82,6 +83,9 @@ export interface Config {
   trustProxy: TrustProxy
   // Browser origins allowed to call the public API (CORS_ORIGINS, src/http/cors.ts); none by default.
   corsOrigins: readonly string[]
+  // Limits and risk controls (src/limits, docs/limits.md): LIMITS_CCY, LIMITS_<TIER>_<LIMIT>[_<METHOD>],
+  // HOT_WALLET_CAP_<RAIL>_PER_HOUR, LIMITS_ENABLED (src/config/limits.ts).
+  limits: LimitsConfig
   env: Record<string, string | undefined>
 }
 
@@ -185,7 +189,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: trustProxy(env.TRUST_PROXY),
     bodyLimitBytes: 64 * 1024,
     corsOrigins: corsOrigins(env),
+    limits: limits(env),
     env,
+  }
+}
+
+function limits(env: Record<string, string | undefined>): LimitsConfig {
+  try {
+    return limitsConfig(env)
+  } catch (err) {
+    if (err instanceof LimitsConfigError) throw new ConfigError(err.message)
+    throw err
   }
 }
 

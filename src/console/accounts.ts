@@ -16,6 +16,7 @@ import { consolePage, type ConsoleContext } from './page.js'
 import type { Localized } from './strings.js'
 import { txnTable } from './txn-table.js'
 import { asAccountId } from '../shared/ids.js'
+import { accountLimitsSection } from './account-limits.js'
 
 /**
  * Accounts: a search by id, name, extRefId of one of its transactions, or the start of one of its
@@ -197,7 +198,7 @@ function tierName(tier: string, t: (typeof ACCOUNT_TEXT)['en']): string {
 async function accountBody(c: ConsoleDeps, ctx: ConsoleContext, accountId: string): Promise<SafeHtml> {
   const t = ACCOUNT_TEXT[ctx.lang]
   const lang = ctx.lang
-  const [account, wallets, subs, keys, recent] = await Promise.all([
+  const [account, wallets, subs, keys, recent, limits] = await Promise.all([
     c.accounts.get(accountId),
     c.accounts.wallets(asAccountId(accountId)),
     subAccountsOf(c.db, accountId, 200).then((rows) => ({ rows })),
@@ -205,6 +206,7 @@ async function accountBody(c: ConsoleDeps, ctx: ConsoleContext, accountId: strin
       sql`SELECT id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id LIMIT 200`,
     ),
     listTransactions(c.db, accountId, { time: '1y', limit: String(RECENT) }, Date.now()),
+    accountLimitsSection(c, accountId, ctx.lang),
   ])
   const a = account!
   const csrf = ctx.operator.csrfToken ? csrfField(ctx.operator.csrfToken) : ''
@@ -253,6 +255,7 @@ ${
 <tbody>${keyRows}</tbody></table>`
 }
 ${createKey}
+${limits}
 <h2 id="h-recent">${t.recent}</h2>
 ${txnTable(recent.rows, lang, { caption: t.recent })}
 <p><a href="${CONSOLE_BASE}/transactions?accountId=${a.id}">${t.allTransactions}</a></p>`

@@ -6,9 +6,21 @@ export const ErrorBodySchema = Type.Object(
     error: Type.String({ description: 'A stable machine-readable code' }),
     message: Type.String({ description: 'A sentence for a person' }),
     details: Type.Optional(
-      Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }), {
-        description: 'Per-field problems',
-      }),
+      Type.Array(
+        Type.Object({
+          field: Type.String(),
+          issue: Type.String(),
+          // limit_exceeded (contract section 11, docs/limits.md): which limit, what is still allowed
+          // (exact decimal text in ccy, or a count), and when its window frees up (epoch ms).
+          limit: Type.Optional(Type.String()),
+          ccy: Type.Optional(Type.String()),
+          remaining: Type.Optional(Type.String()),
+          resetsAt: Type.Optional(Type.Integer()),
+        }),
+        {
+          description: 'Per-field problems',
+        },
+      ),
     ),
   },
   { $id: 'ErrorBody', title: 'Error' },

@@ -1,4 +1,4 @@
-import { QUOTE_EXITS } from '../transactions/state-machine.js'
+import { AWAITS_APPROVAL, QUOTE_EXITS } from '../transactions/state-machine.js'
 import type { KindDeclaration } from '../transactions/kinds.js'
 
 /**
@@ -25,7 +25,13 @@ export const LN_RECEIVE = {
   reconcile: null,
 } as const satisfies KindDeclaration
 
-/** A Lightning send from the BTC wallet; its amount may come from the invoice alone. */
+/**
+ * A Lightning send from the BTC wallet; its amount may come from the invoice alone. Like an on-chain
+ * send, it waits in `processing` for a second operator when above APPROVAL_THRESHOLD_BTC or held by a
+ * review check (a hot-wallet cap, src/limits): one rule for every rail that sends bitcoin out. An
+ * approval resumes its confirm from `processing` (the worker pays it, or an invoice of ours is settled
+ * at once, or it fails as a confirm would); a rejection or expiry releases its hold.
+ */
 export const LN_SEND = {
   kind: 'ln_send',
   pairs: [
@@ -35,14 +41,16 @@ export const LN_SEND = {
     },
   ],
   transitions: {
-    quoted: ['srccreated', 'completed', ...QUOTE_EXITS],
+    quoted: ['srccreated', 'completed', 'processing', ...QUOTE_EXITS],
+    // An approved send resumes its confirm: paid by the worker, settled inside, or failed as there.
+    processing: [...AWAITS_APPROVAL.processing, 'completed', 'failed'],
     srccreated: ['completed', 'failed', 'error'],
   },
   rail: 'lightning',
   direction: 'out',
   caps: { receiveMax: false, bitcoinSupply: true },
   destAmountFrom: 'destReq.reqDetails.paymentRequest',
-  approval: false,
+  approval: true,
   confirmationWaits: [],
   stuckWatch: true,
   payerWaits: [],

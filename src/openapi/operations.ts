@@ -18,6 +18,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/v2/authentication/token-signature': 'authenticate',
   'GET /api/v2/account/onchain-address': 'getOnchainAddress',
   'GET /api/v2/account/{accountId}': 'getAccount',
+  'GET /api/v2/account/{accountId}/limits': 'getAccountLimits',
   'GET /api/v2/account/{accountId}/wallet/': 'listWallets',
   'GET /api/v2/account/{accountId}/wallet/{walletId}': 'getWallet',
   'PUT /api/v2/account/{accountId}/lightning-address': 'setLightningAddress',

@@ -101,6 +101,20 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
       return row ? { tier: row.tier } : null
     },
   },
+  // Limits (src/limits/routes.ts, docs/limits.md): finance sets an account's tier, overrides and
+  // allow-list, each audited with its reason.
+  'GET /admin/accounts/:accountId/limits': { need: 'accounts.read' },
+  'PUT /admin/accounts/:accountId/limits': { need: 'accounts.tier', action: 'limits.account' },
+  'PUT /admin/accounts/:accountId/limits/overrides': { need: 'accounts.tier', action: 'limits.override' },
+  'DELETE /admin/accounts/:accountId/limits/overrides': {
+    need: 'accounts.tier',
+    action: 'limits.override.remove',
+  },
+  'POST /admin/accounts/:accountId/limits/allow-list': { need: 'accounts.tier', action: 'limits.allow' },
+  'DELETE /admin/accounts/:accountId/limits/allow-list': {
+    need: 'accounts.tier',
+    action: 'limits.allow.remove',
+  },
   'POST /admin/keys': { need: 'keys.write', action: 'key.create' },
   'POST /admin/keys/:apiKey/revoke': {
     need: 'keys.write',

@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'rate_unavailable'
   | 'sends_paused'
+  | 'limit_exceeded'
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -59,11 +60,22 @@ const STATUS: Record<ErrorCode, number> = {
   rate_unavailable: 503,
   // Reconciliation found a lasting deficit on the rail (RECONCILE_HALT_SENDS, docs/reconciliation.md).
   sends_paused: 503,
+  // A volume, velocity or destination limit refused a quote or a confirm (contract section 11, docs/limits.md).
+  limit_exceeded: 403,
 }
 
 export interface ErrorDetail {
   field: string
   issue: string
+  /**
+   * A `limit_exceeded` refusal's detail (contract section 11): the limit's name, the amount still
+   * allowed as exact decimal text in `ccy` (or a count, for `sends_per_hour`), and when the window
+   * frees up (epoch ms; absent for a limit without a window).
+   */
+  limit?: string
+  ccy?: string
+  remaining?: string
+  resetsAt?: number
 }
 
 export interface ErrorBody {

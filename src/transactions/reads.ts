@@ -127,3 +127,24 @@ export async function accountIdsOf(q: Queryable, ids: readonly TxnId[]): Promise
 export function accountIdsWithExtRef(extRefId: unknown): Sql {
   return sql`SELECT account_id FROM transactions WHERE ext_ref_id = ${extRefId}`
 }
+
+/**
+ * Whether the transaction `idColumn` names still counts against a limit, as a condition for a
+ * statement of another module (the limits' window sums, src/limits/repository.ts), so that the sum
+ * stays one statement: it has left `quoted`, did not end without moving its money (expired,
+ * cancelled, failed, rejected) and was not returned (a payout whose money came back). So a
+ * transaction gives its amount back in the same database transaction as the change of its state.
+ * `held`: whether one waiting in `processing` for an operator counts (an account's limits: yes; a
+ * hot wallet's hourly cap: no, nothing left the wallet yet).
+ */
+export function stillCounts(idColumn: Sql, opts: { held: boolean }): Sql {
+  const gone = [
+    'quoted',
+    'expired',
+    'usercanceled',
+    'failed',
+    'rejected',
+    ...(opts.held ? [] : ['processing']),
+  ]
+  return sql`EXISTS (SELECT 1 FROM transactions t WHERE t.id = ${idColumn} AND t.state <> ALL(${gone}::text[]) AND t.dest_details ->> 'returnTxnId' IS NULL)`
+}

@@ -62,6 +62,40 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
       url: `/admin/accounts/${owner.accountId}/tier`,
       body: { tier: 'premium' },
     }),
+    // Limits (src/limits/routes.ts, issue 31): every change with its reason.
+    'PUT /admin/accounts/:accountId/limits': async () => ({
+      url: `/admin/accounts/${owner.accountId}/limits`,
+      body: { tier: 'vip', reason: 'every route' },
+    }),
+    'PUT /admin/accounts/:accountId/limits/overrides': async () => ({
+      url: `/admin/accounts/${owner.accountId}/limits/overrides`,
+      body: { limit: 'daily_outgoing', amount: '100', reason: 'every route' },
+    }),
+    'DELETE /admin/accounts/:accountId/limits/overrides': async () => {
+      await client.asSystem('PUT', `/admin/accounts/${owner.accountId}/limits/overrides`, {
+        limit: 'per_transaction',
+        amount: '5',
+        reason: 'to remove',
+      })
+      return {
+        url: `/admin/accounts/${owner.accountId}/limits/overrides`,
+        body: { limit: 'per_transaction', reason: 'every route' },
+      }
+    },
+    'POST /admin/accounts/:accountId/limits/allow-list': async () => ({
+      url: `/admin/accounts/${owner.accountId}/limits/allow-list`,
+      body: { destination: 'tron:TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', reason: 'every route' },
+    }),
+    'DELETE /admin/accounts/:accountId/limits/allow-list': async () => {
+      await client.asSystem('POST', `/admin/accounts/${owner.accountId}/limits/allow-list`, {
+        destination: 'btc:bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2',
+        reason: 'to remove',
+      })
+      return {
+        url: `/admin/accounts/${owner.accountId}/limits/allow-list`,
+        body: { destination: 'btc:bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2', reason: 'every route' },
+      }
+    },
     'POST /admin/keys': async () => ({ url: '/admin/keys', body: { accountId: owner.accountId } }),
     'POST /admin/keys/:apiKey/revoke': async () => {
       const key = await client.asSystem('POST', '/admin/keys', { accountId: owner.accountId })
