@@ -127,3 +127,20 @@ export async function accountIdsOf(q: Queryable, ids: readonly TxnId[]): Promise
 export function accountIdsWithExtRef(extRefId: unknown): Sql {
   return sql`SELECT account_id FROM transactions WHERE ext_ref_id = ${extRefId}`
 }
+
+/**
+ * Transactions of `kind` in `state`, oldest first, at most `limit`: recovery after a restore
+ * (src/reconcile/recovery.ts) asks the rail about the sends the restored database has not handed it.
+ */
+export async function txnsInState(
+  q: Queryable,
+  kind: string,
+  state: TxnState,
+  limit: number,
+): Promise<Txn[]> {
+  const { rows } = await q.query(
+    sql`SELECT * FROM transactions WHERE kind = ${kind} AND state = ${state}
+        ORDER BY created_at, id LIMIT ${limit}`,
+  )
+  return rows.map(txnFromRow)
+}
