@@ -1,6 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { backupPglite } from '../db/backup.js'
 import type { Db } from '../db/db.js'
@@ -44,6 +46,11 @@ export function backupRoutes(
       throw new ApiError(
         'invalid_request',
         'svcpay backup copies the embedded database; back PostgreSQL up with pg_dump or a base backup (docs/operations.md)',
+      )
+    if (!existsSync(join(deps.dataDir, 'PG_VERSION')))
+      throw new ApiError(
+        'invalid_request',
+        'The embedded database is not kept in DATA_DIR: nothing to back up',
       )
     const header = await backupPglite(deps.db, deps.dataDir, async (archive) => {
       reply.header('content-type', 'application/gzip').header('cache-control', 'no-store')
