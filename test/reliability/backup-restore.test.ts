@@ -14,7 +14,6 @@ import { createContainer, type Container } from '../../src/container.js'
 import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
 import { createLogger } from '../../src/logger.js'
 import { ATTENTION_SECTIONS } from '../../src/console/attention.js'
-import type { ConsoleDeps } from '../../src/console/deps.js'
 import { runDueTransactions } from '../../src/transactions/worker.js'
 import { ENGINE } from '../helpers/harness.js'
 import { runCli } from '../helpers/cli.js'
@@ -521,7 +520,7 @@ describe(`backup and restore without paying twice (${ENGINE})`, () => {
       )
       // The console's attention list shows them, with what the rail said.
       const section = ATTENTION_SECTIONS.find((x) => x.key === 'recovery')!
-      const listed = await section.read(s.c as unknown as ConsoleDeps, Date.now(), 50)
+      const listed = await section.read(s.c, Date.now(), 50)
       const text = JSON.stringify(listed.rows)
       for (const ref of [lnHashes.after, refs.tronAfter, refs.vndAfter]) expect(text).toContain(ref)
       expect(text).toContain('-200000 VND')
