@@ -1,5 +1,6 @@
 import type { Config } from './config/config.js'
 import { ConfigError } from './config/config.js'
+import { describeDbUrl, parseDbUrl } from './db/hosts.js'
 import { SealedSecretError } from './shared/secret-box.js'
 
 /**
@@ -32,6 +33,7 @@ const PG_CONNECT_CODES = new Set([
   '3D000', // invalid_catalog_name: the database does not exist
   '57P03', // cannot_connect_now: starting up or shutting down
   '53300', // too_many_connections
+  '08001', // no host of a several-host DATABASE_URL gave a session of the kind asked for
 ])
 
 /** File-system errors: a directory or file that cannot be made, read or written. */
@@ -80,6 +82,9 @@ export function describeStartFailure(err: unknown, phase: StartPhase, config: Co
     return { message: `cannot listen on ${where} (HOST, PORT): ${detail}`, exitCode: 1 }
   }
   // The database phase: opening it, migrating it, and building the services on it.
+  if (config.databaseUrl && e.name === 'DbUrlError') {
+    return { message: `configuration error: DATABASE_URL: ${detail}`, exitCode: 2 }
+  }
   if (
     config.databaseUrl &&
     (PG_CONNECT_CODES.has(e.code ?? '') || /connect|Connection terminated/i.test(detail))
@@ -130,6 +135,15 @@ function masterKeyMismatch(config: Config): string {
 
 /** A PostgreSQL URL without its password, for messages. */
 export function describeDatabaseUrl(url: string): string {
+  // Several hosts (h1:5432,h2:5432) are not a WHATWG URL: src/db/hosts.ts reads them.
+  if (/^postgres(ql)?:\/\/[^/?#]*,/.test(url)) {
+    try {
+      const parsed = parseDbUrl(url)
+      return `${describeDbUrl(parsed)}/${parsed.database}`
+    } catch {
+      return '(an unparsable URL)'
+    }
+  }
   try {
     const u = new URL(url)
     const user = u.username ? `${decodeURIComponent(u.username)}@` : ''

@@ -134,13 +134,15 @@ export function startWorkers(c: Container): Workers {
   }
   // --- end of wake spacing.
   const stopWaking = c.db
-    .listen(DELIVERY_CHANNEL, () => wakeDeliveries())
+    .listen(DELIVERY_CHANNEL, () => wakeDeliveries(), { onReconnect: () => wakeDeliveries() })
     .catch((err) => {
       c.log.warn({ error: (err as Error).message }, 'LISTEN failed; webhook deliveries poll instead')
       return undefined
     })
   const unlisten = c.db
-    .listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake()))
+    .listen(WAKE_CHANNEL, () => loops.forEach((l) => l.wake()), {
+      onReconnect: () => loops.forEach((l) => l.wake()),
+    })
     .catch((err) => {
       c.log.warn({ error: (err as Error).message }, 'LISTEN failed; the worker polls instead')
       return undefined

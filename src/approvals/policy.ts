@@ -10,11 +10,29 @@ import type { KindDeclaration } from '../transactions/kinds.js'
 import type { TxnKind } from '../transactions/state-machine.js'
 
 /** One threshold a transaction went over, in exact decimal text. */
-export interface ApprovalReason {
+export interface ThresholdReason {
   side: 'source' | 'destination'
   ccy: string
   amount: string
   threshold: string
+}
+
+/**
+ * Why another module held a send for an operator (a hot-wallet cap, a screening hit: review.ts),
+ * in words for operators only; the customer sees `processing` and nothing of this.
+ */
+export interface ReviewReason {
+  /** The rule's stable name (`hot_wallet_cap`, `screening`, ...). */
+  rule: string
+  text: string
+}
+
+export type ApprovalReason = ThresholdReason | ReviewReason
+
+/** An approval reason in words, amounts written by `decimal` (the console's locale, or as is). */
+export function reasonText(r: ApprovalReason, decimal: (text: string) => string = (t) => t): string {
+  if ('rule' in r) return r.text
+  return `${decimal(r.amount)} ${r.ccy} > ${decimal(r.threshold)} ${r.ccy}`
 }
 
 interface Sides {
@@ -33,9 +51,9 @@ export function approvalReasons(
   kind: Pick<KindDeclaration, 'approval'>,
   txn: Sides,
   thresholds: Readonly<Record<string, bigint>>,
-): ApprovalReason[] {
+): ThresholdReason[] {
   if (!kind.approval) return []
-  const reasons: ApprovalReason[] = []
+  const reasons: ThresholdReason[] = []
   const sides = [
     ['source', txn.srcCcy, txn.srcAmountMinor],
     ['destination', txn.destCcy, txn.destAmountMinor],

@@ -5,7 +5,8 @@ interface ApprovalRow {
   txnId: string
   type: string
   status: string
-  reasons: { amount: string; ccy: string; threshold: string }[]
+  /** A threshold gone over, or another rule's reason in words (src/approvals/policy.ts). */
+  reasons: ({ amount: string; ccy: string; threshold: string } | { rule: string; text: string })[]
   expiresAt: number
   review?: { email: string } | null
 }
@@ -47,7 +48,9 @@ export const approvalCommands: Commands = {
         .map(
           (a) =>
             `${a.txnId}  ${a.type.padEnd(12)}  ${a.status.padEnd(8)}  ` +
-            a.reasons.map((x) => `${x.amount} ${x.ccy} > ${x.threshold}`).join(', ') +
+            a.reasons
+              .map((x) => ('rule' in x ? x.text : `${x.amount} ${x.ccy} > ${x.threshold}`))
+              .join(', ') +
             `  until ${new Date(a.expiresAt).toISOString()}` +
             (a.review ? `  reviewed by ${a.review.email}` : ''),
         )

@@ -5,6 +5,7 @@ import type { ConsoleDeps } from './deps.js'
 import { roleAllows } from '../operators/permissions.js'
 import { countApprovals, APPROVAL_STATUSES, type ApprovalStatus } from '../approvals/repository.js'
 import { NOTE_LENGTH_MAX, type ApprovalView } from '../approvals/service.js'
+import { reasonText } from '../approvals/policy.js'
 import { markup, type SafeHtml } from '../pages/escape.js'
 import { ApiError } from '../shared/errors.js'
 import type { AttentionSection } from './attention.js'
@@ -138,9 +139,7 @@ type Text = (typeof TEXT)['en']
 const statusName = (s: ApprovalStatus, t: Text) => t[s]
 
 function overText(a: ApprovalView, ctx: ConsoleContext): string {
-  return a.reasons
-    .map((r) => `${decimal(r.amount, ctx.lang)} ${r.ccy} > ${decimal(r.threshold, ctx.lang)} ${r.ccy}`)
-    .join(', ')
+  return a.reasons.map((r) => reasonText(r, (t) => decimal(t, ctx.lang))).join(', ')
 }
 
 function decideForms(a: ApprovalView, ctx: ConsoleContext, t: Text): SafeHtml | string {
@@ -250,9 +249,7 @@ ${APPROVAL_STATUSES.map((s) => markup`<option value="${s}"${s === status ? marku
 /** Why a send is listed as awaiting approval, in the page's language. */
 function whyWaiting(a: ApprovalView, lang: Lang): string {
   const t = TEXT[lang]
-  const over = a.reasons
-    .map((r) => `${decimal(r.amount, lang)} ${r.ccy} > ${decimal(r.threshold, lang)} ${r.ccy}`)
-    .join(', ')
+  const over = a.reasons.map((r) => reasonText(r, (t) => decimal(t, lang))).join(', ')
   const review = a.review ? t.reviewed : t.notReviewed
   return `${over}; ${review}, ${t.until.replace('{at}', when(a.expiresAt))}`
 }

@@ -46,7 +46,7 @@ export function joinAmbientTransactions(db: Db): Db {
         throw err
       }
     },
-    listen: (channel, onPayload) => db.listen(channel, onPayload),
+    listen: (channel, onPayload, options) => db.listen(channel, onPayload, options),
     close: () => db.close(),
   }
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { parseDbUrl, sessionCheck, type DbHost, type DbUrl, type TargetSessionAttrs } from './hosts.js'
 import { Sql, toQuery } from './sql.js'
 
 /**
@@ -28,8 +29,16 @@ export interface Db extends Queryable {
   readonly engine: Engine
   /** Run `fn` in one database transaction; retried on serialization failures and deadlocks. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
-  /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  /**
+   * Subscribe to a NOTIFY channel; returns an unsubscribe function. Notifications sent while the
+   * listening connection was down are lost: `onReconnect` is called once it is back (PostgreSQL
+   * only; the embedded engine's listener cannot break), for the listener to re-read what it missed.
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    options?: ListenOptions,
+  ): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -40,7 +49,11 @@ export function isRetryableDbError(err: unknown): boolean {
   return RETRYABLE_SQLSTATES.has((err as { code?: string })?.code ?? '')
 }
 
-/** Connection-level failures mean the database is unreachable: 503, not 500. */
+/**
+ * Connection-level failures mean the database is unreachable: 503, not 500. So does 25006
+ * (read_only_sql_transaction): the service never opens read-only transactions, so a write refused
+ * as read-only means the server it reached is no longer the primary (a failover under way).
+ */
 export function isDbUnavailableError(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? ''
   return (
@@ -49,6 +62,9 @@ export function isDbUnavailableError(err: unknown): boolean {
       'ECONNRESET',
       'ETIMEDOUT',
       'EPIPE',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      '25006',
       '57P01',
       '57P02',
       '57P03',
@@ -56,7 +72,7 @@ export function isDbUnavailableError(err: unknown): boolean {
       '08001',
       '08003',
     ].includes(code) ||
-    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    /Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
       (err as Error)?.message ?? '',
     )
   )
@@ -78,33 +94,297 @@ function isStalePlanError(err: unknown): boolean {
   return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '')
 }
 
-export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): Db {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: opts.poolMax ?? 20,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-  })
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {})
+/** Options of a subscription (see {@link Db.listen}). */
+export interface ListenOptions {
+  /**
+   * Called after the LISTEN connection was lost and made again (the server restarted, or a standby
+   * took over): notifications sent meanwhile were lost, so the listener re-reads what it watches.
+   */
+  onReconnect?: () => void
+}
 
-  const listeners = new Map<string, Set<(p: string) => void>>()
-  let listenClient: pg.Client | null = null
-  let listenConnecting: Promise<void> | null = null
+// How long a failed search for a usable host is remembered: requests during an outage get their
+// 503 at once instead of each probing every host again.
+const HOST_SEARCH_BACKOFF_MS = 250
+// A pool left for another host is ended this long after, once the checkouts it had begun are done.
+const RETIRED_POOL_GRACE_MS = 10_000
+// The LISTEN connection's reconnect delays: from the first to the last, doubling.
+const LISTEN_RETRY_FIRST_MS = 100
+const LISTEN_RETRY_MAX_MS = 2_000
+// Checkouts tried before giving up: a stale idle connection, then one on a freshly found host.
+const CHECKOUT_ATTEMPTS_MAX = 3
+
+/** No host of the URL gave a session of the kind asked for (SQLSTATE 08001: no connection made). */
+export class NoUsableHostError extends Error {
+  override name = 'NoUsableHostError'
+  readonly code = '08001'
+}
+
+/**
+ * Opens one session on the first host of `parsed`, in its order, that answers and whose session is
+ * of the kind `target_session_attrs` asks for, as libpq does (src/db/hosts.ts says which rules).
+ */
+export async function openSession(
+  parsed: DbUrl,
+  config: Omit<pg.ClientConfig, 'connectionString'> = {},
+): Promise<{ client: pg.Client; host: DbHost }> {
+  const passes: TargetSessionAttrs[] =
+    parsed.targetSessionAttrs === 'prefer-standby' ? ['prefer-standby', 'any'] : [parsed.targetSessionAttrs]
+  const failures: string[] = []
+  for (const attrs of passes) {
+    for (const host of parsed.hosts) {
+      const client = new pg.Client({
+        connectionTimeoutMillis: 5_000,
+        keepAlive: true,
+        ...config,
+        connectionString: host.url,
+      })
+      // A connection that breaks while being checked must not end the process.
+      client.on('error', () => {})
+      try {
+        await client.connect()
+        const refusal = await sessionRefusal(client, attrs)
+        if (refusal === undefined) return { client, host }
+        failures.push(`${host.label}: ${refusal}`)
+      } catch (err) {
+        failures.push(`${host.label}: ${(err as Error).message}`)
+      }
+      await client.end().catch(() => {})
+    }
+  }
+  throw new NoUsableHostError(
+    `no usable database host (${parsed.targetSessionAttrs}): ${failures.join('; ')}`,
+  )
+}
+
+/** Why this session is not of the kind asked for, or undefined when it is. */
+async function sessionRefusal(client: pg.ClientBase, attrs: TargetSessionAttrs): Promise<string | undefined> {
+  const check = sessionCheck(attrs)
+  if (!check) return undefined
+  const r = await client.query({ text: check.query, rowMode: 'array' })
+  const value = String((r.rows[0] as unknown[] | undefined)?.[0] ?? '')
+  return check.accept(value) ? undefined : check.refusal
+}
+
+/**
+ * The pool of the host now in use, found as libpq would find it, and given up for another when
+ * that host vanishes or turns read-only: the next checkout then searches the hosts again, so a
+ * promoted standby is found without a restart.
+ */
+interface HostRouter {
+  readonly parsed: DbUrl
+  /** One host of any kind: nothing to search, nowhere to move. */
+  readonly fixed: boolean
+  /** The pool of the current host (searching for one first if needed). */
+  pool(): Promise<pg.Pool>
+  /** The host now in use, if one was found. */
+  readonly current: DbHost | undefined
+  /** The failure of `pool` means its host is gone or no longer of the right kind. */
+  giveUp(pool: pg.Pool): void
+  /** Calls `fn` whenever another host is taken after the first. */
+  onMove(fn: (host: DbHost) => void): void
+  close(): Promise<void>
+}
+
+function createHostRouter(parsed: DbUrl, poolMax: number): HostRouter {
+  // One host that may be of any kind: nothing to search and nowhere to move.
+  const fixed = parsed.hosts.length === 1 && parsed.targetSessionAttrs === 'any'
+  const attrs = parsed.targetSessionAttrs === 'prefer-standby' ? 'any' : parsed.targetSessionAttrs
+  let current: { host: DbHost; pool: pg.Pool } | undefined
+  let searching: Promise<{ host: DbHost; pool: pg.Pool }> | undefined
+  let lastFailure: { at: number; err: Error } | undefined
+  const retired = new Set<pg.Pool>()
+  const movers: Array<(host: DbHost) => void> = []
   let closed = false
 
+  const makePool = (host: DbHost): pg.Pool => {
+    const pool = new pg.Pool({
+      connectionString: host.url,
+      max: poolMax,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      // Every new connection is checked as libpq checks it: a host that turned into a standby
+      // since it was chosen is noticed at the next connection, not only at the next write.
+      ...(fixed || attrs === 'any'
+        ? {}
+        : {
+            verify: (client: pg.PoolClient, done: (err?: Error) => void) => {
+              sessionRefusal(client, attrs).then(
+                (refusal) =>
+                  done(
+                    refusal === undefined ? undefined : new NoUsableHostError(`${host.label}: ${refusal}`),
+                  ),
+                (err: Error) => done(err),
+              )
+            },
+          }),
+    })
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {})
+    return pool
+  }
+
+  const search = async (): Promise<{ host: DbHost; pool: pg.Pool }> => {
+    const { client, host } = await openSession(parsed)
+    await client.end().catch(() => {})
+    return { host, pool: makePool(host) }
+  }
+
+  if (fixed) current = { host: parsed.hosts[0]!, pool: makePool(parsed.hosts[0]!) }
+  let moves = 0
+
+  return {
+    parsed,
+    fixed,
+    get current() {
+      return current?.host
+    },
+    async pool() {
+      if (current) return current.pool
+      if (closed) throw new Error('the database is closed')
+      if (!searching) {
+        if (lastFailure && Date.now() - lastFailure.at < HOST_SEARCH_BACKOFF_MS) throw lastFailure.err
+        searching = search().then(
+          (found) => {
+            searching = undefined
+            lastFailure = undefined
+            if (closed) {
+              void found.pool.end().catch(() => {})
+              throw new Error('the database is closed')
+            }
+            const moved = moves++ > 0
+            current = found
+            if (moved) for (const fn of movers) fn(found.host)
+            return found
+          },
+          (err: Error) => {
+            searching = undefined
+            lastFailure = { at: Date.now(), err }
+            throw err
+          },
+        )
+      }
+      return (await searching).pool
+    },
+    giveUp(pool) {
+      if (fixed || current?.pool !== pool) return
+      current = undefined
+      retired.add(pool)
+      // Checkouts already begun on it finish (and fail) there; its idle connections go with it.
+      setTimeout(() => {
+        retired.delete(pool)
+        void pool.end().catch(() => {})
+      }, RETIRED_POOL_GRACE_MS).unref()
+    },
+    onMove(fn) {
+      movers.push(fn)
+    },
+    async close() {
+      closed = true
+      await searching?.catch(() => {})
+      const pools = [...retired, ...(current ? [current.pool] : [])]
+      current = undefined
+      retired.clear()
+      await Promise.all(pools.map((p) => p.end().catch(() => {})))
+    },
+  }
+}
+
+/** An error that says the host is gone or is no longer the primary: look for another. */
+function meansHostLost(err: unknown): boolean {
+  return isDbUnavailableError(err)
+}
+
+export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): Db {
+  const parsed = parseDbUrl(url)
+  const router = createHostRouter(parsed, opts.poolMax ?? 20)
+
+  /**
+   * A connection of the current host's pool. A checkout that fails for want of a host (an idle
+   * connection that died with its server, or a host that is no longer the primary) gives the host
+   * up and tries once more on a freshly found one: nothing of the caller's work has been sent yet.
+   */
+  const checkout = async (): Promise<{ client: pg.PoolClient; pool: pg.Pool }> => {
+    for (let attempt = 1; ; attempt++) {
+      const pool = await router.pool()
+      try {
+        return { client: await pool.connect(), pool }
+      } catch (err) {
+        if (meansHostLost(err)) router.giveUp(pool)
+        if (attempt >= CHECKOUT_ATTEMPTS_MAX || !meansHostLost(err) || router.fixed) throw err
+      }
+    }
+  }
+
+  // The LISTEN connection: one per process, on the host the pool uses. When it breaks (the server
+  // restarted, or the primary died and a standby took over), it is made again, with growing delays,
+  // until a usable host answers; the listeners are then told (`onReconnect`) so that they re-read
+  // what they watch from the database, since notifications sent meanwhile are lost. When the pool
+  // moves to another host while this connection still stands (the old primary alive but demoted),
+  // the connection is closed and made again there.
+  const listeners = new Map<string, Set<(p: string) => void>>()
+  const reconnectHooks = new Set<() => void>()
+  let listenClient: pg.Client | null = null
+  let listenHost: DbHost | undefined
+  let listenConnecting: Promise<void> | null = null
+  let listenRetry: NodeJS.Timeout | undefined
+  let listenRetryMs = LISTEN_RETRY_FIRST_MS
+  let listenLost = false
+  let closed = false
+
+  const scheduleListenerRetry = (): void => {
+    if (closed || listenRetry) return
+    listenRetry = setTimeout(() => {
+      listenRetry = undefined
+      ensureListener().catch(() => {
+        listenRetryMs = Math.min(listenRetryMs * 2, LISTEN_RETRY_MAX_MS)
+        scheduleListenerRetry()
+      })
+    }, listenRetryMs)
+    listenRetry.unref()
+  }
+
+  const dropListener = (client: pg.Client): void => {
+    if (listenClient !== client) return
+    listenClient = null
+    listenHost = undefined
+    listenLost = true
+    void client.end().catch(() => {})
+    scheduleListenerRetry()
+  }
+
   async function connectListener(): Promise<void> {
-    const client = new pg.Client({ connectionString: url })
+    const { client, host } = await openSession(parsed)
+    client.removeAllListeners('error')
     client.on('notification', (msg) => {
       for (const fn of listeners.get(msg.channel) ?? []) fn(msg.payload ?? '')
     })
-    client.on('error', () => {
-      listenClient = null
-      if (!closed) setTimeout(() => void ensureListener().catch(() => {}), 500).unref()
-    })
-    await client.connect()
-    for (const channel of listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`)
+    client.on('error', () => dropListener(client))
+    client.on('end', () => dropListener(client))
+    try {
+      for (const channel of listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`)
+    } catch (err) {
+      await client.end().catch(() => {})
+      throw err
+    }
+    if (closed) {
+      await client.end().catch(() => {})
+      return
+    }
     listenClient = client
+    listenHost = host
+    listenRetryMs = LISTEN_RETRY_FIRST_MS
+    if (listenLost) {
+      listenLost = false
+      for (const hook of reconnectHooks) {
+        try {
+          hook()
+        } catch {
+          // A listener's own failure is its own; the others are still told.
+        }
+      }
+    }
   }
 
   async function ensureListener(): Promise<void> {
@@ -112,6 +392,14 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
     listenConnecting ??= connectListener().finally(() => (listenConnecting = null))
     await listenConnecting
   }
+
+  router.onMove((host) => {
+    if (listenClient && listenHost && listenHost.url !== host.url) dropListener(listenClient)
+    if (notifyClient && notifyHost && notifyHost.url !== host.url) {
+      void notifyClient.end().catch(() => {})
+      notifyClient = undefined
+    }
+  })
 
   // Prepared statements. Each statement is prepared once per connection, under a name derived from
   // its text, and from then on only bound and executed: PostgreSQL skips parsing and planning, which
@@ -151,13 +439,15 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   const notifyQueue: Array<[string, string]> = []
   let notifySending: Promise<void> | undefined
   let notifyClient: pg.Client | undefined
+  let notifyHost: DbHost | undefined
   const connectNotifyClient = async (): Promise<pg.Client> => {
-    const client = new pg.Client({ connectionString: url })
+    const { client, host } = await openSession(parsed)
+    client.removeAllListeners('error')
     client.on('error', () => {
       if (notifyClient === client) notifyClient = undefined
     })
-    await client.connect()
     await client.query('SET synchronous_commit TO off')
+    notifyHost = host
     return client
   }
   const sendNotifications = async (): Promise<void> => {
@@ -187,10 +477,24 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
   }
   const query: Queryable['query'] = async (sql, params) => {
     for (let attempt = 1; ; attempt++) {
+      const { client, pool } = await checkout()
+      let broken: Error | undefined
+      const onError = (err: Error) => {
+        broken = err
+      }
+      client.on('error', onError)
       try {
-        const r = await pool.query(statement(sql, params))
+        const r = await client.query(statement(sql, params))
+        client.off('error', onError)
+        client.release(broken)
         return { rows: r.rows, rowCount: r.rowCount ?? 0 }
       } catch (err) {
+        client.off('error', onError)
+        // A failed statement leaves its connection behind (as pool.query does); a lost host or a
+        // primary turned read-only also sends the next checkout looking for the new primary. The
+        // statement is not sent again: it may have run before the connection broke.
+        client.release(broken ?? (err as Error))
+        if (meansHostLost(err)) router.giveUp(pool)
         if (attempt === 1 && renamingAfter(err)) continue
         throw err
       }
@@ -205,7 +509,7 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
     },
     async tx(fn) {
       for (let attempt = 1; ; attempt++) {
-        const client = await pool.connect()
+        const { client, pool } = await checkout()
         // The pool stops listening for errors on a client it hands out. A connection that breaks
         // between two queries of this transaction (the server restarting) emits 'error' on the
         // client, which unheard would end the process; heard, the next query fails and the client
@@ -227,6 +531,16 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
         }
         try {
           await client.query('BEGIN')
+        } catch (err) {
+          // Nothing of `fn` was sent: a connection that died idle in the pool (its server gone) is
+          // left, and the transaction starts again on a fresh one, on whichever host is now usable.
+          client.off('error', onError)
+          client.release(broken ?? (err as Error))
+          if (meansHostLost(err)) router.giveUp(pool)
+          if (attempt < TX_ATTEMPTS_MAX && meansHostLost(err)) continue
+          throw err
+        }
+        try {
           const result = await fn(q)
           await client.query('COMMIT')
           client.off('error', onError)
@@ -237,28 +551,49 @@ export function createPostgresDb(url: string, opts: { poolMax?: number } = {}): 
           await client.query('ROLLBACK').catch(() => {})
           client.off('error', onError)
           client.release(broken ?? (isDbUnavailableError(err) ? (err as Error) : undefined))
+          // A lost host or a read-only one (the primary demoted) sends the next checkout looking for
+          // the new primary. The transaction is not run again here: its COMMIT may have reached the
+          // old primary (and its standby) before the connection broke; the caller answers 503 and the
+          // client's retry, with the same extRefId, finds what was committed.
+          if (broken || meansHostLost(err)) router.giveUp(pool)
           if (attempt < TX_ATTEMPTS_MAX && (isRetryableDbError(err) || renamingAfter(err))) continue
           throw err
         }
       }
     },
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, options) {
       let set = listeners.get(channel)
       const isNew = !set
       if (!set) listeners.set(channel, (set = new Set()))
       set.add(onPayload)
-      await ensureListener()
-      if (isNew && listenClient) await listenClient.query(`LISTEN ${quoteIdent(channel)}`)
+      // Each subscription's own hook, so that one function given twice is still told twice.
+      const hook = options?.onReconnect ? () => options.onReconnect!() : undefined
+      if (hook) reconnectHooks.add(hook)
+      try {
+        await ensureListener()
+        if (isNew && listenClient) await listenClient.query(`LISTEN ${quoteIdent(channel)}`)
+      } catch (err) {
+        // Not subscribed: the caller is told, and nothing of this subscription stays behind to be
+        // called after a later connection.
+        set.delete(onPayload)
+        if (set.size === 0 && listeners.get(channel) === set) listeners.delete(channel)
+        if (hook) reconnectHooks.delete(hook)
+        throw err
+      }
       return async () => {
         set!.delete(onPayload)
+        if (hook) reconnectHooks.delete(hook)
       }
     },
     async close() {
       await notifySending
       closed = true
+      clearTimeout(listenRetry)
       await notifyClient?.end().catch(() => {})
-      await listenClient?.end().catch(() => {})
-      await pool.end()
+      const listening = listenClient
+      listenClient = null
+      await listening?.end().catch(() => {})
+      await router.close()
     },
   }
 }

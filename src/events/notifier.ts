@@ -28,10 +28,15 @@ export interface Notifier {
   /**
    * Calls `onChange` after every committed change of `txnId`, on any instance. Resolves once the
    * process is listening, so a change committed after it resolves is not missed. Rejects with
-   * {@link NotifierFullError} when the process already has `listenersMax` listeners.
+   * {@link NotifierFullError} when the process already has `listenersMax` listeners. Also called
+   * once after the database's LISTEN connection was lost and made again, for what it missed.
    */
   subscribe(txnId: string, onChange: () => void): Promise<Unsubscribe>
-  /** Calls `onChange` after every committed change of any transaction (the delivery worker's wake-up). */
+  /**
+   * Calls `onChange` after every committed change of any transaction (the delivery worker's
+   * wake-up). `txnId` is `''` after the database's LISTEN connection was lost and made again (a
+   * restart or a failover): any transaction may have changed meanwhile.
+   */
   onAny(onChange: (txnId: string) => void): Promise<Unsubscribe>
   /** Per-transaction listeners now registered in this process. */
   readonly listenerCount: number
@@ -78,8 +83,16 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     }
   }
 
+  // After the LISTEN connection was lost and made again (a database restart or failover), every
+  // listener is woken once: what it missed is in the outbox, and it re-reads from there.
+  const catchUp = (): void => {
+    for (const listener of anyListeners) safely(() => listener(''))
+    for (const listeners of [...byTxn.values()])
+      for (const listener of [...listeners]) safely(() => listener())
+  }
+
   async function start(): Promise<void> {
-    stopPg = await deps.db.listen(TXN_CHANNEL, dispatch)
+    stopPg = await deps.db.listen(TXN_CHANNEL, dispatch, { onReconnect: catchUp })
     if (deps.redisUrl && !closed) {
       // The subscriber queues its SUBSCRIBE until it is connected and renews it after every
       // reconnect, so an unreachable Redis delays nothing: PostgreSQL carries the events meanwhile.
@@ -233,7 +246,7 @@ export function mirrorTxnNotifies(db: Db, publish: (txnId: string) => void): Db 
       for (const txnId of notified) publish(txnId)
       return result
     },
-    listen: (channel, onPayload) => db.listen(channel, onPayload),
+    listen: (channel, onPayload, options) => db.listen(channel, onPayload, options),
     close: () => db.close(),
   }
 }

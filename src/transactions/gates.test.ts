@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import type { Queryable } from '../db/db.js'
 import { ApiError } from '../shared/errors.js'
-import { gatesByKind, PASS, runConfirmGates, runCreateGates, type ConfirmGate } from './gates.js'
-import type { Txn } from './txn.js'
+import {
+  gatesByKind,
+  PASS,
+  runConfirmGates,
+  runCreateGates,
+  runQuoteGates,
+  type ConfirmGate,
+} from './gates.js'
+import type { NewTxn, Txn } from './txn.js'
+import type { RateSnapshot } from '../rates/service.js'
 
 // The gates run on a Queryable they only hand on; these gates never touch it.
 const q = {} as Queryable
@@ -58,5 +66,26 @@ describe('confirm gates', () => {
     const refusing: ConfirmGate = { ...quiet, name: 'refusing', atCreate: async () => error }
     await expect(runCreateGates([quiet], q, 'ln_send')).resolves.toBeUndefined()
     await expect(runCreateGates([quiet, refusing], q, 'ln_send')).rejects.toBe(error)
+  })
+  it('refuses a quote before it is written with the first gate that says so, seeing its amounts', async () => {
+    const error = new ApiError('sends_paused', 'over')
+    const seen: bigint[] = []
+    const quiet = gate('quiet', ['ln_send'], async () => PASS)
+    const limits: ConfirmGate = {
+      ...quiet,
+      name: 'limits',
+      atQuote: async (_q, quote) => {
+        seen.push(quote.srcAmountMinor)
+        return quote.srcAmountMinor > 100n ? error : undefined
+      },
+    }
+    const rates = {} as RateSnapshot
+    await expect(
+      runQuoteGates([quiet, limits], q, { srcAmountMinor: 100n } as NewTxn, rates),
+    ).resolves.toBeUndefined()
+    await expect(runQuoteGates([quiet, limits], q, { srcAmountMinor: 101n } as NewTxn, rates)).rejects.toBe(
+      error,
+    )
+    expect(seen).toEqual([100n, 101n])
   })
 })

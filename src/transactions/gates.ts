@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/db.js'
 import type { ApiError } from '../shared/errors.js'
 import type { TxnKind } from './state-machine.js'
-import type { Txn } from './txn.js'
+import type { NewTxn, Txn } from './txn.js'
+import type { RateSnapshot } from '../rates/service.js'
 import type { Mover } from './service.js'
 
 /**
@@ -28,8 +29,14 @@ export interface ConfirmGate {
   name: string
   /** Whether this gate has anything to say about a kind; asked once per kind. */
   concerns(kind: TxnKind): boolean
-  /** At create, before the quote is written: an error refuses the request. */
+  /** At create, before anything is read or quoted: an error refuses the request. */
   atCreate?(q: Queryable, kind: TxnKind): Promise<ApiError | undefined>
+  /**
+   * At create, once the flow has quoted and before the quote is written (no database transaction
+   * is open; the row does not exist yet): the quote-to-be with its amounts and destination, and
+   * the rates it was quoted at. An error refuses the request and nothing is written.
+   */
+  atQuote?(q: Queryable, quote: NewTxn, rates: RateSnapshot): Promise<ApiError | undefined>
   /** At confirm, inside its transaction (see above). */
   atConfirm(q: Queryable, txn: Txn, at: number): Promise<GateVerdict>
   /**
@@ -78,6 +85,19 @@ export async function runCreateGates(
 ): Promise<void> {
   for (const gate of gates) {
     const error = await gate.atCreate?.(q, kind)
+    if (error) throw error
+  }
+}
+
+/** The gates' say on a quote before it is written: the first refusal is thrown. */
+export async function runQuoteGates(
+  gates: readonly ConfirmGate[],
+  q: Queryable,
+  quote: NewTxn,
+  rates: RateSnapshot,
+): Promise<void> {
+  for (const gate of gates) {
+    const error = await gate.atQuote?.(q, quote, rates)
     if (error) throw error
   }
 }

@@ -10,7 +10,7 @@ import { checkQuoteAmounts } from './amount-limits.js'
 import { isRefusal, refusalApiError } from './errors.js'
 import { legacyRequestHash, requestHash } from './request-hash.js'
 import type { TxnServiceDeps } from './service.js'
-import { gatesOf, runCreateGates } from './gates.js'
+import { gatesOf, runCreateGates, runQuoteGates } from './gates.js'
 
 /**
  * Create: the flow's quote, checked against the amount limits and stored `quoted`. The same
@@ -21,14 +21,16 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
   const kind = deps.kinds.kindFor(input, config.walletCurrencies)
   const flow = flowOf(deps.flows, kind)
   // A gate (the brake) may refuse the kind now, before anything is read or written.
-  await runCreateGates(gatesOf(deps.gates, kind), db, kind)
+  const gates = gatesOf(deps.gates, kind)
+  await runCreateGates(gates, db, kind)
   const hash = requestHash(rawBody)
   if (input.extRefId) {
     const existing = await getByExtRef(db, input.accountId, input.extRefId)
     if (existing) return sameRequestOr409(existing, hash, rawBody)
   }
   const at = repository.now()
-  const quoted = await flow.quote({ input, rates: await deps.rates.current(), now: at })
+  const rates = await deps.rates.current()
+  const quoted = await flow.quote({ input, rates, now: at })
   const limits = { receiveMaxSats: config.receiveMaxSats }
   const quote = isRefusal(quoted)
     ? quoted
@@ -39,6 +41,7 @@ export async function createQuote(deps: TxnServiceDeps, input: CreateInput, rawB
   // wallet-funded quote, its hold. A quote whose wallet cannot cover it is still a quote (without
   // a hold): confirm tries the hold again.
   const fields = quotedRow({ id: newTxnId(), input, kind, quote, hash, at, expiresAt })
+  await runQuoteGates(gates, db, fields, rates)
   const hold = {
     accountId: input.accountId,
     ccy: input.sourceReq.ccy,

@@ -2,14 +2,14 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
 import { loadConfig } from '../../src/config/config.js'
 import { createContainer, type Container } from '../../src/container.js'
 import { buildApp } from '../../src/app.js'
 import { createLogger } from '../../src/logger.js'
-import { createPgliteDb, createPostgresDb, type Db } from '../../src/db/db.js'
+import { createPgliteDb, createPostgresDb, openSession, type Db } from '../../src/db/db.js'
+import { parseDbUrl, withDatabase } from '../../src/db/hosts.js'
 import { checkBooks } from '../../src/ledger/ledger.js'
 import { asAccountId, type AccountId } from '../../src/shared/ids.js'
 
@@ -54,21 +54,21 @@ export async function createTestDb(): Promise<{ db: Db; url?: string; drop(): Pr
     const db = await createPgliteDb(undefined)
     return { db, drop: async () => {} }
   }
-  const base = new URL(process.env.TEST_DATABASE_URL!)
+  // TEST_DATABASE_URL may name several hosts, as DATABASE_URL may (src/db/hosts.ts): the admin
+  // session is opened on the one the URL's target_session_attrs picks.
+  const base = process.env.TEST_DATABASE_URL!
   const name = `svcpay_t_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: base.toString() })
-  await admin.connect()
+  const adminSession = async () => (await openSession(parseDbUrl(base))).client
+  const admin = await adminSession()
   await admin.query(`CREATE DATABASE ${name}`)
   await admin.end()
-  const url = new URL(base.toString())
-  url.pathname = `/${name}`
-  const db = createPostgresDb(url.toString(), { poolMax: 10 })
+  const url = withDatabase(base, name)
+  const db = createPostgresDb(url, { poolMax: 10 })
   return {
     db,
-    url: url.toString(),
+    url,
     async drop() {
-      const a = new pg.Client({ connectionString: base.toString() })
-      await a.connect()
+      const a = await adminSession()
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await a.end()
     },

@@ -39,6 +39,9 @@ function serverBin(): string | undefined {
   return undefined
 }
 
+/** The newest installed server's bin directory (the replicated pair uses it too). */
+export const serverBinDir = (): string | undefined => serverBin()
+
 /** Whether a private cluster can be made here. */
 export const canRunPostgresCluster = (): boolean => serverBin() !== undefined
 
