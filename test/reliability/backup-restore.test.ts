@@ -528,6 +528,21 @@ describe(`backup and restore without paying twice (${ENGINE})`, () => {
       // Nothing was sent while in recovery; a bank payout waiting for it is held, its money too.
       expect((await txn(s, vndWaiting)).txnState).toBe('srccreated')
       expect(bankPayoutsTo(3)).toBe(1)
+      // And so does `svcpay recovery status`, which exits 1 while in recovery.
+      const saved = { SVCPAY_URL: process.env.SVCPAY_URL, ADMIN_TOKEN: process.env.ADMIN_TOKEN }
+      Object.assign(process.env, { SVCPAY_URL: s.url, ADMIN_TOKEN: adminToken })
+      try {
+        const status = await runCli('recovery', 'status')
+        expect(status.code).toBe(1)
+        expect(status.out).toContain('RECOVERY IN PROGRESS')
+        expect(status.out).toContain(`taken up: ${tronWaiting} was already paid on tron`)
+        expect(status.out).toContain(refs.vndAfter)
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k]
+          else process.env[k] = v
+        }
+      }
       // An operator has seen the list and ends recovery: audited.
       const ended = await admin(s, 'POST', '/admin/recovery/end', {
         note: 'orphans settled with the customer',
