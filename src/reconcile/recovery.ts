@@ -237,7 +237,7 @@ async function adoptTronTransfers(
         if (locked.state !== 'srccreated') return
         await move('destsent', {
           railRef: ref,
-          destDetails: { ...locked.destDetails, txHash: ref, recoveredAfterRestore: true },
+          destDetails: { ...locked.destDetails, txHash: ref },
           nextCheckAtMs: deps.now(),
         })
         moved = true
