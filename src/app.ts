@@ -46,6 +46,7 @@ import { auditRoutes } from './admin/audit-routes.js'
 import { exportRoutes } from './exports/routes.js'
 // Reconciliation (issue 18) and its sandbox drift controls.
 import { reconciliationRoutes } from './reconcile/routes.js'
+import { backupRoutes } from './admin/backup-routes.js'
 import { sandboxDriftRoutes } from './reconcile/drift-routes.js'
 import { capitalRoutes } from './reconcile/capital-routes.js'
 // The operator console (issue 19): server-rendered pages on the same guard.
@@ -152,6 +153,19 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   if (c.config.vnd === 'sandbox')
     sandboxVndTransferRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   reconciliationRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
+  // Backup of the embedded engine and recovery after a restore (docs/operations.md).
+  backupRoutes(app, {
+    db: c.db,
+    dataDir: c.config.dataDir,
+    recovery: {
+      reconcile: () => c.reconcile(),
+      tron: c.recoveryRails.tron,
+      transactions: () => c.transactions,
+      now: Date.now,
+      log: c.log,
+    },
+    adminPreHandler: adminAuth(c.adminToken),
+  })
   capitalRoutes(app, {
     db: c.db,
     railCurrencies: c.kinds.railCurrencies,

@@ -50,10 +50,11 @@ import {
 } from './operators/service.js'
 // Rail operations: attempts and backoff, stuck transactions, `svcpay rails check`.
 import type { RailsCheckResult } from './rails/check.js'
-import type { BankAccountInquiryRail } from './rails/rail.js'
+import type { BankAccountInquiryRail, TronRail } from './rails/rail.js'
 // Reconciliation (issue 18): the books against what every rail holds.
 import type { Reconciler } from './reconcile/service.js'
 import { brakeGate, brakeSettings, createSendsBrake, type BrakeSettings } from './reconcile/brake.js'
+import { recoveryBrake } from './reconcile/recovery.js'
 import { approvalGate } from './approvals/gate.js'
 import { approvedAt } from './approvals/repository.js'
 // Limits and risk controls (issue 31): a confirm gate and the hot-wallet caps' review check.
@@ -113,6 +114,8 @@ export interface Container {
   reconcileBrake: BrakeSettings
   /** RECONCILE_INTERVAL_S in milliseconds; 0: the worker does not reconcile on its own. */
   reconcileIntervalMs: number
+  /** The rails recovery after a restore asks about sends it takes up (src/reconcile/recovery.ts). */
+  recoveryRails: { tron: TronRail }
   /** Replaces the system resolver for webhook hosts (tests); undefined in production. */
   resolveHost: ResolveHost | undefined
   close(): Promise<void>
@@ -169,7 +172,9 @@ export async function createContainer(
   const kinds = serviceKinds()
   registerStuckGauge(metrics, { db, kinds, settings: config.railOps, log })
   const reconcileBrake = brakeSettings(config.env)
-  const brake = createSendsBrake(reconcileBrake)
+  // After a restore, the recovery period holds every rail's sends on top of the reconciliation
+  // brake (src/reconcile/recovery.ts).
+  const brake = recoveryBrake(createSendsBrake(reconcileBrake))
   const reconcileInterval = reconcileIntervalMs(config.env)
   const reconcileWindow = reconcileWindowMs(config.env)
   // The writes of transactions, built once with the webhook variant and the clock of their outbox
@@ -247,6 +252,7 @@ export async function createContainer(
       brake: reconcileBrake,
     }),
     reconcileBrake,
+    recoveryRails: { tron: payoutRails.tron },
     reconcileIntervalMs: reconcileInterval,
     resolveHost: opts.resolveHost,
     operators,

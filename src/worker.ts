@@ -5,10 +5,14 @@ import { runDueTransactions } from './transactions/worker.js'
 import { runDueAddresses } from './onchain/deposits.js'
 import { scaledRetryDelay, startDeliveryWorker, type DeliveryWorkerDeps } from './events/delivery-worker.js'
 import { runScheduledReconciliation } from './reconcile/schedule.js'
+import { runRecoveryCheck } from './reconcile/recovery.js'
 import { runBankCreditPoll } from './payouts/vnd/bank-credit-poll.js'
 
 /** The least time between two looks for due webhook deliveries that commits ask for. */
 export const DELIVERY_WAKE_SPACING_MS = 25
+
+/** How often an open recovery period is checked against the rails. */
+export const RECOVERY_CHECK_MS = 60_000
 
 export interface Workers {
   wake(): void
@@ -52,6 +56,30 @@ export function startWorkers(c: Container): Workers {
         log: c.log,
       }),
     )
+  let lastRecoveryCheck = 0
+  // Recovery after a restore (src/reconcile/recovery.ts): while a period is open, every minute the
+  // rails are reconciled with the restored database and the sends they already made taken up.
+  loops.push(
+    startLoop({
+      name: 'recovery',
+      idleMs: RECOVERY_CHECK_MS,
+      step: async () => {
+        // Woken with the other loops by every commit: a check (a reconciliation) once a minute at most.
+        if (Date.now() - lastRecoveryCheck < RECOVERY_CHECK_MS) return false
+        lastRecoveryCheck = Date.now()
+        await runRecoveryCheck({
+          db: c.db,
+          reconcile: () => c.reconcile(),
+          tron: c.recoveryRails.tron,
+          transactions: () => c.transactions,
+          now: Date.now,
+          log: c.log,
+        })
+        return false
+      },
+      log: c.log,
+    }),
+  )
   // The bank partner's statement of incoming transfers (BANK_CREDITS_POLL_S; src/payouts/vnd/
   // bank-credit-poll.ts), one poll at a time across instances: finds credits not notified.
   const credits = c.bankCredits

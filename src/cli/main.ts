@@ -1,6 +1,7 @@
 import { CliError, parseArgs, type Commands } from './args.js'
 import { accountCommands } from './accounts.js'
 import { approvalCommands } from './approvals.js'
+import { backupCommands } from './backup.js'
 import { capitalCommands } from './capital.js'
 import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
@@ -65,6 +66,11 @@ const HELP = `svcpay <command>
   operator signout OPERATOR_ID|EMAIL   (ends every session of the operator)
   export transactions|ledger-entries --from DATE --to DATE [--account ACCOUNT_ID] [--out FILE]
                                        (CSV; from inclusive, to exclusive; stdout without --out)
+  backup FILE                          (the embedded database, while the server runs)
+  restore FILE                         (into DATA_DIR, the server stopped; starts in recovery)
+  recovery status|check [--json]       (exit 1 while in recovery)
+  recovery begin [--backup-taken-at TIME]   (last step of a PostgreSQL restore)
+  recovery end --note TEXT
   migrate
 
 Environment: SVCPAY_URL (default http://localhost:$PORT), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
@@ -84,6 +90,7 @@ const COMMANDS: Commands = {
   ...limitCommands,
   ...exportCommands,
   ...localCommands,
+  ...backupCommands,
 }
 
 export async function run(argv: string[], out: (s: string) => void): Promise<void> {
@@ -95,6 +102,9 @@ export async function run(argv: string[], out: (s: string) => void): Promise<voi
   const key = `${group ?? ''} ${verb ?? ''}`.trim()
   const command = Object.hasOwn(COMMANDS, key) ? COMMANDS[key] : undefined
   if (command) return command({ verb, rest, flags, out, print })
+  // A command of one word whose next word is its argument (`backup FILE`).
+  if (group && verb !== undefined && Object.hasOwn(COMMANDS, group))
+    return COMMANDS[group]!({ verb: undefined, rest: [verb, ...rest], flags, out, print })
   out(HELP)
   if (group && group !== 'help' && flags.help !== true) process.exitCode = 2
 }

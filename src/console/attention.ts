@@ -7,6 +7,7 @@ import { listCredits } from '../payins/credits.js'
 import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payouts/vnd/skipped-credits.js'
 import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
+import { latestRecovery, openRecovery } from '../reconcile/recovery.js'
 import type { Localized } from './strings.js'
 
 /**
@@ -137,7 +138,73 @@ const skippedCredits: AttentionSection = {
 }
 
 /** Appended to by later work (approvals awaiting a second operator). */
+/**
+ * Recovery after a restore (src/reconcile/recovery.ts): while a period is open, one row saying so
+ * (no rail sends anything), then what its last check found: each payment a rail made or received
+ * that the restored database does not explain, as the rail said it (amount, reference), each rail
+ * that could not be read, and each send taken up because the rail had already made it. After the
+ * period ended, the rows of its last check stay listed for a day, so that what an operator ended it
+ * over is still in sight.
+ */
+const RECOVERY_SHOWN_AFTER_END_MS = 86_400_000
+
+const recovery: AttentionSection = {
+  key: 'recovery',
+  heading: { en: 'Recovery after a restore', vi: 'Khôi phục sau khi phục hồi dữ liệu' },
+  none: { en: 'The database is not in recovery.', vi: 'Cơ sở dữ liệu không ở chế độ khôi phục.' },
+  async read(c, now, limit) {
+    const period = (await openRecovery(c.db)) ?? (await latestRecovery(c.db))
+    if (!period) return { total: 0, rows: [] }
+    const open = period.endedAt === null
+    if (!open && now - period.endedAt! > RECOVERY_SHOWN_AFTER_END_MS) return { total: 0, rows: [] }
+    const href = `${CONSOLE_BASE}/reconciliation`
+    const at = period.lastCheckAt ?? period.beganAt
+    const rows: AttentionRow[] = []
+    if (open)
+      rows.push({
+        txnId: '',
+        accountId: '',
+        ref: { id: `recovery ${period.id}`, href },
+        state: 'recovery',
+        since: period.beganAt,
+        why: {
+          en: `restored from a backup of ${period.backupTakenAt === null ? 'unknown time' : new Date(period.backupTakenAt).toISOString()}: no rail sends anything until every rail is matched or an operator ends recovery`,
+          vi: `đã phục hồi từ bản sao lưu: không kênh nào gửi tiền cho đến khi mọi kênh khớp hoặc người vận hành kết thúc khôi phục`,
+        },
+      })
+    const check = period.lastCheck
+    for (const o of check?.orphans ?? [])
+      rows.push({
+        txnId: o.txnId ?? '',
+        accountId: '',
+        ref: { id: o.ref ?? '(no reference)', href },
+        state: o.side === 'rail' ? 'on rail only' : o.side === 'ledger' ? 'in ledger only' : 'amounts differ',
+        since: o.at || at,
+        why: `${o.rail}: ${o.reason}, the rail says ${o.railAmount ?? o.amount} ${o.ccy}`,
+      })
+    for (const u of check?.unread ?? [])
+      rows.push({
+        txnId: '',
+        accountId: '',
+        ref: { id: u.rail, href },
+        state: 'not read',
+        since: at,
+        why: `${u.rail}: ${u.note}`,
+      })
+    for (const a of check?.adopted ?? [])
+      rows.push({
+        txnId: a.txnId,
+        accountId: '',
+        state: 'taken up',
+        since: at,
+        why: `${a.rail}: already paid before the restore (${a.ref}); completed, not sent again`,
+      })
+    return { total: rows.length, rows: rows.slice(0, limit) }
+  },
+}
+
 export const ATTENTION_SECTIONS: AttentionSection[] = [
+  recovery,
   stuck,
   failedDeliveries,
   awaitingApproval,

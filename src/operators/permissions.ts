@@ -146,6 +146,14 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     audit: 'self',
     action: 'reconciliation.record',
   },
+  // Backup and recovery after a restore (src/admin/backup-routes.ts). A backup holds every account's
+  // data: admin only. It streams the archive, so it is audited once it was sent; a recovery check
+  // waits on the rails, audited once it ran.
+  'POST /admin/backup': { need: 'operators.manage', audit: 'after', action: 'backup.create' },
+  'GET /admin/recovery': { need: 'transactions.read' },
+  'POST /admin/recovery/begin': { need: 'transactions.write', action: 'recovery.begin' },
+  'POST /admin/recovery/check': { need: 'transactions.write', audit: 'after', action: 'recovery.check' },
+  'POST /admin/recovery/end': { need: 'transactions.write', action: 'recovery.end' },
   // A fee bump asks the node before it writes: audited once it succeeded, outside one transaction.
   'POST /admin/onchain/sends/:txnId/bumpfee': {
     need: 'transactions.write',

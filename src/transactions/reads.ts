@@ -148,3 +148,20 @@ export function stillCounts(idColumn: Sql, opts: { held: boolean }): Sql {
   ]
   return sql`EXISTS (SELECT 1 FROM transactions t WHERE t.id = ${idColumn} AND t.state <> ALL(${gone}::text[]) AND t.dest_details ->> 'returnTxnId' IS NULL)`
 }
+
+/**
+ * Transactions of `kind` in `state`, oldest first, at most `limit`: recovery after a restore
+ * (src/reconcile/recovery.ts) asks the rail about the sends the restored database has not handed it.
+ */
+export async function txnsInState(
+  q: Queryable,
+  kind: string,
+  state: TxnState,
+  limit: number,
+): Promise<Txn[]> {
+  const { rows } = await q.query(
+    sql`SELECT * FROM transactions WHERE kind = ${kind} AND state = ${state}
+        ORDER BY created_at, id LIMIT ${limit}`,
+  )
+  return rows.map(txnFromRow)
+}

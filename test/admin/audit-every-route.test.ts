@@ -278,6 +278,20 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
         body: { accountId: owner.accountId, reason: 'every route, from the console' },
       }
     },
+    // Backup and recovery (src/admin/backup-routes.ts). The harness's database is in memory or on
+    // PostgreSQL, never in DATA_DIR: a backup is refused (test/reliability/backup-restore.test.ts
+    // makes one and reads its row). A recovery period is opened, checked and ended in turn.
+    'POST /admin/backup': {
+      why: 'the database is not kept in DATA_DIR by the embedded engine',
+      refused: async () => ({ url: '/admin/backup', body: {} }),
+    },
+    'POST /admin/recovery/begin': async () => ({ url: '/admin/recovery/begin', body: {} }),
+    'POST /admin/recovery/check': async () => ({ url: '/admin/recovery/check', body: {} }),
+    // The check above found the sandbox rails matched and ended the period itself: open another.
+    'POST /admin/recovery/end': async () => {
+      await client.asSystem('POST', '/admin/recovery/begin', {})
+      return { url: '/admin/recovery/end', body: { note: 'every route' } }
+    },
     'POST /admin/capital': async () => ({
       url: '/admin/capital',
       body: { rail: 'tron', ccy: 'USDT', amount: '250', note: 'Every route', reference: 'every-route-1' },
