@@ -15,6 +15,7 @@ import { authRoutes } from './auth/routes.js'
 import { accountRoutes, WalletSchema } from './accounts/routes.js'
 import { rateRoutes } from './rates/routes.js'
 import { adminRoutes } from './admin/routes.js'
+import { keysRoutes } from './admin/keys.js'
 import { adminAuth } from './operators/admin-auth.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
@@ -123,6 +124,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     publicBaseUrl: c.config.publicBaseUrl,
   })
   auditRoutes(app, c)
+  // Key rotation (issue 32): the master keyring's status and reseal, the token signing keys.
+  keysRoutes(app, c)
   exportRoutes(app, c)
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)

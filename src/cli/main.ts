@@ -5,6 +5,7 @@ import { capitalCommands } from './capital.js'
 import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
 import { exportCommands } from './exports.js'
+import { keyCommands } from './keys.js'
 import { localCommands } from './local.js'
 import { onchainCommands } from './onchain.js'
 import { operatorCommands } from './operators.js'
@@ -59,6 +60,9 @@ const HELP = `svcpay <command>
   operator signout OPERATOR_ID|EMAIL   (ends every session of the operator)
   export transactions|ledger-entries --from DATE --to DATE [--account ACCOUNT_ID] [--out FILE]
                                        (CSV; from inclusive, to exclusive; stdout without --out)
+  keys status [--json]                 (what each master key still seals; the token keys)
+  keys rotate-master [--batch N]       (reseal every stored secret under MASTER_KEY, online; audited)
+  keys rotate-jwt                      (a new token signing key; old tokens keep working; audited)
   migrate
 
 Environment: SVCPAY_URL (default http://localhost:$PORT), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
@@ -76,6 +80,7 @@ const COMMANDS: Commands = {
   ...operatorCommands,
   ...approvalCommands,
   ...exportCommands,
+  ...keyCommands,
   ...localCommands,
 }
 
