@@ -14,6 +14,7 @@ import { rotateJwtKey } from '../../src/auth/jwt-key.js'
 import { runDueDeliveries } from '../../src/events/delivery-worker.js'
 import { verifySignature } from '../../src/events/signature.js'
 import { deliveryDepsOf, startReceiver, type Receiver } from '../helpers/webhooks.js'
+import { operatorClient } from '../admin/operator-client.js'
 
 /**
  * Keys that rotate without downtime (issue 32): a master keyring whose previous keys still open,
@@ -102,6 +103,8 @@ describe('rotating the master key', () => {
           })
         ).status,
       ).toBe(200)
+      // An operator's second factor, sealed by the old key too.
+      const operator = await operatorClient(a.app, a.adminToken).createOperator('admin')
       // Two API secrets as they were sealed before key ids.
       for (const acc of accounts.slice(0, 2))
         await a.c.db.query('UPDATE api_keys SET secret_enc = $2 WHERE id = $1', [
@@ -181,6 +184,12 @@ describe('rotating the master key', () => {
         const token = await c.tokenFor(acc.apiKey, acc.apiSecret)
         expect((await c.api('GET', `/api/v2/account/${acc.accountId}`, token)).status).toBe(200)
       }
+      // The operator signs in (its TOTP secret opened by the new key alone).
+      const session = await operatorClient(c.app, c.adminToken).signIn(operator)
+      const seen = await operatorClient(c.app, c.adminToken).request('GET', '/admin/key-rotation', {
+        session,
+      })
+      expect(seen.status).toBe(200)
       const hook = await c.c.db.query('SELECT secret_enc FROM webhooks')
       expect(c.c.box.open(hook.rows[0].secret_enc)).toBe('webhook-secret-of-length')
       // And an instance with the old key alone is refused at start with the key id named.
@@ -415,6 +424,50 @@ describe('rotating a webhook secret', () => {
       await h.api('PUT', `/api/v2/webhook/${hook.id}`, a.token, { secret: NEW })
       const row = await h.c.db.query('SELECT previous_secret_enc FROM webhooks WHERE id = $1', [hook.id])
       expect(row.rows[0].previous_secret_enc).toBeNull()
+    },
+  )
+})
+
+describe('the shared admin token', () => {
+  let h: Harness | undefined
+  afterEach(() => h?.close())
+
+  it(
+    'with ADMIN_TOKEN_ROUTES=setup only sets up operators; operators use their own credentials',
+    { timeout: 60_000 },
+    async () => {
+      h = await createHarness({ ADMIN_TOKEN_ROUTES: 'setup' })
+      const client = operatorClient(h.app, h.adminToken)
+      // Setting up the first operator still works with the token.
+      const op = await client.createOperator('admin')
+      expect((await client.request('GET', '/admin/operators', { token: h.adminToken })).status).toBe(200)
+      // Everything else refuses it, in the contract's shape, and changes nothing.
+      for (const [method, url] of [
+        ['GET', '/admin/accounts'],
+        ['GET', '/admin/key-rotation'],
+        ['POST', '/admin/key-rotation/jwt'],
+        ['POST', '/admin/accounts'],
+      ] as const) {
+        const r = await client.request(method, url, {
+          token: h.adminToken,
+          body: method === 'POST' ? { name: 'x' } : undefined,
+        })
+        expect(r.status, `${method} ${url}`).toBe(403)
+        expect(r.body).toMatchObject({
+          error: 'forbidden',
+          message: expect.stringContaining('ADMIN_TOKEN_ROUTES'),
+        })
+      }
+      expect((await h.c.db.query('SELECT count(*)::int AS n FROM jwt_keys')).rows[0].n).toBe(1)
+      // The operator, signed in, does what its role allows.
+      const session = await client.signIn(op)
+      expect((await client.request('GET', '/admin/accounts', { session })).status).toBe(200)
+      const rotated = await client.request('POST', '/admin/key-rotation/jwt', { session, body: {} })
+      expect(rotated.status, rotated.raw).toBe(200)
+      const audit = await h.c.db.query(
+        "SELECT operator_email FROM admin_audit WHERE action = 'keys.rotate_jwt'",
+      )
+      expect(audit.rows.map((r) => r.operator_email)).toEqual([op.email])
     },
   )
 })
