@@ -17,6 +17,7 @@ import { rateRoutes } from './rates/routes.js'
 import { adminRoutes } from './admin/routes.js'
 // Limits (issue 31): an account's GET /limits and the operator API of tiers, overrides, allow-lists.
 import { limitsRoutes } from './limits/routes.js'
+import { keysRoutes } from './admin/keys.js'
 import { adminAuth } from './operators/admin-auth.js'
 import { sandboxFundRoutes } from './sandbox/fund.js'
 import { transactionRoutes } from './transactions/routes.js'
@@ -126,6 +127,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     publicBaseUrl: c.config.publicBaseUrl,
   })
   auditRoutes(app, c)
+  // Key rotation (issue 32): the master keyring's status and reseal, the token signing keys.
+  keysRoutes(app, c)
   exportRoutes(app, c)
   webhookRoutes(app, c)
   webhookAdminRoutes(app, c)

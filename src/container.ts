@@ -1,9 +1,9 @@
 import type { Config } from './config/config.js'
-import { adminToken, masterKey } from './config/local-secrets.js'
+import { adminToken, masterKey, previousMasterKeys } from './config/local-secrets.js'
 import { createPgliteDb, createPostgresDb, type Db } from './db/db.js'
 import { migrate } from './db/migrate.js'
 import { createSecretBox, type SecretBox } from './shared/secret-box.js'
-import { loadJwtKey } from './auth/jwt-key.js'
+import { createJwtKeySet, type JwtKeySet } from './auth/jwt-key.js'
 import { createAuthService, type AuthService } from './auth/service.js'
 import { createAccountsService, type AccountsService } from './accounts/service.js'
 import {
@@ -68,6 +68,8 @@ export interface Container {
   config: Config
   db: Db
   box: SecretBox
+  /** The token signing keys by kid (src/auth/jwt-key.ts). */
+  jwtKeys: JwtKeySet
   adminToken: string
   auth: AuthService
   accounts: AccountsService
@@ -154,9 +156,10 @@ export async function createContainer(
     (c) => c !== 'ETH' || config.walletCurrencies.includes(c),
   )
   await ensureSystemAccounts(db, walletAndRateCurrencies)
-  const box = createSecretBox(masterKey(config))
-  const jwtKey = await loadJwtKey(db, box, config.jwtSecret)
-  const auth = createAuthService({ db, box, jwtKey, tokenTtlS: config.tokenTtlS })
+  // The master keyring: MASTER_KEY seals, MASTER_KEY_PREVIOUS still opens (issue 32).
+  const box = createSecretBox(masterKey(config), previousMasterKeys(config))
+  const jwtKeys = await createJwtKeySet({ db, box, configured: config.jwtSecret })
+  const auth = createAuthService({ db, box, jwtKey: jwtKeys, tokenTtlS: config.tokenTtlS })
   // Wallet ids found once per process, shared by the swap and every other flow (src/ledger/ledger.ts).
   const walletIds = createWalletIds()
   const accounts = createAccountsService({ db, walletCurrencies: config.walletCurrencies, walletIds })
@@ -260,6 +263,7 @@ export async function createContainer(
     config,
     db,
     box,
+    jwtKeys,
     adminToken: adminToken(config),
     auth,
     accounts,

@@ -1,6 +1,6 @@
 import { loadConfig, ConfigError } from './config/config.js'
 import { operatorsConfigFromEnv } from './operators/service.js'
-import { adminToken, masterKey } from './config/local-secrets.js'
+import { adminToken, masterKey, previousMasterKeys } from './config/local-secrets.js'
 import { rateLimitConfigFromEnv } from './http/rate-limit.js'
 import { createContainer } from './container.js'
 import { buildApp } from './app.js'
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   }
   await phase('local-secrets', () => {
     masterKey(config)
+    previousMasterKeys(config)
     adminToken(config)
   })
   const log = createLogger(config.logLevel)

@@ -1,7 +1,7 @@
 import type { Config } from './config/config.js'
 import { ConfigError } from './config/config.js'
 import { describeDbUrl, parseDbUrl } from './db/hosts.js'
-import { SealedSecretError } from './shared/secret-box.js'
+import { SealedSecretError, UnknownSealingKeyError } from './shared/secret-box.js'
 
 /**
  * What an operator reads when the start fails: which setting to look at, and for a master key that
@@ -54,6 +54,16 @@ export function describeStartFailure(err: unknown, phase: StartPhase, config: Co
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number }
   const detail = err instanceof Error ? err.message : String(err)
   if (err instanceof ConfigError) return { message: `configuration error: ${detail}`, exitCode: 2 }
+  if (err instanceof UnknownSealingKeyError)
+    return {
+      message: [
+        masterKeyMismatch(config),
+        `  The secrets name the master key with id ${err.keyId}. During a rotation (docs/operations.md,`,
+        '  "Key rotation"), keep that key in MASTER_KEY_PREVIOUS until `svcpay keys status` says that no',
+        '  value is sealed by it any more.',
+      ].join('\n'),
+      exitCode: 2,
+    }
   if (err instanceof SealedSecretError) return { message: masterKeyMismatch(config), exitCode: 2 }
 
   if (phase === 'local-secrets') {

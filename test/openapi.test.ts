@@ -31,6 +31,7 @@ const EXPECTED = [
   'GET /api/v2/webhook',
   'PUT /api/v2/webhook/{webhookId}',
   'DELETE /api/v2/webhook/{webhookId}',
+  'POST /api/v2/webhook/{webhookId}/rotate-secret',
   'GET /api/v2/webhook/{webhookId}/deliveries',
   'POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver',
   'GET /api/v2/fiat/institutions',

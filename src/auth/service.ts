@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose'
+import type { JwtKeySet } from './jwt-key.js'
 import type { Db } from '../db/db.js'
 import type { SecretBox } from '../shared/secret-box.js'
 import { ApiError } from '../shared/errors.js'
@@ -9,7 +10,8 @@ import { sql } from '../db/sql.js'
 export interface AuthDeps {
   db: Db
   box: SecretBox
-  jwtKey: Uint8Array
+  /** The signing keys by kid (src/auth/jwt-key.ts); or one fixed key, with no kid. */
+  jwtKey: Uint8Array | JwtKeySet
   tokenTtlS: number
   now?: () => number
 }
@@ -81,6 +83,10 @@ export function createAuthService(deps: AuthDeps): AuthService {
   const now = deps.now ?? Date.now
   const cache = new Map<string, KeyInfo>()
   const verified = new Map<string, VerifiedToken>()
+  const fixed = deps.jwtKey instanceof Uint8Array ? deps.jwtKey : undefined
+  const keys: JwtKeySet = fixed
+    ? { signing: async () => ({ kid: undefined, key: fixed }), verifying: async () => [fixed], refresh() {} }
+    : (deps.jwtKey as JwtKeySet)
 
   async function loadKey(apiKey: string): Promise<KeyInfo | undefined> {
     const hit = cache.get(apiKey)
@@ -167,14 +173,15 @@ export function createAuthService(deps: AuthDeps): AuthService {
       await admit?.({ accountId: key.accountId, tier: key.tier, keyId: apiKey })
       const issuedAtS = Math.floor(now() / 1000)
       const expiredAtS = issuedAtS + deps.tokenTtlS
+      const signing = await keys.signing()
       const accessToken = await new SignJWT({ key: apiKey })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...(signing.kid ? { kid: signing.kid } : {}) })
         .setIssuer(JWT_ISSUER)
         .setSubject(key.accountId)
         .setIssuedAt(issuedAtS)
         .setExpirationTime(expiredAtS)
         .setJti(randomBytes(12).toString('base64url'))
-        .sign(deps.jwtKey)
+        .sign(signing.key)
       return { accessToken, expiredAt: expiredAtS * 1000, accountId: key.accountId }
     },
 
@@ -190,17 +197,36 @@ export function createAuthService(deps: AuthDeps): AuthService {
       }
       if (!claims) {
         let payload
+        let kid: unknown
         try {
-          ;({ payload } = await jwtVerify(token, deps.jwtKey, {
-            issuer: JWT_ISSUER,
-            algorithms: ['HS256'],
-            currentDate: new Date(now()),
-          }))
-        } catch (err) {
-          if (err instanceof joseErrors.JWTExpired) {
-            throw unauthorized('The access token has expired; request a new one')
-          }
+          kid = decodeProtectedHeader(token).kid
+        } catch {
           throw unauthorized('The access token is invalid')
+        }
+        // The key the token names (issue 32); a kid no live key has is a token nobody can verify.
+        const candidates =
+          kid === undefined
+            ? await keys.verifying(undefined)
+            : typeof kid === 'string' && kid.length <= 64
+              ? await keys.verifying(kid)
+              : []
+        if (candidates.length === 0) throw unauthorized('The access token is invalid')
+        for (let i = 0; ; i++) {
+          try {
+            ;({ payload } = await jwtVerify(token, candidates[i]!, {
+              issuer: JWT_ISSUER,
+              algorithms: ['HS256'],
+              currentDate: new Date(now()),
+            }))
+            break
+          } catch (err) {
+            if (err instanceof joseErrors.JWTExpired) {
+              throw unauthorized('The access token has expired; request a new one')
+            }
+            if (i + 1 < candidates.length && err instanceof joseErrors.JWSSignatureVerificationFailed)
+              continue
+            throw unauthorized('The access token is invalid')
+          }
         }
         const keyId = typeof payload.key === 'string' ? payload.key : ''
         claims = { keyId, sub: payload.sub, expS: payload.exp ?? 0 }

@@ -7,6 +7,7 @@ import type { SecretBox } from '../shared/secret-box.js'
 import type { Network } from '../config/network.js'
 import { deriveAccountXpub, deriveReceiveAddress, newMasterKey } from './bip84.js'
 import { sql } from '../db/sql.js'
+import type { SealedColumn } from '../db/reseal.js'
 
 /**
  * The service's own Bitcoin keys, shared by every instance: generated once by whichever instance
@@ -92,3 +93,14 @@ async function sealedSetting(
   const { rows } = await q.query<{ value: string }>(sql`SELECT value FROM settings WHERE name = ${name}`)
   return box.open(rows[0]!.value)
 }
+
+/** The sealed settings this folder owns (src/db/reseal.ts): the Lightning node key, the wallets' keys. */
+export const BITCOIN_SEALED_COLUMNS: readonly SealedColumn[] = [
+  {
+    name: 'settings.node_and_wallet_keys',
+    table: 'settings',
+    id: 'name',
+    column: 'value',
+    where: sql`(name = 'ln_node_key' OR name LIKE 'onchain_master_key_%')`,
+  },
+]

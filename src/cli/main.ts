@@ -7,6 +7,7 @@ import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
 import { exportCommands } from './exports.js'
 import { limitCommands } from './limits.js'
+import { keyCommands } from './keys.js'
 import { localCommands } from './local.js'
 import { onchainCommands } from './onchain.js'
 import { operatorCommands } from './operators.js'
@@ -71,6 +72,9 @@ const HELP = `svcpay <command>
   recovery status|check [--json]       (exit 1 while in recovery)
   recovery begin [--backup-taken-at TIME]   (last step of a PostgreSQL restore)
   recovery end --note TEXT
+  keys status [--json]                 (what each master key still seals; the token keys)
+  keys rotate-master [--batch N]       (reseal every stored secret under MASTER_KEY, online; audited)
+  keys rotate-jwt                      (a new token signing key; old tokens keep working; audited)
   migrate
 
 Environment: SVCPAY_URL (default http://localhost:$PORT), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
@@ -89,6 +93,7 @@ const COMMANDS: Commands = {
   ...approvalCommands,
   ...limitCommands,
   ...exportCommands,
+  ...keyCommands,
   ...localCommands,
   ...backupCommands,
 }

@@ -50,6 +50,8 @@ export interface Config {
   pageStreamsPerAddressMax: number
   adminToken: string | undefined
   masterKey: string | undefined
+  /** MASTER_KEY_PREVIOUS: old master keys that still open (comma-separated), for rotation (issue 32). */
+  masterKeyPrevious: string[]
   jwtSecret: string | undefined
   ratesProvider: 'static' | 'live'
   ratesFile: string
@@ -156,6 +158,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pageStreamsPerAddressMax: int(env, 'PAGE_STREAMS_PER_ADDRESS_MAX', 20, 1, 10_000),
     adminToken: env.ADMIN_TOKEN || undefined,
     masterKey: env.MASTER_KEY || undefined,
+    masterKeyPrevious: (env.MASTER_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== ''),
     jwtSecret: env.JWT_SECRET || undefined,
     ratesProvider: oneOf(env, 'RATES_PROVIDER', ['static', 'live'] as const, 'static'),
     ratesFile: env.RATES_FILE ?? join(new URL('../rates/', import.meta.url).pathname, 'static-rates.json'),

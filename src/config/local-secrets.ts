@@ -9,16 +9,29 @@ import { ConfigError } from './config.js'
  * master key that encrypts secrets at rest and the admin token of the operator API.
  */
 export function masterKey(config: Config): Buffer {
-  if (config.masterKey) {
-    const key = Buffer.from(config.masterKey, /^[0-9a-f]{64}$/i.test(config.masterKey) ? 'hex' : 'base64')
-    if (key.length !== 32)
-      throw new ConfigError('MASTER_KEY: expected 32 bytes as 64 hex characters or base64')
-    return key
-  }
+  if (config.masterKey) return parseMasterKey(config.masterKey, 'MASTER_KEY')
   return Buffer.from(
     readOrCreate(config.dataDir, 'master.key', () => randomBytes(32).toString('hex')),
     'hex',
   )
+}
+
+/**
+ * The old master keys that still open (MASTER_KEY_PREVIOUS, comma-separated, each as MASTER_KEY is
+ * written), for a rotation: `svcpay keys rotate-master` reseals under MASTER_KEY what they sealed.
+ */
+export function previousMasterKeys(config: Config): Buffer[] {
+  if (config.masterKeyPrevious.length > 8)
+    throw new ConfigError(
+      'MASTER_KEY_PREVIOUS: at most 8 keys (drop the ones `svcpay keys status` says seal nothing)',
+    )
+  return config.masterKeyPrevious.map((k, i) => parseMasterKey(k, `MASTER_KEY_PREVIOUS (key ${i + 1})`))
+}
+
+function parseMasterKey(text: string, name: string): Buffer {
+  const key = Buffer.from(text, /^[0-9a-f]{64}$/i.test(text) ? 'hex' : 'base64')
+  if (key.length !== 32) throw new ConfigError(`${name}: expected 32 bytes as 64 hex characters or base64`)
+  return key
 }
 
 export function adminToken(config: Config): string {

@@ -11,6 +11,8 @@ import { when } from './format.js'
 import { CONSOLE_BASE, mayOpen } from './nav.js'
 import { consolePage } from './page.js'
 import type { Localized } from './strings.js'
+import { roleAllows } from '../operators/permissions.js'
+import { KEYS_TEXT, keysSection } from './keys.js'
 
 /**
  * The overview: completed volume per day and currency, what needs attention, the books check and
@@ -122,6 +124,8 @@ export function overviewPage(app: FastifyInstance, c: ConsoleDeps): void {
       checkBooks(c.db),
       reconciliationSection(c, ctx.lang, mayOpen(ctx.operator.role, `${CONSOLE_BASE}/reconciliation`)),
     ])
+    // The keys block (issue 32), for the roles that may read it.
+    const keys = roleAllows(ctx.operator.role, 'keys.read') ? await keysSection(c, ctx.lang) : undefined
     const totals = Object.entries(books.totals).map(
       ([ccy, total]) => markup`<tr><td>${ccy}</td><td class="num">${total}</td></tr>`,
     )
@@ -134,7 +138,8 @@ export function overviewPage(app: FastifyInstance, c: ConsoleDeps): void {
 <dl class="facts"><dt>${t.unbalanced}</dt><dd>${books.unbalancedEntries}</dd><dt>${t.wallets}</dt><dd>${books.walletMismatches}</dd>
 <dt>${t.holds}</dt><dd>${books.holdMismatches}</dd></dl>
 <table><caption>${t.totals}</caption><tbody>${totals}</tbody></table></section>
-<section aria-labelledby="h-reconciliation"><h2 id="h-reconciliation">${t.reconciliation}</h2>${reconciliation}</section>`,
+<section aria-labelledby="h-reconciliation"><h2 id="h-reconciliation">${t.reconciliation}</h2>${reconciliation}</section>
+${keys ? markup`<section aria-labelledby="h-keys"><h2 id="h-keys">${KEYS_TEXT[ctx.lang].title}</h2>${keys}</section>` : markup``}`,
     }
   })
 }

@@ -138,12 +138,19 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
   // Renew the lease just before sending, and read the webhook as it is now (its URL or secret may
   // have changed since the event). The attempt number fences: if the lease ran out while this
   // delivery waited and another worker claimed it, this update matches nothing and we step aside.
-  const { rows } = await deps.db.query<EventRow & { callback: string; secret_enc: string }>(
+  const { rows } = await deps.db.query<
+    EventRow & {
+      callback: string
+      secret_enc: string
+      previous_secret_enc: string | null
+      previous_secret_until: bigint | null
+    }
+  >(
     sql`UPDATE webhook_deliveries d SET next_attempt_at = ${now() + deps.timeoutMs + LEASE_MARGIN_MS}, updated_at = ${now()}
        FROM webhooks w, events e
       WHERE d.id = ${claimed.id} AND d.attempts = ${claimed.attempt} AND d.status = 'pending'
         AND w.id = d.webhook_id AND w.deleted_at IS NULL AND e.id = d.event_id
-      RETURNING w.callback, w.secret_enc, e.id, e.txn_id, e.txn_state, e.msg, e.ext_ref_id, e.updated_at`,
+      RETURNING w.callback, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, e.id, e.txn_id, e.txn_state, e.msg, e.ext_ref_id, e.updated_at`,
   )
   const row = rows[0]
   if (!row) {
@@ -160,12 +167,21 @@ async function attempt(deps: DeliveryWorkerDeps, claimed: Claimed): Promise<Atte
 
   const body = eventBody(row)
   const signature = signBody(body, deps.box.open(row.secret_enc))
+  // During a secret rotation's overlap, the signature under the previous secret too (docs/webhooks.md).
+  const previous =
+    row.previous_secret_enc !== null &&
+    row.previous_secret_until !== null &&
+    Number(row.previous_secret_until) > now()
+      ? signBody(body, deps.box.open(row.previous_secret_enc))
+      : undefined
+  const signatureHeader = deps.variant === 'a' ? 'X-Svcpay-Signature' : 'X-Svc-Signature'
   const startedAt = now()
   const result = await deliver({
     url: row.callback,
     method: deps.variant === 'a' ? 'POST' : 'PUT',
     headers: {
-      [deps.variant === 'a' ? 'X-Svcpay-Signature' : 'X-Svc-Signature']: signature,
+      [signatureHeader]: signature,
+      ...(previous === undefined ? {} : { [`${signatureHeader}-Previous`]: previous }),
       'X-Svcpay-Event-Id': eventIdOf(row.id),
       'X-Svcpay-Delivery-Attempt': String(claimed.attempt),
     },

@@ -123,10 +123,49 @@ export async function updateWebhook(
     await liveWebhook(q, accountId, webhookId, true)
     const { rows } = await q.query<WebhookRow>(
       sql`UPDATE webhooks SET callback = COALESCE(${callback ?? null}, callback), secret_enc = COALESCE(${secretEnc ?? null}, secret_enc), updated_at = ${deps.now()}
+        ${secretEnc === undefined ? sql.empty : sql`, previous_secret_enc = NULL, previous_secret_until = NULL`}
         WHERE id = ${webhookId} RETURNING ${WEBHOOK_COLUMNS}`,
     )
     const row = rows[0]!
     return { ...view(row), updatedAt: Number(row.updated_at) }
+  })
+}
+
+/** The longest overlap a customer may choose for a rotated secret: 7 days, in seconds. */
+export const SECRET_OVERLAP_MAX_S = 7 * 86_400
+export const SECRET_OVERLAP_DEFAULT_S = 86_400
+
+/**
+ * Rotates the webhook's secret (issue 32): `secret` signs from now on, and the secret it replaces
+ * keeps signing too (a second signature header on each delivery, docs/webhooks.md) for `overlapS`
+ * seconds, so the receiver can switch to the new secret at any moment of the overlap. Rotating again
+ * during an overlap replaces the previous secret with the one that was current.
+ */
+export async function rotateWebhookSecret(
+  deps: RegistrationDeps,
+  accountId: string,
+  webhookId: string,
+  input: { secret: string; overlapS?: number },
+): Promise<WebhookView & { updatedAt: number; previousSecretUntil: number }> {
+  const overlapS = input.overlapS ?? SECRET_OVERLAP_DEFAULT_S
+  if (!Number.isSafeInteger(overlapS) || overlapS < 0 || overlapS > SECRET_OVERLAP_MAX_S)
+    throw fieldError(
+      'invalid_request',
+      'overlapS',
+      `must be a whole number of seconds from 0 to ${SECRET_OVERLAP_MAX_S}`,
+    )
+  const secretEnc = deps.box.seal(checkedSecret(input.secret))
+  const at = deps.now()
+  const until = at + overlapS * 1000
+  return deps.db.tx(async (q) => {
+    await liveWebhook(q, accountId, webhookId, true)
+    const { rows } = await q.query<WebhookRow>(
+      sql`UPDATE webhooks SET previous_secret_enc = secret_enc, previous_secret_until = ${until},
+                              secret_enc = ${secretEnc}, updated_at = ${at}
+        WHERE id = ${webhookId} RETURNING ${WEBHOOK_COLUMNS}`,
+    )
+    const row = rows[0]!
+    return { ...view(row), updatedAt: Number(row.updated_at), previousSecretUntil: until }
   })
 }
 

@@ -12,6 +12,8 @@ import {
   DeliveryPageOut,
   WebhookBody,
   WebhookOut,
+  WebhookRotateBody,
+  WebhookRotatedOut,
   WebhookUpdateBody,
   WebhookUpdatedOut,
 } from './schemas.js'
@@ -93,6 +95,27 @@ export function webhookRoutes(
       const { webhookId } = request.params
       if (request.body === undefined) throw new ApiError('invalid_request', 'Send callback, secret or both')
       return webhooks.update(principalOf(request).accountId, webhookId, request.body)
+    },
+  )
+
+  app.post(
+    '/api/v2/webhook/:webhookId/rotate-secret',
+    {
+      onRequest,
+      schema: {
+        tags: TAGS,
+        summary: 'Rotate the webhook’s secret, the old one still signing for an overlap',
+        description:
+          'The new `secret` signs every delivery from now on (`X-Svcpay-Signature`); for `overlapS` seconds (default one day, at most 7 days) each delivery also carries the signature under the previous secret (`X-Svcpay-Signature-Previous`), so the receiver can switch secrets at any moment of the overlap. See docs/webhooks.md.',
+        security: BEARER,
+        params: WebhookParams,
+        body: WebhookRotateBody,
+        response: { 200: WebhookRotatedOut, ...errors(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params
+      return webhooks.rotateSecret(principalOf(request).accountId, webhookId, request.body)
     },
   )
 

@@ -132,3 +132,39 @@ export const DeliveryPageOut = Type.Object({
   data: Type.Array(DeliveryOut),
   pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
 })
+
+/** The rotation of a webhook's secret (issue 32): the new secret, and how long the old one still signs. */
+export const WebhookRotateBody = Type.Object(
+  {
+    secret: WebhookBody.properties.secret,
+    overlapS: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 604_800,
+        description:
+          'Seconds the previous secret keeps signing (a second signature header on each delivery); default 86400, at most 604800 (7 days)',
+      }),
+    ),
+  },
+  { examples: [{ secret: 'whsec_rotated_0a9b8c7d6e', overlapS: 86_400 }] },
+)
+
+export const WebhookRotatedOut = Type.Object(
+  {
+    ...WebhookUpdatedOut.properties,
+    previousSecretUntil: Type.Integer({
+      description: 'epoch ms: until then each delivery also carries the signature under the previous secret',
+    }),
+  },
+  {
+    examples: [
+      {
+        id: 'wh_5x2k9q0d7m3r8t1v6b4n0c2z8',
+        callback: 'https://shop.example/svcpay/webhook',
+        createdAt: 1767225600000,
+        updatedAt: 1767312000000,
+        previousSecretUntil: 1767398400000,
+      },
+    ],
+  },
+)

@@ -14,6 +14,7 @@ import {
   listWebhooks,
   removeWebhook,
   updateWebhook,
+  rotateWebhookSecret,
   type WebhookInput,
   type WebhookView,
 } from './registration.js'
@@ -30,6 +31,12 @@ export interface WebhooksService {
     webhookId: string,
     input: Partial<WebhookInput>,
   ): Promise<WebhookView & { updatedAt: number }>
+  /** A new secret, the old one still signing for an overlap the customer chose (issue 32). */
+  rotateSecret(
+    accountId: string,
+    webhookId: string,
+    input: { secret: string; overlapS?: number },
+  ): Promise<WebhookView & { updatedAt: number; previousSecretUntil: number }>
   remove(accountId: string, webhookId: string): Promise<void>
   /**
    * Deliveries newest first: of one live webhook of the account, or (operators) of all its webhooks;
@@ -60,6 +67,7 @@ export function createWebhooksService(options: WebhooksDeps): WebhooksService {
     create: (accountId, input) => createWebhook(deps, accountId, input),
     list: (accountId) => listWebhooks(deps, accountId),
     update: (accountId, webhookId, input) => updateWebhook(deps, accountId, webhookId, input),
+    rotateSecret: (accountId, webhookId, input) => rotateWebhookSecret(deps, accountId, webhookId, input),
     remove: (accountId, webhookId) => removeWebhook(deps, accountId, webhookId),
     listDeliveries: (filter, query) => listDeliveries(deps, filter, query),
     redeliver: (filter, deliveryId) => redeliver(deps, filter, deliveryId),

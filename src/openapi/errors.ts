@@ -95,6 +95,8 @@ export const OPERATION_ERRORS: Readonly<Record<string, readonly ErrorCode[]>> = 
   listWebhooks: [...BEARER],
   updateWebhook: [...BEARER, ...BODY, 'not_found'],
   deleteWebhook: [...BEARER, ...BODY, 'not_found'],
+  // events/registration.ts `rotateWebhookSecret` (issue 32).
+  rotateWebhookSecret: [...BEARER, ...BODY, 'not_found'],
   // events/delivery-records.ts.
   listWebhookDeliveries: [...BEARER, 'not_found'],
   redeliverWebhookDelivery: [...BEARER, ...BODY, 'not_found', 'invalid_state'],

@@ -35,6 +35,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/v2/webhook': 'listWebhooks',
   'PUT /api/v2/webhook/{webhookId}': 'updateWebhook',
   'DELETE /api/v2/webhook/{webhookId}': 'deleteWebhook',
+  // Key rotation (issue 32): the customer's webhook secret, with an overlap.
+  'POST /api/v2/webhook/{webhookId}/rotate-secret': 'rotateWebhookSecret',
   'GET /api/v2/webhook/{webhookId}/deliveries': 'listWebhookDeliveries',
   'POST /api/v2/webhook/{webhookId}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
   'GET /api/v2/fiat/institutions': 'listInstitutions',

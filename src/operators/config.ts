@@ -8,6 +8,13 @@ export interface OperatorsConfig {
   lockAfterFailures: number
   lockBaseMs: number
   lockMaxMs: number
+  /**
+   * ADMIN_TOKEN_ROUTES (issue 32): where the shared admin token is accepted. `setup`: only to set
+   * up operators (create, list, reset: ADMIN_TOKEN_SETUP_ROUTES), everything else needs an
+   * operator's own credentials; `all`: every route, as the operator `system`. Default `setup` with
+   * RAILS=real, `all` with the sandbox rails (whose quickstart runs on the command line).
+   */
+  adminTokenRoutes: 'all' | 'setup'
 }
 
 export function operatorsConfigFromEnv(env: Record<string, string | undefined>): OperatorsConfig {
@@ -26,7 +33,16 @@ export function operatorsConfigFromEnv(env: Record<string, string | undefined>):
     lockAfterFailures: 5,
     lockBaseMs: 30_000,
     lockMaxMs: 3600_000,
+    adminTokenRoutes: adminTokenRoutes(env),
   }
+}
+
+function adminTokenRoutes(env: Record<string, string | undefined>): 'all' | 'setup' {
+  const raw = env.ADMIN_TOKEN_ROUTES
+  if (raw === undefined || raw === '') return env.RAILS === 'real' ? 'setup' : 'all'
+  if (raw !== 'all' && raw !== 'setup')
+    throw new ConfigError(`ADMIN_TOKEN_ROUTES: expected all or setup, got "${raw}"`)
+  return raw
 }
 
 /** How long an operator is locked out after `failures` failed sign-ins in a row (0: not locked). */

@@ -9,6 +9,7 @@ import { ApiError } from '../shared/errors.js'
 import { SYSTEM_OPERATOR_ID, sameSecret, type Actor, type OperatorsService } from './service.js'
 import { writeAudit } from './audit.js'
 import { ADMIN_ROUTES, isStateChanging, roleAllows, routeKey, type RouteAccess } from './permissions.js'
+import type { OperatorsConfig } from './config.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -48,8 +49,14 @@ export const CSRF_HEADER = 'x-csrf-token'
  */
 export function installAdminGuard(
   app: FastifyInstance,
-  deps: { db: Db; operators: OperatorsService; adminToken: string },
+  deps: {
+    db: Db
+    operators: OperatorsService
+    adminToken: string
+    operatorsConfig?: Pick<OperatorsConfig, 'adminTokenRoutes'>
+  },
 ): void {
+  const tokenOnlyForSetup = deps.operatorsConfig?.adminTokenRoutes === 'setup'
   const tokenHash = createHash('sha256').update(deps.adminToken).digest()
   app.decorateRequest('operator', undefined)
   app.decorateRequest('auditNote', undefined)
@@ -64,6 +71,15 @@ export function installAdminGuard(
         .update(m?.[1] ?? '')
         .digest()
       if (!m || !timingSafeEqual(given, tokenHash)) return undefined
+      // Retired for everything but setting up operators unless ADMIN_TOKEN_ROUTES=all (issue 32).
+      if (
+        tokenOnlyForSetup &&
+        !ADMIN_TOKEN_SETUP_ROUTES.has(routeKey(request.method, request.routeOptions.url!))
+      )
+        throw new ApiError(
+          'forbidden',
+          'The admin token only sets up operators here (ADMIN_TOKEN_ROUTES=setup): sign in as an operator',
+        )
       return { operatorId: SYSTEM_OPERATOR_ID, email: SYSTEM_OPERATOR_ID, role: 'admin', via: 'token' }
     }
     const cookie = readCookie(request.headers.cookie, SESSION_COOKIE)
@@ -170,6 +186,16 @@ export function installAdminGuard(
     }
   })
 }
+
+/**
+ * The routes the admin token still opens with ADMIN_TOKEN_ROUTES=setup: making the first operators,
+ * seeing them, and a new set-up for one whose password or second factor is lost (the last admin's).
+ */
+export const ADMIN_TOKEN_SETUP_ROUTES: ReadonlySet<string> = new Set([
+  'GET /admin/operators',
+  'POST /admin/operators',
+  'POST /admin/operators/:operatorId/reset',
+])
 
 export const CSRF_FORM_FIELD = 'csrf_token'
 

@@ -27,6 +27,9 @@ export const PERMISSIONS = [
   'sandbox.control',
   'approvals.decide',
   'exports.read',
+  // Key rotation (issue 32): reading what each key seals, and rotating the keys.
+  'keys.read',
+  'keys.rotate',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -48,7 +51,7 @@ export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   // Finance acts on money in flight and on an account's commercial terms.
   finance: new Set([...VIEWER, 'accounts.tier', 'transactions.write', 'approvals.decide', 'exports.read']),
   // Compliance reads everything, including who did what and who may do it.
-  compliance: new Set([...VIEWER, 'audit.read', 'operators.read', 'exports.read']),
+  compliance: new Set([...VIEWER, 'audit.read', 'operators.read', 'exports.read', 'keys.read']),
   admin: new Set(PERMISSIONS),
 }
 
@@ -133,6 +136,10 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
     },
   },
   'GET /admin/ledger/check': { need: 'ledger.read' },
+  // Key rotation (src/admin/keys.ts): the reseal writes its own audit rows (start, finish).
+  'GET /admin/key-rotation': { need: 'keys.read' },
+  'POST /admin/key-rotation/master': { need: 'keys.rotate', audit: 'self', action: 'keys.rotate_master' },
+  'POST /admin/key-rotation/jwt': { need: 'keys.rotate', action: 'keys.rotate_jwt' },
   // Rails (src/admin/routes.ts, src/onchain/admin-routes.ts)
   'GET /admin/rails': { need: 'rails.read' },
   'GET /admin/transactions/stuck': { need: 'transactions.read' },

@@ -323,6 +323,8 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
       url: `/admin/console/approvals/${await waitingApproval()}/reject`,
       body: { reason: 'not expected from this account' },
     }),
+    // Key rotation (issue 32): a new token signing key, audited in its transaction.
+    'POST /admin/key-rotation/jwt': async () => ({ url: '/admin/key-rotation/jwt', body: {} }),
   }
 
   const audited = Object.entries(ADMIN_ROUTES)

@@ -91,6 +91,8 @@ export async function createHarness(
     PUBLIC_BASE_URL: 'http://localhost:8080',
     // Limits are tested on their own; elsewhere they would only slow the suite down.
     RATE_LIMITS_ENABLED: 'false',
+    // The tests call the operator API with the admin token on every route, real rails or not (issue 32).
+    ADMIN_TOKEN_ROUTES: 'all',
     ...env,
   })
   const c = await createContainer(config, createLogger(config.logLevel), { db })

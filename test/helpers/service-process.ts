@@ -52,6 +52,8 @@ export async function createServiceStore(
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'error',
     RATE_LIMITS_ENABLED: 'false',
+    // The tests call the operator API with the admin token on every route, real rails or not (issue 32).
+    ADMIN_TOKEN_ROUTES: 'all',
     ...extra,
   }
   let drop = async () => {}
