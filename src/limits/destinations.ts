@@ -4,8 +4,8 @@ import type { Txn } from '../transactions/txn.js'
 /**
  * Where a send goes, normalised so that one destination is always written the same way: the key the
  * velocity rules (a destination never paid before), the allow-lists and the operator's tools use.
- * Keyed by the destination method, one line per method: a new kind of send adds its line here (an
- * `eth` address: `eth:` and the address lower-cased). A method without a line has no destination
+ * Keyed by the destination method, one line per method: a new kind of send adds its line here. A
+ * method without a line has no destination
  * key (its sends are still counted; the allow-list mode refuses them, since nothing can be approved).
  */
 type Destination = (details: Record<string, unknown>) => string | undefined
@@ -38,6 +38,11 @@ export const DESTINATIONS: Readonly<Record<string, Destination>> = {
     const a = text(d.address)
     return a ? `tron:${a}` : undefined
   },
+  // An Ethereum address: hex, so its EIP-55 capitals are spelling, not identity.
+  eth: (d) => {
+    const a = text(d.address)
+    return a ? `eth:${a.toLowerCase()}` : undefined
+  },
   // A bank account: the institution's code and the account number, digits only.
   'vnd-instant': (d) => {
     const bank = text(d.institutionCode)
@@ -52,7 +57,7 @@ export function destinationOf(txn: Pick<Txn, 'destMethod' | 'destDetails'>): str
 }
 
 /**
- * An operator's spelling of a destination for an allow-list (`tron:T…`, `btc:bc1…`, `ln:<node key>`,
+ * An operator's spelling of a destination for an allow-list (`tron:T…`, `eth:0x…`, `btc:bc1…`, `ln:<node key>`,
  * `bank:<institution>:<account>`), normalised as a send's would be; undefined when it is none of them.
  */
 export function normaliseDestination(input: string): string | undefined {
@@ -69,6 +74,8 @@ export function normaliseDestination(input: string): string | undefined {
       return DESTINATIONS['on-chain']!({ address: rest })
     case 'tron':
       return DESTINATIONS.tron!({ address: rest })
+    case 'eth':
+      return /^0x[0-9a-f]{40}$/i.test(rest) ? DESTINATIONS.eth!({ address: rest }) : undefined
     case 'bank': {
       const [bank, acct] = rest.split(':')
       return DESTINATIONS['vnd-instant']!({ institutionCode: bank, bankAcctNum: acct })
