@@ -58,6 +58,8 @@ import { approvalGate } from './approvals/gate.js'
 import { approvedAt } from './approvals/repository.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
 import { registerStuckGauge } from './transactions/stuck.js'
+import { wireScreening } from './wiring/screening.js'
+import type { ScreeningService } from './screening/service.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -75,6 +77,8 @@ export interface Container {
   kinds: KindRegistry
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService
+  /** Screening of destinations and deposits against deny lists and a provider (src/screening). */
+  screening: ScreeningService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
   bitcoin: BitcoinFlowDeps
   /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
@@ -166,6 +170,9 @@ export async function createContainer(
   const kinds = serviceKinds()
   registerStuckGauge(metrics, { db, kinds, settings: config.railOps, log })
   const reconcileBrake = brakeSettings(config.env)
+  // Screening (issue 31): a gate of every send, a review check of the approval gate, and the
+  // deposit watcher's look at who paid.
+  const screening = wireScreening({ env: config.env, db, kinds, metrics, log, resolveHost: opts.resolveHost })
   const brake = createSendsBrake(reconcileBrake)
   const reconcileInterval = reconcileIntervalMs(config.env)
   const reconcileWindow = reconcileWindowMs(config.env)
@@ -196,6 +203,7 @@ export async function createContainer(
     repository,
     brake,
     releasedAt: approvedAt,
+    depositScreening: screening,
     transactions: lazyTransactions,
     ...(opts.lnurlClient ? { lnurlClient: opts.lnurlClient } : {}),
   })
@@ -203,7 +211,11 @@ export async function createContainer(
   const { payins, payoutRails, bankRail, bankChecked, bankCredits } = payments
   const { bitcoin, lightningAddresses } = btc
   // The checks in front of a confirm, in order: the brake refuses first, then approval may hold.
-  const gates = [brakeGate(reconcileBrake, kinds), approvalGate(config, kinds)]
+  const gates = [
+    brakeGate(reconcileBrake, kinds),
+    screening.gate,
+    approvalGate(config, kinds, [screening.review]),
+  ]
   const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, gates, log })
   const approvals = createApprovalsService({ db, transactions, brake, kinds })
   const webhooks = createWebhooksService({
@@ -218,6 +230,7 @@ export async function createContainer(
     transactions,
     kinds,
     approvals,
+    screening,
     bitcoin,
     payins,
     lightningAddresses,

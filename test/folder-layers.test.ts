@@ -31,6 +31,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['lightning', 'onchain', 'payouts', 'swap'],
   ['payins'],
   ['approvals', 'reconcile'],
+  // Screening holds a send through the approval gate's review check (src/approvals/review.ts).
+  ['screening'],
   ['admin'],
   ['sandbox', 'exports', 'pages'],
   // The OpenAPI document describes every route, so it reads the engine's and the webhooks' lists.

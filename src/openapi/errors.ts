@@ -67,12 +67,14 @@ export const OPERATION_ERRORS: Readonly<Record<string, readonly ErrorCode[]>> = 
     'duplicate_ext_ref_id',
     'rate_unavailable',
     'sends_paused',
+    // src/screening (and the limits of issue 31).
+    'limit_exceeded',
   ],
   // transactions/list.ts: the query's own checks answer invalid_request.
   listTransactions: [...BEARER],
   getTransaction: [...BEARER, 'not_found'],
   // transactions/service.ts `confirmLocked`, `settledAnswer`; reconcile/brake.ts.
-  confirmTransaction: [...BEARER, ...BODY, 'not_found', 'invalid_state', 'quote_expired', 'sends_paused'],
+  confirmTransaction: [...BEARER, ...BODY, 'not_found', 'invalid_state', 'quote_expired', 'sends_paused', 'limit_exceeded'],
   // transactions/quote-end.ts `cancelQuote`.
   cancelTransaction: [...BEARER, ...BODY, 'not_found', 'invalid_state', 'quote_expired'],
   // events/stream.ts, live-streams.ts: too many streams of one holder is 429, of the process 503.
@@ -143,4 +145,6 @@ export const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   rate_unavailable: 'the market rates are unavailable; try again shortly',
   sends_paused:
     'the operator has paused sends on this rail while its reserves are reconciled (docs/reconciliation.md)',
+  limit_exceeded:
+    'a limit or the screening of the destination refuses the send; `details` names the limit (`screening`, never which list matched)',
 }

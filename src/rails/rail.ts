@@ -115,6 +115,11 @@ export interface OnchainOutput {
   confirmations: number
   /** The block that confirmed it, where the node says (a reorganisation changes or removes it). */
   blockHash?: string
+  /**
+   * The addresses whose outputs its transaction spends (who paid), where the node can say; absent
+   * when it cannot. Deposit screening (src/screening) looks them up.
+   */
+  sources?: readonly string[]
 }
 
 /** What the node says of a transaction the service sent. */

@@ -29,6 +29,8 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'rate_unavailable'
   | 'sends_paused'
+  // A send refused by a limit or screening (contract section 11); details name the limit.
+  | 'limit_exceeded'
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -59,6 +61,7 @@ const STATUS: Record<ErrorCode, number> = {
   rate_unavailable: 503,
   // Reconciliation found a lasting deficit on the rail (RECONCILE_HALT_SENDS, docs/reconciliation.md).
   sends_paused: 503,
+  limit_exceeded: 403,
 }
 
 export interface ErrorDetail {
