@@ -1,6 +1,7 @@
 import { CliError, parseArgs, type Commands } from './args.js'
 import { accountCommands } from './accounts.js'
 import { approvalCommands } from './approvals.js'
+import { screeningCommands } from './screening.js'
 import { capitalCommands } from './capital.js'
 import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
@@ -53,6 +54,12 @@ const HELP = `svcpay <command>
   approvals list [--status waiting|approved|rejected|expired] [--json]
   approvals review|approve TXN_ID [--note TEXT]   (as the operator system: it may not approve what it reviewed)
   approvals reject TXN_ID --reason TEXT
+  screening load SOURCE FILE [--type bitcoin|lightning_node|lightning|tron|bank|ethereum]
+                                       (replaces the list SOURCE: one destination a line, or type,value)
+  screening clear SOURCE
+  screening lists [--json]
+  screening hits [--unreviewed] [--json]
+  screening review|release HIT_ID      (release: a held deposit is credited)
   operator enable OPERATOR_ID|EMAIL
   operator role OPERATOR_ID|EMAIL viewer|support|finance|compliance|admin
   operator reset OPERATOR_ID|EMAIL     (new set-up secret; password and second factor set up again)
@@ -75,6 +82,7 @@ const COMMANDS: Commands = {
   ...webhookCommands,
   ...operatorCommands,
   ...approvalCommands,
+  ...screeningCommands,
   ...exportCommands,
   ...localCommands,
 }

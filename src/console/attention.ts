@@ -8,6 +8,7 @@ import { listSkippedCredits, SKIPPED_SHOWN_MS } from '../payouts/vnd/skipped-cre
 import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
 import type { Localized } from './strings.js'
+import { unreviewedHits } from './screening.js'
 
 /**
  * What the overview lists under "needs attention": one section per kind of trouble, each read by
@@ -143,4 +144,5 @@ export const ATTENTION_SECTIONS: AttentionSection[] = [
   awaitingApproval,
   unassignedCredits,
   skippedCredits,
+  unreviewedHits,
 ]

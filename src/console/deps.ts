@@ -8,6 +8,7 @@ import type { OperatorsConfig, OperatorsService } from '../operators/service.js'
 import type { PayinDeps } from '../payins/deps.js'
 import type { Reconciler } from '../reconcile/service.js'
 import type { KindRegistry } from '../transactions/kinds.js'
+import type { ScreeningService } from '../screening/service.js'
 
 /**
  * What the console pages are built from: the slice of the container they use. The container
@@ -28,4 +29,6 @@ export interface ConsoleDeps {
   operators: OperatorsService
   operatorsConfig: OperatorsConfig
   reconcile: Reconciler
+  /** Screening's lists and hits (src/screening). */
+  screening: ScreeningService
 }

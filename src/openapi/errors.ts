@@ -74,7 +74,15 @@ export const OPERATION_ERRORS: Readonly<Record<string, readonly ErrorCode[]>> = 
   listTransactions: [...BEARER],
   getTransaction: [...BEARER, 'not_found'],
   // transactions/service.ts `confirmLocked`, `settledAnswer`; reconcile/brake.ts.
-  confirmTransaction: [...BEARER, ...BODY, 'not_found', 'invalid_state', 'quote_expired', 'sends_paused', 'limit_exceeded'],
+  confirmTransaction: [
+    ...BEARER,
+    ...BODY,
+    'not_found',
+    'invalid_state',
+    'quote_expired',
+    'sends_paused',
+    'limit_exceeded',
+  ],
   // transactions/quote-end.ts `cancelQuote`.
   cancelTransaction: [...BEARER, ...BODY, 'not_found', 'invalid_state', 'quote_expired'],
   // events/stream.ts, live-streams.ts: too many streams of one holder is 429, of the process 503.

@@ -175,7 +175,19 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'DELETE /admin/screening/lists/:source': { need: 'approvals.decide', action: 'screening.list_clear' },
   'GET /admin/screening/hits': { need: 'transactions.read' },
   'POST /admin/screening/hits/:hitId/review': { need: 'approvals.decide', action: 'screening.hit_review' },
-  'POST /admin/screening/hits/:hitId/release': { need: 'approvals.decide', action: 'screening.deposit_release' },
+  'POST /admin/screening/hits/:hitId/release': {
+    need: 'approvals.decide',
+    action: 'screening.deposit_release',
+  },
+  'GET /admin/console/screening': { need: 'transactions.read' },
+  'POST /admin/console/screening/hits/:hitId/review': {
+    need: 'approvals.decide',
+    action: 'screening.hit_review',
+  },
+  'POST /admin/console/screening/hits/:hitId/release': {
+    need: 'approvals.decide',
+    action: 'screening.deposit_release',
+  },
   // The operator console's pages (src/console/); its form posts are audited like the API's changes.
   'GET /admin/console/sign-in': { need: 'public' },
   'POST /admin/console/sign-in': { need: 'public', audit: 'self' },

@@ -13,7 +13,10 @@ import type { ScreeningService } from './service.js'
  * mark one reviewed or release a held deposit. Access and each change's audit row come from the
  * admin guard and ADMIN_ROUTES (a list load is audited with its name and sizes, not its entries).
  */
-export function screeningRoutes(fastify: FastifyInstance, deps: { db: Queryable; screening: ScreeningService }): void {
+export function screeningRoutes(
+  fastify: FastifyInstance,
+  deps: { db: Queryable; screening: ScreeningService },
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const schema = { hide: true, tags: ['Admin'] }
   const source = Type.Object({ source: Type.String({ minLength: 1, maxLength: 64 }) })
@@ -55,7 +58,11 @@ export function screeningRoutes(fastify: FastifyInstance, deps: { db: Queryable;
     const { source: name } = request.params
     const removed = await deps.screening.clearList(deps.db, name)
     if (removed === null) throw new ApiError('not_found', 'Screening list not found')
-    auditNote(request, { target: `screening_list=${name}`, before: { entries: removed }, after: { entries: 0 } })
+    auditNote(request, {
+      target: `screening_list=${name}`,
+      before: { entries: removed },
+      after: { entries: 0 },
+    })
     return { source: name, removed }
   })
 

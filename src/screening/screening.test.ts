@@ -1,7 +1,9 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { operatorClient, type Session } from '../../test/admin/operator-client.js'
+import { operatorClient } from '../../test/admin/operator-client.js'
+import { pointCliAt, runCli } from '../../test/helpers/cli.js'
 import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
 import { decodeInvoice } from '../lightning/bolt11.js'
 import { runDueAddresses } from '../onchain/deposits.js'
@@ -33,7 +35,12 @@ const sends = {
   'on-chain': () => ({
     sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
     // Upper case: the list's lower-case entry still catches it (bech32 is compared in one case).
-    destReq: { ccy: 'BTC', method: 'on-chain', amtRequested: '0.001', reqDetails: { address: BTC_ADDRESS.toUpperCase() } },
+    destReq: {
+      ccy: 'BTC',
+      method: 'on-chain',
+      amtRequested: '0.001',
+      reqDetails: { address: BTC_ADDRESS.toUpperCase() },
+    },
   }),
 }
 
@@ -60,7 +67,8 @@ const lnSend = (paymentRequest: string) => ({
   destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },
 })
 
-const admin = (h: Harness) => (method: string, url: string, body?: unknown) => h.api(method, url, h.adminToken, body)
+const admin = (h: Harness) => (method: string, url: string, body?: unknown) =>
+  h.api(method, url, h.adminToken, body)
 
 describe(`screening of destinations and deposits (${ENGINE})`, () => {
   let h: Harness
@@ -100,7 +108,10 @@ describe(`screening of destinations and deposits (${ENGINE})`, () => {
     expect(await load(list)).toMatchObject({ source: 'ofac-test', after: 4 })
     const before = await balances()
     const { paymentRequest } = await outsideInvoice(h, payer)
-    const bodies = { ...Object.fromEntries(Object.entries(sends).map(([m, f]) => [m, f()])), lightning: lnSend(paymentRequest) }
+    const bodies = {
+      ...Object.fromEntries(Object.entries(sends).map(([m, f]) => [m, f()])),
+      lightning: lnSend(paymentRequest),
+    }
     for (const [method, body] of Object.entries(bodies)) {
       const q = await h.api('POST', '/api/v2/transaction', a.token, body)
       expect([method, q.status, q.body]).toEqual([method, 403, REFUSAL])
@@ -108,15 +119,23 @@ describe(`screening of destinations and deposits (${ENGINE})`, () => {
     expect(await balances()).toEqual(before)
     const hits = (await admin(h)('GET', '/admin/screening/hits?unreviewed=true')).body.data as any[]
     const quoteHits = hits.filter((x) => x.stage === 'quote' && x.accountId === a.accountId)
-    expect(new Set(quoteHits.map((x) => x.kind))).toEqual(new Set(['tron_payout', 'vnd_payout', 'onchain_send', 'ln_send']))
+    expect(new Set(quoteHits.map((x) => x.kind))).toEqual(
+      new Set(['tron_payout', 'vnd_payout', 'onchain_send', 'ln_send']),
+    )
     for (const hit of quoteHits) expect(hit).toMatchObject({ source: 'ofac-test', outcome: 'refused' })
-    expect(quoteHits.find((x) => x.kind === 'vnd_payout')).toMatchObject({ type: 'bank', value: '970436:0123456789' })
+    expect(quoteHits.find((x) => x.kind === 'vnd_payout')).toMatchObject({
+      type: 'bank',
+      value: '970436:0123456789',
+    })
   })
 
   it('refuses at confirm a destination listed after its quote, on every send method, and the confirm changes nothing', async () => {
     expect((await clear()).status).toBe(200)
     const { paymentRequest } = await outsideInvoice(h, payer)
-    const bodies = { ...Object.fromEntries(Object.entries(sends).map(([m, f]) => [m, f()])), lightning: lnSend(paymentRequest) }
+    const bodies = {
+      ...Object.fromEntries(Object.entries(sends).map(([m, f]) => [m, f()])),
+      lightning: lnSend(paymentRequest),
+    }
     const quoted: Record<string, string> = {}
     for (const [method, body] of Object.entries(bodies)) {
       const q = await h.api('POST', '/api/v2/transaction', a.token, body)
@@ -168,7 +187,13 @@ describe(`screening of destinations and deposits (${ENGINE})`, () => {
     expect(seen.txnState).toBe('srccreated')
     expect(JSON.stringify(seen)).not.toMatch(/ofac|screening|limit/)
     const [hit] = await hitsOf(id)
-    expect(hit).toMatchObject({ stage: 'deposit', outcome: 'held', type: 'bitcoin', value: BTC_ADDRESS, source: 'ofac-test' })
+    expect(hit).toMatchObject({
+      stage: 'deposit',
+      outcome: 'held',
+      type: 'bitcoin',
+      value: BTC_ADDRESS,
+      source: 'ofac-test',
+    })
     const released = await admin(h)('POST', `/admin/screening/hits/${hit.id}/release`)
     expect(released.status, JSON.stringify(released.body)).toBe(200)
     expect(released.body).toMatchObject({ outcome: 'released', reviewedBy: expect.any(String) })
@@ -195,107 +220,39 @@ describe(`screening of destinations and deposits (${ENGINE})`, () => {
   it('refuses a list with a line that is no destination, and keeps the list it had', async () => {
     const r = await admin(h)('PUT', '/admin/screening/lists/ofac-test', { list: 'bitcoin,not-an-address' })
     expect(r.status).toBe(400)
-    expect((await admin(h)('GET', '/admin/screening/lists')).body.data).toMatchObject([{ source: 'ofac-test', entries: 4 }])
+    expect((await admin(h)('GET', '/admin/screening/lists')).body.data).toMatchObject([
+      { source: 'ofac-test', entries: 4 },
+    ])
   })
-})
 
-/**
- * A stand-in screening provider speaking the format of docs/screening.md (ours: no upstream to
- * copy): it answers each destination listed in `listed` as a match of list `stand-in`.
- */
-async function standInProvider(listed: Set<string>) {
-  const asked: any[] = []
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => {
-      const ask = JSON.parse(body)
-      asked.push({ auth: req.headers.authorization, ...ask })
-      const matches = ask.destinations
-        .filter((d: any) => listed.has(d.value))
-        .map((d: any) => ({ ...d, list: 'stand-in' }))
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ matches }))
-    })
-  })
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/screen`
-  return { url, asked, close: () => new Promise<void>((done) => server.close(() => done())) }
-}
-
-describe(`screening provider (${ENGINE})`, () => {
-  it('asks the provider at quote and not at confirm, refuses its hit, and refuses when it is down (SCREENING_ON_ERROR=refuse)', async () => {
-    const provider = await standInProvider(new Set([TRON_ADDRESS]))
-    const { h, a } = await setUp({
-      SCREENING_URL: provider.url,
-      SCREENING_API_KEY: 'provider-key',
-      SCREENING_ALLOW_PRIVATE: 'true',
-      SCREENING_TIMEOUT_MS: '500',
-    })
+  it('shows the operator every hit on the console page and the overview, and loads lists from the command line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'screening-'))
+    const file = join(dir, 'list.txt')
+    writeFileSync(file, `# one address a line\n${TRON_ADDRESS}\n`)
+    const restore = await pointCliAt(h)
     try {
-      const hit = await h.api('POST', '/api/v2/transaction', a.token, sends.tron())
-      expect([hit.status, hit.body]).toEqual([403, REFUSAL])
-      expect(provider.asked[0]).toMatchObject({
-        auth: 'Bearer provider-key',
-        direction: 'out',
-        destinations: [{ type: 'tron', value: TRON_ADDRESS }],
-      })
-      const clear = await h.api('POST', '/api/v2/transaction', a.token, sends['on-chain']())
-      expect(clear.status).toBe(200)
-      const askedBefore = provider.asked.length
-      const c = await h.api('PUT', `/api/v2/transaction/${clear.body.txnId}/confirm`, a.token)
-      expect(c.status, JSON.stringify(c.body)).toBe(200)
-      expect(provider.asked.length).toBe(askedBefore)
-      const hits = (await admin(h)('GET', `/admin/screening/hits`)).body.data
-      expect(hits).toMatchObject([{ kind: 'tron_payout', source: 'provider', entry: 'stand-in', outcome: 'refused' }])
-
-      await provider.close()
-      const down = await h.api('POST', '/api/v2/transaction', a.token, sends['vnd-instant']())
-      expect([down.status, down.body]).toEqual([403, REFUSAL])
-    } finally {
-      await provider.close().catch(() => {})
-      await h.close()
-    }
-  }, 60_000)
-
-  it('holds for review when the provider is down (SCREENING_ON_ERROR=review) or a list matches (SCREENING_ON_HIT=review); an approval then pays', async () => {
-    const provider = await standInProvider(new Set())
-    await provider.close()
-    const { h, a, payer } = await setUp({
-      SCREENING_URL: provider.url,
-      SCREENING_ALLOW_PRIVATE: 'true',
-      SCREENING_TIMEOUT_MS: '500',
-      SCREENING_ON_ERROR: 'review',
-      SCREENING_ON_HIT: 'review',
-    })
-    try {
-      const client = operatorClient(h.app, h.adminToken)
-      const ops: Session[] = []
-      for (let i = 0; i < 2; i++) ops.push(await client.signIn(await client.createOperator('finance')))
+      const loaded = await runCli('screening', 'load', 'cli-list', file, '--type', 'tron')
+      expect(loaded, loaded.out).toMatchObject({ code: 0, out: 'cli-list: 1 entries (was not loaded)' })
+      expect((await runCli('screening', 'lists')).out).toMatch(/cli-list\s+1 /)
       const q = await h.api('POST', '/api/v2/transaction', a.token, sends.tron())
-      expect(q.status, JSON.stringify(q.body)).toBe(200)
-      const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, a.token)
-      expect([c.status, c.body.txnState]).toEqual([200, 'processing'])
-      expect(JSON.stringify(c.body)).not.toMatch(/screening|provider|list/)
-      const act = (who: Session, verb: string) =>
-        client.request('POST', `/admin/approvals/${q.body.txnId}/${verb}`, { session: who, body: {} })
-      expect((await act(ops[0]!, 'review')).status).toBe(200)
-      const approved = await act(ops[1]!, 'approve')
-      expect(approved.status, approved.raw).toBe(200)
-      await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
-      await runDueTransactions({ db: h.c.db, transactions: h.c.transactions, log: console })
-      expect((await h.api('GET', `/api/v2/transaction/${q.body.txnId}`, a.token)).body.txnState).toBe('completed')
-
-      // A list hit under review holds too; a Lightning send cannot wait, so its hit is refused.
-      const invoice = await outsideInvoice(h, payer)
-      await admin(h)('PUT', '/admin/screening/lists/internal', {
-        list: `${invoice.payee}\n`,
-        type: 'lightning_node',
-      })
-      const ln = await h.api('POST', '/api/v2/transaction', a.token, lnSend(invoice.paymentRequest))
-      expect([ln.status, ln.body]).toEqual([403, REFUSAL])
+      expect([q.status, q.body]).toEqual([403, REFUSAL])
+      const hits = await runCli('screening', 'hits', '--unreviewed')
+      expect(hits.out).toMatch(new RegExp(`tron_payout  quote  tron:${TRON_ADDRESS}  (ofac-test|cli-list)`))
+      expect((await runCli('screening', 'clear', 'cli-list')).out).toBe('cli-list: removed (1 entries)')
     } finally {
-      await h.close()
+      restore()
+      rmSync(dir, { recursive: true, force: true })
     }
-  }, 60_000)
+    const client = operatorClient(h.app, h.adminToken)
+    const viewer = await client.signIn(await client.createOperator('viewer'))
+    const page = await client.request('GET', '/admin/console/screening', { session: viewer })
+    expect(page.status).toBe(200)
+    expect(page.raw).toContain('data-testid="screening-hits"')
+    expect(page.raw).toContain(`tron: ${TRON_ADDRESS}`)
+    expect(page.raw).toContain('ofac-test')
+    // A viewer may look, not decide.
+    expect(page.raw).not.toContain('/review"')
+    const overview = await client.request('GET', '/admin/console', { session: viewer })
+    expect(overview.raw).toContain('Screening hits to review')
+  })
 })
