@@ -4,71 +4,20 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { operatorClient } from '../../test/admin/operator-client.js'
 import { pointCliAt, runCli } from '../../test/helpers/cli.js'
-import { createHarness, ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
-import { decodeInvoice } from '../lightning/bolt11.js'
+import { ENGINE, type Harness, type TestAccount } from '../../test/helpers/harness.js'
+import {
+  admin,
+  BANK,
+  BTC_ADDRESS,
+  lnSend,
+  outsideInvoice,
+  REFUSAL,
+  sends,
+  setUp,
+  TRON_ADDRESS,
+} from '../../test/helpers/screening.js'
 import { runDueAddresses } from '../onchain/deposits.js'
 import { runDueTransactions } from '../transactions/worker.js'
-
-// The USDT token contract on TRON mainnet and a regtest address: valid destinations.
-const TRON_ADDRESS = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'
-const BTC_ADDRESS = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'
-const BANK = { bankAcctNum: '0123456789', institutionCode: '970436' }
-const KYC = { type: 'individual', details: { legalFullName: 'Trần Văn An', countryCode: 'VN' } }
-
-/** The whole body a customer gets for any screening refusal: it names no list and no entry. */
-const REFUSAL = {
-  error: 'limit_exceeded',
-  message: 'This destination cannot be paid',
-  details: [{ field: 'limit', issue: 'screening' }],
-}
-
-const sends = {
-  tron: () => ({
-    sourceReq: { ccy: 'USDT', method: 'svcpay', reqDetails: {} },
-    destReq: { ccy: 'USDT', method: 'tron', amtRequested: '10', reqDetails: { address: TRON_ADDRESS } },
-  }),
-  'vnd-instant': () => ({
-    sourceReq: { ccy: 'VND', method: 'svcpay', reqDetails: {} },
-    destReq: { ccy: 'VND', method: 'vnd-instant', amtRequested: '100000', reqDetails: BANK, kyc: KYC },
-    sourceOfFunds: { purpose: 1, source: 1, relationship: 2 },
-  }),
-  'on-chain': () => ({
-    sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-    // Upper case: the list's lower-case entry still catches it (bech32 is compared in one case).
-    destReq: {
-      ccy: 'BTC',
-      method: 'on-chain',
-      amtRequested: '0.001',
-      reqDetails: { address: BTC_ADDRESS.toUpperCase() },
-    },
-  }),
-}
-
-async function setUp(env: Record<string, string>) {
-  const h = await createHarness({ SANDBOX_PAYOUT_DELAY_MS: '0', QUOTE_TTL_S: '600', ...env })
-  const a = await h.createAccount({ name: 'Sender' })
-  await h.fund(a.accountId, 'USDT', '1000')
-  await h.fund(a.accountId, 'VND', '10000000')
-  await h.fund(a.accountId, 'BTC', '1')
-  const payer = await h.createAccount({ name: 'Outside' })
-  return { h, a, payer }
-}
-
-/** An outside invoice of the sandbox's other node, and the key of the node that signed it. */
-async function outsideInvoice(h: Harness, payer: TestAccount) {
-  const r = await h.api('POST', '/sandbox/lightning/invoice', payer.token, { amount: '0.0001' })
-  expect(r.status).toBe(200)
-  const decoded = decodeInvoice(r.body.paymentRequest)
-  if ('error' in decoded) throw new Error(decoded.error)
-  return { paymentRequest: r.body.paymentRequest as string, payee: decoded.payeeNodeKey }
-}
-const lnSend = (paymentRequest: string) => ({
-  sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
-  destReq: { ccy: 'BTC', method: 'lightning', reqDetails: { paymentRequest } },
-})
-
-const admin = (h: Harness) => (method: string, url: string, body?: unknown) =>
-  h.api(method, url, h.adminToken, body)
 
 describe(`screening of destinations and deposits (${ENGINE})`, () => {
   let h: Harness
