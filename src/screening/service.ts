@@ -203,12 +203,13 @@ export function createScreeningService(deps: ScreeningDeps): ScreeningService {
     return { hits }
   }
 
-  // The look the gate made, for the review check that runs right after it in the same confirm.
-  let lastLook: { txnId: string; at: number; look: Look } | undefined
+  // The look the gate made, for the review check that runs right after it in the same confirm (the
+  // same transaction and time); any other call looks again.
+  let lastLook: { q: Queryable; txnId: string; at: number; look: Look } | undefined
   async function lookOnce(q: Queryable, txn: Txn, at: number): Promise<Look> {
-    if (lastLook && lastLook.txnId === txn.id && lastLook.at === at) return lastLook.look
+    if (lastLook && lastLook.q === q && lastLook.txnId === txn.id && lastLook.at === at) return lastLook.look
     const look = await lookAtConfirm(q, txn)
-    lastLook = { txnId: txn.id, at, look }
+    lastLook = { q, txnId: txn.id, at, look }
     return look
   }
 
