@@ -9,6 +9,7 @@ import {
   sends,
   setUp,
   standInProvider,
+  TRON_ADDRESS,
 } from '../../test/helpers/screening.js'
 import { runDueTransactions } from '../transactions/worker.js'
 
@@ -51,6 +52,20 @@ describe(`screening provider, review (${ENGINE})`, () => {
       })
       const ln = await h.api('POST', '/api/v2/transaction', a.token, lnSend(invoice.paymentRequest))
       expect([ln.status, ln.body]).toEqual([403, REFUSAL])
+
+      // A TRON payout to a listed address waits, with the list's words for operators only.
+      await admin(h)('PUT', '/admin/screening/lists/internal', { list: `${TRON_ADDRESS}\n`, type: 'tron' })
+      const listed = await h.api('POST', '/api/v2/transaction', a.token, sends.tron())
+      expect(listed.status).toBe(200)
+      const held = await h.api('PUT', `/api/v2/transaction/${listed.body.txnId}/confirm`, a.token)
+      expect([held.status, held.body.txnState]).toEqual([200, 'processing'])
+      const waiting = (await admin(h)('GET', '/admin/approvals?status=waiting')).body.data
+      const mine = waiting.find((w: any) => w.txnId === listed.body.txnId)
+      expect(mine.reasons.map((r: any) => r.text)).toContain(
+        `screening hit: tron ${TRON_ADDRESS} on internal (tron:${TRON_ADDRESS})`,
+      )
+      const hits = (await admin(h)('GET', `/admin/screening/hits?txnId=${listed.body.txnId}`)).body.data
+      expect(hits).toMatchObject([{ stage: 'confirm', outcome: 'held', source: 'internal' }])
     } finally {
       await h.close()
     }
