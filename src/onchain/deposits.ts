@@ -121,7 +121,7 @@ export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<
   let recorded = 0
   for (const output of outputs) {
     if (seen.has(`${output.txid}:${output.vout}`)) continue
-    if (await recordOutput(deps, address, output)) recorded++
+    if (await recordOutput(deps, address, await withPayers(deps, output))) recorded++
   }
   return recorded
 }
@@ -272,6 +272,18 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
     await screenSources(q, deps, txn, output)
     return true
   })
+}
+
+/**
+ * A new output with who paid it, asked of the rail (outside any database transaction) when its
+ * listing could not say and deposits are screened. A node that fails to answer fails the sweep of
+ * this address, which is tried again later: a deposit is not recorded unscreened.
+ */
+async function withPayers(deps: BitcoinDeps, output: OnchainOutput): Promise<OnchainOutput> {
+  const rail = deps.rails.onchain
+  if (!deps.depositScreening || output.sources || !rail.payersOf) return output
+  const sources = await rail.payersOf(output.txid, output.blockHash)
+  return sources.length > 0 ? { ...output, sources } : output
 }
 
 /**

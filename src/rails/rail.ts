@@ -157,6 +157,12 @@ export interface OnchainRail extends CheckableRail, ReservesRail, PaymentsRail {
   watchAddress(address: string, index?: number): Promise<void>
   /** Every output paying `address`, confirmed or in the mempool. */
   listOutputs(address: string): Promise<OnchainOutput[]>
+  /**
+   * Who paid a transaction: the addresses of the outputs its inputs spend, for a rail whose
+   * `listOutputs` cannot say (`sources`); asked once per new deposit. Absent where the rail has no
+   * way to tell; an empty list when the node cannot say for this transaction.
+   */
+  payersOf?(txid: string, blockHash?: string): Promise<string[]>
   /** Fee rate in sat/vB for confirmation within `targetBlocks`. */
   estimateFeeRate(targetBlocks: number): Promise<bigint>
   /**
