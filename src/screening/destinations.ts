@@ -50,7 +50,8 @@ export const DESTINATIONS_BY_KIND: Readonly<Record<TxnKind, Extract>> = {
   onchain_send: field('bitcoin', 'address'),
   tron_payout: field('tron', 'address'),
   vnd_payout: bank,
-  // issue 33: eth_payout: field('ethereum', 'address'),
+  // issue 33's USDT over Ethereum (on main; this line waits for it harmlessly until the merge).
+  eth_payout: field('ethereum', 'address'),
 }
 
 /** The destinations a transaction of `kind` pays, from its destination details. */
