@@ -61,9 +61,9 @@ export interface ScreeningDeps {
 
 /** The one refusal a customer sees, whatever matched (contract section 11). */
 export function screeningRefusal(): ApiError {
-  return new ApiError('limit_exceeded', 'This destination cannot be paid', [
-    { field: 'limit', issue: 'screening' },
-  ])
+  // The limits' shape (contract section 11): `limit` names the rule; nothing says which list.
+  const detail = { field: 'destReq.reqDetails', issue: 'the destination cannot be paid', limit: 'screening' }
+  return new ApiError('limit_exceeded', 'The screening limit does not allow this transaction', [detail])
 }
 
 /** What a look at a transaction's destinations found. */

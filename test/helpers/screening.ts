@@ -14,8 +14,8 @@ const KYC = { type: 'individual', details: { legalFullName: 'Trần Văn An', co
 /** The whole body a customer gets for any screening refusal: it names no list and no entry. */
 export const REFUSAL = {
   error: 'limit_exceeded',
-  message: 'This destination cannot be paid',
-  details: [{ field: 'limit', issue: 'screening' }],
+  message: 'The screening limit does not allow this transaction',
+  details: [{ field: 'destReq.reqDetails', issue: 'the destination cannot be paid', limit: 'screening' }],
 }
 
 export const sends = {
