@@ -25,6 +25,7 @@ import { TransactionSchema } from './transactions/schemas.js'
 import { depositRoutes } from './onchain/deposit-routes.js'
 import { onchainAdminRoutes } from './onchain/admin-routes.js'
 import { approvalRoutes } from './approvals/routes.js'
+import { screeningRoutes } from './screening/routes.js'
 import { sandboxBitcoinRoutes } from './sandbox/bitcoin-routes.js'
 import { bankCreditAdminRoutes, sandboxVndTransferRoutes } from './payins/routes.js'
 import { fiatRoutes } from './fiat/routes.js'
@@ -149,6 +150,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   onchainAdminRoutes(app, c)
   approvalRoutes(app, c)
   limitsRoutes(app, c)
+  screeningRoutes(app, c)
   if (c.config.rails === 'sandbox')
     sandboxBitcoinRoutes(app, { ...c, adminPreHandler: adminAuth(c.adminToken) })
   // VND pay-in: credits in suspense and their assignment; the sandbox bank's incoming transfer.

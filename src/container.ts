@@ -62,6 +62,8 @@ import { limitsGate } from './limits/gate.js'
 import { hotWalletCheck, railCaps } from './limits/hot-wallet.js'
 import { reconcileIntervalMs, reconcileWindowMs } from './reconcile/schedule.js'
 import { registerStuckGauge } from './transactions/stuck.js'
+import { wireScreening } from './wiring/screening.js'
+import type { ScreeningService } from './screening/service.js'
 
 /** Every service, wired from its explicit dependencies. Tests build one the same way. */
 export interface Container {
@@ -81,6 +83,8 @@ export interface Container {
   kinds: KindRegistry
   /** Four-eyes approval of large payouts and on-chain sends (src/approvals). */
   approvals: ApprovalsService
+  /** Screening of destinations and deposits against deny lists and a provider (src/screening). */
+  screening: ScreeningService
   /** The Bitcoin rails and what the Lightning and on-chain flows, the deposit watcher and sandbox routes need. */
   bitcoin: BitcoinFlowDeps
   /** What the VND receive, the bank-credit sink (`ingestBankCredit`) and credit assignment need (src/payins). */
@@ -175,6 +179,9 @@ export async function createContainer(
   const kinds = serviceKinds()
   registerStuckGauge(metrics, { db, kinds, settings: config.railOps, log })
   const reconcileBrake = brakeSettings(config.env)
+  // Screening (issue 31): a gate of every send, a review check of the approval gate, and the
+  // deposit watcher's look at who paid.
+  const screening = wireScreening({ env: config.env, db, kinds, metrics, log, resolveHost: opts.resolveHost })
   // After a restore, the recovery period holds every rail's sends on top of the reconciliation
   // brake (src/reconcile/recovery.ts).
   const brake = recoveryBrake(createSendsBrake(reconcileBrake))
@@ -207,6 +214,7 @@ export async function createContainer(
     repository,
     brake,
     releasedAt: approvedAt,
+    depositScreening: screening,
     transactions: lazyTransactions,
     ...(opts.lnurlClient ? { lnurlClient: opts.lnurlClient } : {}),
   })
@@ -214,10 +222,16 @@ export async function createContainer(
   const { payins, payoutRails, bankRail, bankChecked, bankCredits } = payments
   const { bitcoin, lightningAddresses } = btc
   // The checks in front of a confirm, in order: the brake refuses first, then the limits (which
-  // refuse, and count what passes), then approval may hold (a threshold, or a hot-wallet cap).
+  // refuse, and count what passes) and screening (which refuses a listed destination), then
+  // approval may hold (a threshold, a hot-wallet cap, or a screening outcome sent for review).
   const limits = limitsGate({ config: config.limits, kinds, rates, metrics })
   const hotWallet = hotWalletCheck(railCaps(config.limits, kinds), kinds, metrics)
-  const gates = [brakeGate(reconcileBrake, kinds), limits, approvalGate(config, kinds, [hotWallet])]
+  const gates = [
+    brakeGate(reconcileBrake, kinds),
+    limits,
+    screening.gate,
+    approvalGate(config, kinds, [hotWallet, screening.review]),
+  ]
   const transactions = createTransactionsService({ db, config, rates, flows, repository, kinds, gates, log })
   const approvals = createApprovalsService({ db, transactions, brake, kinds })
   const webhooks = createWebhooksService({
@@ -232,6 +246,7 @@ export async function createContainer(
     transactions,
     kinds,
     approvals,
+    screening,
     bitcoin,
     payins,
     lightningAddresses,

@@ -31,6 +31,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['lightning', 'onchain', 'payouts', 'swap'],
   ['payins'],
   ['approvals', 'reconcile'],
+  // Screening holds a send through the approval gate's review check (src/approvals/review.ts).
+  ['screening'],
   // The limits (issue 31): a confirm gate beside the brake, and a review check of the approval gate.
   ['admin', 'limits'],
   ['sandbox', 'exports', 'pages'],

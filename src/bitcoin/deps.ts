@@ -33,6 +33,21 @@ export interface BitcoinDeps {
   brake: SendsBrake
   /** When a confirm gate that held a send let it go (an operator's approval); undefined if none did. */
   releasedAt(q: Queryable, txnId: string): Promise<number | undefined>
+  /** Screening of a deposit's sources (src/screening), given by the container; absent: none. */
+  depositScreening?: DepositScreening
   now?: () => number
   log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void }
+}
+
+/**
+ * What the deposit watcher asks of screening: whether a new deposit's sources are on a deny list
+ * (recorded with the deposit, in its transaction; true holds its credit), and whether a deposit's
+ * credit still waits for an operator's release.
+ */
+export interface DepositScreening {
+  screenDeposit(
+    q: Queryable,
+    deposit: { txnId: string; accountId: string; kind: string; sources: readonly string[] },
+  ): Promise<boolean>
+  depositHeld(q: Queryable, txnId: string): Promise<boolean>
 }

@@ -2,6 +2,7 @@ import { CliError, parseArgs, type Commands } from './args.js'
 import { accountCommands } from './accounts.js'
 import { approvalCommands } from './approvals.js'
 import { backupCommands } from './backup.js'
+import { screeningCommands } from './screening.js'
 import { capitalCommands } from './capital.js'
 import { checkCommands } from './checks.js'
 import { creditCommands } from './credits.js'
@@ -61,6 +62,12 @@ const HELP = `svcpay <command>
   limits override ACCOUNT_ID LIMIT AMOUNT [--method M] [--expires ISO_DATE] --reason TEXT
   limits unoverride ACCOUNT_ID LIMIT [--method M] --reason TEXT
   limits allow|disallow ACCOUNT_ID DESTINATION --reason TEXT   (tron:T…, btc:bc1…, ln:NODE_KEY, bank:CODE:ACCOUNT)
+  screening load SOURCE FILE [--type bitcoin|lightning_node|lightning|tron|bank|ethereum]
+                                       (replaces the list SOURCE: one destination a line, or type,value)
+  screening clear SOURCE
+  screening lists [--json]
+  screening hits [--unreviewed] [--json]
+  screening review|release HIT_ID      (release: a held deposit is credited)
   operator enable OPERATOR_ID|EMAIL
   operator role OPERATOR_ID|EMAIL viewer|support|finance|compliance|admin
   operator reset OPERATOR_ID|EMAIL     (new set-up secret; password and second factor set up again)
@@ -92,6 +99,7 @@ const COMMANDS: Commands = {
   ...operatorCommands,
   ...approvalCommands,
   ...limitCommands,
+  ...screeningCommands,
   ...exportCommands,
   ...keyCommands,
   ...localCommands,

@@ -9,6 +9,7 @@ import { formatMinor } from '../shared/amount.js'
 import { CONSOLE_BASE } from './nav.js'
 import { latestRecovery, openRecovery } from '../reconcile/recovery.js'
 import type { Localized } from './strings.js'
+import { unreviewedHits } from './screening.js'
 
 /**
  * What the overview lists under "needs attention": one section per kind of trouble, each read by
@@ -210,4 +211,5 @@ export const ATTENTION_SECTIONS: AttentionSection[] = [
   awaitingApproval,
   unassignedCredits,
   skippedCredits,
+  unreviewedHits,
 ]

@@ -9,6 +9,7 @@ import type { PayinDeps } from '../payins/deps.js'
 import type { Reconciler } from '../reconcile/service.js'
 import type { KindRegistry } from '../transactions/kinds.js'
 import type { SecretBox } from '../shared/secret-box.js'
+import type { ScreeningService } from '../screening/service.js'
 
 /**
  * What the console pages are built from: the slice of the container they use. The container
@@ -31,4 +32,6 @@ export interface ConsoleDeps {
   reconcile: Reconciler
   /** The master keyring, for the keys block's counts by key id (src/console/keys.ts). */
   box: SecretBox
+  /** Screening's lists and hits (src/screening). */
+  screening: ScreeningService
 }

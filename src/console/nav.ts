@@ -17,6 +17,7 @@ export type Section =
   | 'audit'
   | 'operators'
   | 'exports'
+  | 'screening'
 
 interface NavItem {
   section: Section
@@ -33,6 +34,7 @@ export const NAV: readonly NavItem[] = [
   { section: 'audit', href: `${CONSOLE_BASE}/audit`, label: (t) => t.navAudit },
   { section: 'operators', href: `${CONSOLE_BASE}/operators`, label: (t) => t.navOperators },
   { section: 'exports', href: `${CONSOLE_BASE}/exports`, label: (t) => t.navExports },
+  { section: 'screening', href: `${CONSOLE_BASE}/screening`, label: (t) => t.navScreening },
 ]
 
 /** May this role open this page? False for a page that is not in the permission table. */

@@ -17,6 +17,7 @@ import { auditLogPage } from './audit-log.js'
 import { operatorPages } from './operators.js'
 import { reconciliationPages } from './reconciliation.js'
 import { exportsPage } from './exports.js'
+import { screeningPages } from './screening.js'
 
 /**
  * The operator console (docs/console.md): server-rendered pages under /admin/console, behind the
@@ -42,5 +43,6 @@ export async function consoleRoutes(app: FastifyInstance, c: ConsoleDeps): Promi
     operatorPages(scope, c)
     reconciliationPages(scope, c)
     exportsPage(scope)
+    screeningPages(scope, c)
   })
 }

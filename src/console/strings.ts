@@ -34,6 +34,7 @@ export interface ShellStrings {
   navAudit: string
   navOperators: string
   navExports: string
+  navScreening: string
   signInTitle: string
   signInIntro: string
   email: string
@@ -75,6 +76,7 @@ export const SHELL_STRINGS: Localized<ShellStrings> = {
     navAudit: 'Audit',
     navOperators: 'Operators',
     navExports: 'Exports',
+    navScreening: 'Screening',
     signInTitle: 'Sign in',
     signInIntro: 'Operators sign in with their email, password and the code of their authenticator app.',
     email: 'Email',
@@ -114,6 +116,7 @@ export const SHELL_STRINGS: Localized<ShellStrings> = {
     navAudit: 'Nhật ký kiểm toán',
     navOperators: 'Người vận hành',
     navExports: 'Xuất dữ liệu',
+    navScreening: 'Sàng lọc',
     signInTitle: 'Đăng nhập',
     signInIntro: 'Người vận hành đăng nhập bằng email, mật khẩu và mã của ứng dụng xác thực.',
     email: 'Email',

@@ -121,7 +121,7 @@ export async function sweepAddress(deps: BitcoinDeps, address: string): Promise<
   let recorded = 0
   for (const output of outputs) {
     if (seen.has(`${output.txid}:${output.vout}`)) continue
-    if (await recordOutput(deps, address, output)) recorded++
+    if (await recordOutput(deps, address, await withPayers(deps, output))) recorded++
   }
   return recorded
 }
@@ -249,6 +249,7 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
       addr.kind === 'txn' && addr.txn_id ? await getTxn(q, asTxnId(addr.txn_id), { lock: true }) : undefined
     if (receive && receive.state === 'srcintent') {
       await insertDeposit(q, output, address, receive.id, now)
+      await screenSources(q, deps, receive, output)
       await deps.repository.transition(
         q,
         receive,
@@ -268,8 +269,42 @@ async function recordOutput(deps: BitcoinDeps, address: string, output: OnchainO
     }
     const txn = await createDepositTxn(q, deps, addr, output, now)
     await insertDeposit(q, output, address, txn.id, now)
+    await screenSources(q, deps, txn, output)
     return true
   })
+}
+
+/**
+ * A new output with who paid it, asked of the rail (outside any database transaction) when its
+ * listing could not say and deposits are screened. A node that fails to answer fails the sweep of
+ * this address, which is tried again later: a deposit is not recorded unscreened.
+ */
+async function withPayers(deps: BitcoinDeps, output: OnchainOutput): Promise<OnchainOutput> {
+  const rail = deps.rails.onchain
+  if (!deps.depositScreening || output.sources || !rail.payersOf) return output
+  const sources = await rail.payersOf(output.txid, output.blockHash)
+  return sources.length > 0 ? { ...output, sources } : output
+}
+
+/**
+ * A new deposit's sources (the addresses its transaction spends, where the rail says) against the
+ * deny lists, in the transaction that records it: a hit holds its credit for an operator
+ * (advanceDeposit waits), and nothing about it reaches the customer, whose deposit simply waits.
+ */
+async function screenSources(
+  q: Queryable,
+  deps: BitcoinDeps,
+  txn: Pick<Txn, 'id' | 'accountId' | 'kind'>,
+  output: OnchainOutput,
+): Promise<void> {
+  if (!deps.depositScreening || !output.sources || output.sources.length === 0) return
+  const held = await deps.depositScreening.screenDeposit(q, {
+    txnId: txn.id,
+    accountId: txn.accountId,
+    kind: txn.kind,
+    sources: output.sources,
+  })
+  if (held) deps.log?.warn({ txnId: txn.id, txid: output.txid }, 'an on-chain deposit is held by screening')
 }
 
 async function insertDeposit(
@@ -347,6 +382,12 @@ export async function advanceDeposit(
   const confirmations = output?.confirmations ?? 0
   if (confirmations < deps.config.onchainConfirmations) {
     // A payment that left the mempool (replaced, or a reorganisation) is simply waited for.
+    await recordConfirmations(deps.db, txn.id, confirmations, now() + pollMs)
+    return
+  }
+  // A deposit from a listed source is not credited until an operator releases it (src/screening);
+  // its release looks at it again at once.
+  if (await deps.depositScreening?.depositHeld(deps.db, txn.id)) {
     await recordConfirmations(deps.db, txn.id, confirmations, now() + pollMs)
     return
   }

@@ -17,8 +17,15 @@ import { sql } from '../db/sql.js'
  * deposit watcher like any other payment. Blocks are made only by `mine`.
  */
 export interface SandboxOnchainRail extends OnchainRail {
-  /** An outside payment of `amountSats` to `address`, put in the mempool. */
-  sendFromOutside(input: { address: string; amountSats: bigint }): Promise<{ txid: string }>
+  /**
+   * An outside payment of `amountSats` to `address`, put in the mempool; `fromAddress` is who paid
+   * (the address its input spends), listed as the output's `sources` as a node would.
+   */
+  sendFromOutside(input: {
+    address: string
+    amountSats: bigint
+    fromAddress?: string
+  }): Promise<{ txid: string }>
   /** Mine `blocks` blocks; the first takes every transaction in the mempool. Returns the new height. */
   mine(q: Queryable, blocks: number): Promise<number>
   height(): Promise<number>
@@ -50,10 +57,17 @@ export function createSandboxOnchainRail(deps: {
   /** Add a one-output transaction to the mempool; false when one with this txid already exists. */
   async function insertTx(
     q: Queryable,
-    input: { txid: string; requestId: string | null; feeSats: bigint; address: string; amountSats: bigint },
+    input: {
+      txid: string
+      requestId: string | null
+      feeSats: bigint
+      address: string
+      amountSats: bigint
+      fromAddress?: string | undefined
+    },
   ): Promise<boolean> {
     const inserted = await q.query(
-      sql`INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at) VALUES (${input.txid}, ${input.requestId}, ${input.feeSats}, ${now()}) ON CONFLICT DO NOTHING`,
+      sql`INSERT INTO sandbox_chain_txs (txid, request_id, fee_sats, created_at, from_address) VALUES (${input.txid}, ${input.requestId}, ${input.feeSats}, ${now()}, ${input.fromAddress ?? null}) ON CONFLICT DO NOTHING`,
     )
     if (inserted.rowCount === 0) return false
     await q.query(
@@ -94,8 +108,9 @@ export function createSandboxOnchainRail(deps: {
         vout: number
         amount_sats: bigint
         confirmations: bigint
+        from_address: string | null
       }>(
-        sql`SELECT o.txid, o.vout, o.amount_sats,
+        sql`SELECT o.txid, o.vout, o.amount_sats, t.from_address,
                 CASE WHEN t.block_height IS NULL THEN 0 ELSE c.height - t.block_height + 1 END AS confirmations
            FROM sandbox_chain_outputs o
            JOIN sandbox_chain_txs t ON t.txid = o.txid
@@ -108,6 +123,7 @@ export function createSandboxOnchainRail(deps: {
         vout: r.vout,
         amountSats: r.amount_sats,
         confirmations: Number(r.confirmations),
+        ...(r.from_address === null ? {} : { sources: [r.from_address] }),
       }))
     },
 
@@ -166,10 +182,12 @@ export function createSandboxOnchainRail(deps: {
       return { txid: replacement, feeSats: feeRateSatPerVb * 141n }
     },
 
-    async sendFromOutside({ address, amountSats }) {
+    async sendFromOutside({ address, amountSats, fromAddress }) {
       const txid = txidOf(`svcpay-sandbox-outside:${randomBytes(32).toString('hex')}`)
       const canonical = canonicalAddress(address)
-      await db.tx((q) => insertTx(q, { txid, requestId: null, feeSats: 0n, address: canonical, amountSats }))
+      await db.tx((q) =>
+        insertTx(q, { txid, requestId: null, feeSats: 0n, address: canonical, amountSats, fromAddress }),
+      )
       return { txid }
     },
 

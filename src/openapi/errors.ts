@@ -67,14 +67,14 @@ export const OPERATION_ERRORS: Readonly<Record<string, readonly ErrorCode[]>> = 
     'duplicate_ext_ref_id',
     'rate_unavailable',
     'sends_paused',
-    // limits/gate.ts `atQuote`: a volume, velocity or destination limit (contract section 11).
+    // limits/gate.ts and src/screening `atQuote`: a volume, velocity or destination limit, or the screening of the destination (contract section 11).
     'limit_exceeded',
   ],
   // transactions/list.ts: the query's own checks answer invalid_request.
   listTransactions: [...BEARER],
   getTransaction: [...BEARER, 'not_found'],
   // transactions/service.ts `confirmLocked`, `settledAnswer`; reconcile/brake.ts.
-  // limits/gate.ts `atConfirm` for limit_exceeded.
+  // limits/gate.ts and src/screening `atConfirm` for limit_exceeded.
   confirmTransaction: [
     ...BEARER,
     ...BODY,
@@ -159,5 +159,5 @@ export const CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   sends_paused:
     'the operator has paused sends on this rail while its reserves are reconciled (docs/reconciliation.md)',
   limit_exceeded:
-    'a volume, velocity or destination limit refuses it: `details` names the limit, what is still allowed (`remaining` in `ccy`) and when its window frees up (`resetsAt`, epoch ms; docs/limits.md)',
+    'a volume, velocity or destination limit, or the screening of the destination, refuses it: `details` names the limit (`screening` never says which list matched), what is still allowed (`remaining` in `ccy`) and when its window frees up (`resetsAt`, epoch ms; docs/limits.md, docs/screening.md)',
 }

@@ -197,6 +197,26 @@ export const ADMIN_ROUTES: Record<string, RouteAccess> = {
   'POST /admin/approvals/:txnId/review': { need: 'approvals.decide', action: 'approval.review' },
   'POST /admin/approvals/:txnId/approve': { need: 'approvals.decide', action: 'approval.approve' },
   'POST /admin/approvals/:txnId/reject': { need: 'approvals.decide', action: 'approval.reject' },
+  // Screening (src/screening/routes.ts): its lists and hits are read like transactions; loading or
+  // removing a list, reviewing a hit or releasing a held deposit needs approvals.decide.
+  'GET /admin/screening/lists': { need: 'transactions.read' },
+  'PUT /admin/screening/lists/:source': { need: 'approvals.decide', action: 'screening.list_load' },
+  'DELETE /admin/screening/lists/:source': { need: 'approvals.decide', action: 'screening.list_clear' },
+  'GET /admin/screening/hits': { need: 'transactions.read' },
+  'POST /admin/screening/hits/:hitId/review': { need: 'approvals.decide', action: 'screening.hit_review' },
+  'POST /admin/screening/hits/:hitId/release': {
+    need: 'approvals.decide',
+    action: 'screening.deposit_release',
+  },
+  'GET /admin/console/screening': { need: 'transactions.read' },
+  'POST /admin/console/screening/hits/:hitId/review': {
+    need: 'approvals.decide',
+    action: 'screening.hit_review',
+  },
+  'POST /admin/console/screening/hits/:hitId/release': {
+    need: 'approvals.decide',
+    action: 'screening.deposit_release',
+  },
   // The operator console's pages (src/console/); its form posts are audited like the API's changes.
   'GET /admin/console/sign-in': { need: 'public' },
   'POST /admin/console/sign-in': { need: 'public', audit: 'self' },

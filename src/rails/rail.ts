@@ -115,6 +115,11 @@ export interface OnchainOutput {
   confirmations: number
   /** The block that confirmed it, where the node says (a reorganisation changes or removes it). */
   blockHash?: string
+  /**
+   * The addresses whose outputs its transaction spends (who paid), where the node can say; absent
+   * when it cannot. Deposit screening (src/screening) looks them up.
+   */
+  sources?: readonly string[]
 }
 
 /** What the node says of a transaction the service sent. */
@@ -152,6 +157,12 @@ export interface OnchainRail extends CheckableRail, ReservesRail, PaymentsRail {
   watchAddress(address: string, index?: number): Promise<void>
   /** Every output paying `address`, confirmed or in the mempool. */
   listOutputs(address: string): Promise<OnchainOutput[]>
+  /**
+   * Who paid a transaction: the addresses of the outputs its inputs spend, for a rail whose
+   * `listOutputs` cannot say (`sources`); asked once per new deposit. Absent where the rail has no
+   * way to tell; an empty list when the node cannot say for this transaction.
+   */
+  payersOf?(txid: string, blockHash?: string): Promise<string[]>
   /** Fee rate in sat/vB for confirmation within `targetBlocks`. */
   estimateFeeRate(targetBlocks: number): Promise<bigint>
   /**

@@ -152,12 +152,17 @@ export function sandboxBitcoinRoutes(
     route(
       '/onchain/send',
       'An outside payment to a Bitcoin address, into the mempool (sandbox only)',
-      Type.Object({ address: Type.String({ minLength: 1, maxLength: 100 }), amount: AmountIn('BTC') }),
+      Type.Object({
+        address: Type.String({ minLength: 1, maxLength: 100 }),
+        amount: AmountIn('BTC'),
+        // Who pays: the address the payment's input spends, as a node lists it (deposit screening).
+        fromAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      }),
       Type.Object(
         { txid: Type.String() },
         { examples: [{ txid: '9c2e4f1a7b3d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7' }] },
       ),
-      async (body: { address: string; amount: unknown }) => {
+      async (body: { address: string; amount: unknown; fromAddress?: string }) => {
         const check = validateAddress(body.address.trim(), config.network)
         if (!check.ok) throw fieldError('invalid_address', 'address', check.issue)
         const address = check.address
@@ -166,7 +171,12 @@ export function sandboxBitcoinRoutes(
         if (parsed.minor > BTC_MAX_MONEY_SATS)
           throw fieldError('invalid_amount', 'amount', MORE_THAN_MAX_MONEY)
         // The sandbox chain wakes the deposit watcher for addresses we watch.
-        return onchain.sendFromOutside({ address, amountSats: parsed.minor })
+        const from = body.fromAddress?.trim()
+        return onchain.sendFromOutside({
+          address,
+          amountSats: parsed.minor,
+          ...(from ? { fromAddress: from } : {}),
+        })
       },
     )
 

@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'rate_unavailable'
   | 'sends_paused'
+  // A send refused by a limit or screening (contract section 11); details name the limit.
   | 'limit_exceeded'
 
 const STATUS: Record<ErrorCode, number> = {

@@ -27,6 +27,8 @@ export interface BitcoinWiringDeps {
   repository: TxnRepository
   brake: BitcoinDeps['brake']
   releasedAt: BitcoinDeps['releasedAt']
+  /** Screening of deposits' sources (src/screening); absent: deposits are not screened. */
+  depositScreening?: BitcoinDeps['depositScreening']
   /** The transactions service, reached lazily: it is built from the flows made here. */
   transactions: () => TransactionsService
   /** Widens the LNURL client's reach (tests only, never the environment). */
@@ -72,6 +74,7 @@ export async function wireBitcoin(deps: BitcoinWiringDeps): Promise<BitcoinWirin
     repository,
     brake,
     releasedAt,
+    ...(deps.depositScreening ? { depositScreening: deps.depositScreening } : {}),
     transactions,
     // Sends to a Lightning Address or LNURL: https to public addresses only (tests may widen it
     // through `lnurlClient`, never the environment). Addresses of this service answer without HTTP.

@@ -6,6 +6,7 @@ import { ADMIN_ROUTES, isStateChanging } from '../../src/operators/permissions.j
 import { operatorClient, type Session } from './operator-client.js'
 import { sha256 } from '../../src/operators/service.js'
 import { runDueTransactions } from '../../src/transactions/worker.js'
+import { runDueAddresses } from '../../src/onchain/deposits.js'
 
 /**
  * Every state-changing route in ADMIN_ROUTES writes exactly one audit row when it succeeds, naming
@@ -18,6 +19,8 @@ interface Unreachable {
   why: string
   refused: Case
 }
+
+const LISTED_BTC = 'bcrt1qg975h6gdx5mryeac72h6lj2nzygugxhy5n57q2'
 
 describe(`an audit row for every admin change (${ENGINE})`, () => {
   let h: AppHarness
@@ -54,6 +57,36 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
     const c = await h.api('PUT', `/api/v2/transaction/${q.body.txnId}/confirm`, owner.token)
     expect(c.body.txnState).toBe('processing')
     return q.body.txnId as string
+  }
+
+  /** A screening hit no operator has reviewed: a refused quote's, or a held deposit's. */
+  const screeningHit = async (stage: 'quote' | 'deposit'): Promise<string> => {
+    await client.asSystem('PUT', '/admin/screening/lists/every-route', { list: `bitcoin,${LISTED_BTC}` })
+    if (stage === 'quote') {
+      const q = await h.api('POST', '/api/v2/transaction', owner.token, {
+        sourceReq: { ccy: 'BTC', method: 'svcpay', reqDetails: {} },
+        destReq: {
+          ccy: 'BTC',
+          method: 'on-chain',
+          amtRequested: '0.001',
+          reqDetails: { address: LISTED_BTC },
+        },
+      })
+      expect(q.status).toBe(403)
+    } else {
+      const address = (await h.api('GET', '/api/v2/account/onchain-address', owner.token)).body
+        .staticOnchainAddress
+      await client.asSystem('POST', '/admin/sandbox/onchain/send', {
+        address,
+        amount: '0.0001',
+        fromAddress: LISTED_BTC,
+      })
+      await runDueAddresses({ ...h.c.bitcoin, log: console })
+    }
+    const hits = await client.asSystem('GET', '/admin/screening/hits?unreviewed=true')
+    const hit = hits.data.find((x: any) => x.stage === stage)
+    expect(hit, stage).toBeDefined()
+    return hit.id
   }
 
   const CASES: Record<string, Case | Unreachable> = {
@@ -325,6 +358,31 @@ describe(`an audit row for every admin change (${ENGINE})`, () => {
     }),
     // Key rotation (issue 32): a new token signing key, audited in its transaction.
     'POST /admin/key-rotation/jwt': async () => ({ url: '/admin/key-rotation/jwt', body: {} }),
+    // Screening (src/screening/routes.ts): a list of one Bitcoin address, and hits on it.
+    'PUT /admin/screening/lists/:source': async () => ({
+      url: '/admin/screening/lists/every-route',
+      body: { list: `bitcoin,${LISTED_BTC}` },
+    }),
+    'DELETE /admin/screening/lists/:source': async () => {
+      await client.asSystem('PUT', '/admin/screening/lists/every-route-2', { list: `bitcoin,${LISTED_BTC}` })
+      return { url: '/admin/screening/lists/every-route-2' }
+    },
+    'POST /admin/screening/hits/:hitId/review': async () => ({
+      url: `/admin/screening/hits/${await screeningHit('quote')}/review`,
+      body: {},
+    }),
+    'POST /admin/screening/hits/:hitId/release': async () => ({
+      url: `/admin/screening/hits/${await screeningHit('deposit')}/release`,
+      body: {},
+    }),
+    'POST /admin/console/screening/hits/:hitId/review': async () => ({
+      url: `/admin/console/screening/hits/${await screeningHit('quote')}/review`,
+      body: {},
+    }),
+    'POST /admin/console/screening/hits/:hitId/release': async () => ({
+      url: `/admin/console/screening/hits/${await screeningHit('deposit')}/release`,
+      body: {},
+    }),
   }
 
   const audited = Object.entries(ADMIN_ROUTES)

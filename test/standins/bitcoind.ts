@@ -415,6 +415,54 @@ export async function startBitcoindStandin(
       // BTC per kvB.
       return { feerate: Number(btc(self.feeRateSatPerVb * 1000n)), blocks: target }
     },
+    // src/rpc/rawtransaction.cpp, getrawtransaction: without -txindex a mined transaction is found
+    // only in the block named (-5 otherwise, with these words); verbosity 2 adds each input's
+    // prevout (TxToJSON, SHOW_DETAILS_AND_PREVOUT) with its scriptPubKey's address (core_write.cpp).
+    getrawtransaction: (_w, params) => {
+      const p = named(params, ['txid', 'verbosity', 'blockhash'])
+      const txid = String(p.txid)
+      const tx = txOf(txid)
+      const block = tx ? chain.blockOf(txid) : undefined
+      if (!tx || (!chain.mempool.has(txid) && p.blockhash === undefined))
+        throw new RpcError(
+          -5,
+          'No such mempool transaction. Use -txindex or provide a block hash to enable blockchain transaction queries. Use gettransaction for wallet transactions.',
+        )
+      if (p.blockhash !== undefined && block?.hash !== p.blockhash)
+        throw new RpcError(
+          -5,
+          'No such transaction found in the provided block. Use gettransaction for wallet transactions.',
+        )
+      if (Number(p.verbosity ?? 0) === 0) return tx.hex
+      const verbose = Number(p.verbosity) >= 2
+      return {
+        txid,
+        hex: tx.hex,
+        vin: tx.inputs.map((i) => {
+          const prev = chain.outputOf(i)
+          return {
+            txid: i.txid,
+            vout: i.vout,
+            ...(verbose && prev
+              ? {
+                  prevout: {
+                    generated: false,
+                    height: txOf(i.txid)?.height ?? 0,
+                    value: Number(btc(prev.value)),
+                    scriptPubKey: { address: prev.address, type: 'witness_v0_keyhash' },
+                  },
+                }
+              : {}),
+          }
+        }),
+        vout: tx.outputs.map((o, n) => ({
+          value: Number(btc(o.value)),
+          n,
+          scriptPubKey: { address: o.address },
+        })),
+        ...(block ? { blockhash: block.hash, confirmations: chain.confirmations(txid) } : {}),
+      }
+    },
     getmempoolentry: (_w, params) => {
       const txid = String(named(params, ['txid']).txid)
       const tx = txOf(txid)

@@ -208,3 +208,27 @@ export function receiptTo(address: string, raw: unknown): OnchainOutput | null {
   const blockHash = typeof e.blockhash === 'string' && confirmations > 0 ? e.blockhash : undefined
   return { txid, vout, amountSats: btcToSats(e.amount), confirmations, ...(blockHash ? { blockHash } : {}) }
 }
+
+const PAYERS_MAX = 100
+
+/**
+ * `OnchainRail.payersOf`: `getrawtransaction` at verbosity 2 (Bitcoin Core 25 and later) gives each
+ * input its `prevout`, whose `scriptPubKey.address` is who paid (src/rpc/rawtransaction.cpp,
+ * getrawtransaction and TxToJSON with TxVerbosity::SHOW_DETAILS_AND_PREVOUT; src/core_write.cpp).
+ * With the block hash a confirmed transaction is found without `-txindex`. -5 (the node does not
+ * have it: no txindex and no block given) answers none, as does an older node without prevouts.
+ */
+export async function payersOf(deps: BitcoindDeps, txid: string, blockHash?: string): Promise<string[]> {
+  const params = blockHash ? { txid, verbosity: 2, blockhash: blockHash } : { txid, verbosity: 2 }
+  const answer = await callExpecting(deps, null, 'getrawtransaction', params, [-5])
+  if (answer.refused) return []
+  const vin = asObject(answer.result, 'getrawtransaction').vin
+  if (!Array.isArray(vin)) return []
+  const out = new Set<string>()
+  for (const input of vin.slice(0, PAYERS_MAX)) {
+    const address = (input as { prevout?: { scriptPubKey?: { address?: unknown } } } | null)?.prevout
+      ?.scriptPubKey?.address
+    if (typeof address === 'string') out.add(address)
+  }
+  return [...out]
+}

@@ -153,6 +153,26 @@ describe('createBitcoindRail', () => {
     })
   })
 
+  it('names who paid from getrawtransaction verbosity 2 prevouts, none when the node has no such transaction', async () => {
+    // The shape of src/rpc/rawtransaction.cpp getrawtransaction, TxToJSON SHOW_DETAILS_AND_PREVOUT.
+    const raw = `{"result":{"txid":"${TXID_A}","vin":[
+      {"txid":"${TXID_B}","vout":0,"prevout":{"generated":false,"height":101,"value":0.002,"scriptPubKey":{"asm":"","desc":"","hex":"","address":"${OTHER}","type":"witness_v0_keyhash"}}},
+      {"txid":"${TXID_C}","vout":1,"prevout":{"generated":false,"height":99,"value":0.1,"scriptPubKey":{"asm":"","hex":"6a","type":"nulldata"}}}
+    ],"vout":[]},"error":null,"id":"svcpay-1"}`
+    const node = await fakeBitcoind(() => ({ raw, status: 200 }))
+    expect(await rail(node.url).payersOf!(TXID_A, 'f'.repeat(64))).toEqual([OTHER])
+    expect(node.calls[0]).toMatchObject({
+      path: '/',
+      method: 'getrawtransaction',
+      params: { txid: TXID_A, verbosity: 2, blockhash: 'f'.repeat(64) },
+    })
+    const missing = await fakeBitcoind(() => ({
+      raw: '{"result":null,"error":{"code":-5,"message":"No such mempool transaction. Use -txindex or provide a block hash to enable blockchain transaction queries. Use gettransaction for wallet transactions."},"id":"svcpay-1"}',
+      status: 500,
+    }))
+    expect(await rail(missing.url).payersOf!(TXID_A)).toEqual([])
+  })
+
   it('converts estimatesmartfee BTC/kvB to whole sat/vB, rounding up, at least 1', async () => {
     let feerate = '0.00012345'
     const node = await fakeBitcoind(() => ({

@@ -31,7 +31,7 @@ import { bitcoindDeps, type BitcoindRailOptions } from './bitcoind-deps.js'
 import { bitcoindPayments, bitcoindReserves, type BitcoindReconcileDeps } from './bitcoind-reconcile.js'
 import { call } from './bitcoind-rpc.js'
 import { bumpFee, estimateFeeRate, getTransaction, startSend } from './bitcoind-send.js'
-import { ensureWatchWallet, listOutputs, watchAddress } from './bitcoind-watch.js'
+import { ensureWatchWallet, listOutputs, payersOf, watchAddress } from './bitcoind-watch.js'
 
 export type { BitcoindRailOptions } from './bitcoind-deps.js'
 export { btcToSats, satsToBtcText } from './bitcoind-amount.js'
@@ -55,6 +55,7 @@ export function createBitcoindRail(options: BitcoindRailOptions): OnchainRail {
     payments: (sinceMs) => bitcoindPayments(reconcileDeps, sinceMs),
     watchAddress: (address, index) => watchAddress(deps, address, index),
     listOutputs: (address) => listOutputs(deps, address),
+    payersOf: (txid, blockHash) => payersOf(deps, txid, blockHash),
     estimateFeeRate: (targetBlocks) => estimateFeeRate(deps, targetBlocks),
     send: (input) => startSend(deps, input),
     getTransaction: (txid) => getTransaction(deps, txid),

@@ -43,6 +43,7 @@ export function outputsTo(address: string, txs: unknown[], tip: number): Onchain
     const txid = String(tx.txid)
     const status = asObject(tx.status ?? {}, 'tx status')
     const confirmations = confirmationsOf(status, tip)
+    const sources = spentAddresses(tx.vin)
     asArray(tx.vout, 'vout').forEach((rawOut, vout) => {
       const out = asObject(rawOut, 'vout entry')
       // electrs writes scriptpubkey_address from the script, so bech32 in lower case; compare
@@ -61,10 +62,28 @@ export function outputsTo(address: string, txs: unknown[], tip: number): Onchain
         amountSats: BigInt(value),
         confirmations,
         ...(blockHash && confirmations > 0 ? { blockHash } : {}),
+        ...(sources.length > 0 ? { sources } : {}),
       })
     })
   }
   return [...outputs.values()]
+}
+
+const SOURCES_MAX = 100
+
+/**
+ * Who paid: the addresses of the outputs a transaction's inputs spend. electrs gives each input its
+ * `prevout` with `scriptpubkey_address` (src/rest.rs, TxInValue and TxOutValue; absent for a
+ * coinbase and for a script without an address), so no second request is needed.
+ */
+function spentAddresses(vin: unknown): string[] {
+  if (!Array.isArray(vin)) return []
+  const out = new Set<string>()
+  for (const input of vin.slice(0, SOURCES_MAX)) {
+    const prevout = (input as { prevout?: { scriptpubkey_address?: unknown } } | null)?.prevout
+    if (typeof prevout?.scriptpubkey_address === 'string') out.add(prevout.scriptpubkey_address)
+  }
+  return [...out]
 }
 
 /** `OnchainRail.getTransaction`. */

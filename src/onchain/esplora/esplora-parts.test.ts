@@ -69,6 +69,22 @@ describe('outputsTo', () => {
     ])
   })
 
+  it('names who paid: the addresses the inputs spend (electrs src/rest.rs, TxInValue.prevout)', () => {
+    const paid = {
+      ...tx('d'.repeat(64), { confirmed: false }, [{ scriptpubkey_address: address, value: 9 }]),
+      vin: [
+        { txid: 'e'.repeat(64), vout: 0, prevout: { scriptpubkey_address: 'bcrt1qpayer', value: 10 } },
+        { txid: 'e'.repeat(64), vout: 1, prevout: { scriptpubkey_address: 'bcrt1qpayer', value: 1 } },
+        // A coinbase input has no prevout; a bare script has no address.
+        { is_coinbase: true, prevout: null },
+        { txid: 'f'.repeat(64), vout: 0, prevout: { scriptpubkey: '6a' } },
+      ],
+    }
+    expect(outputsTo(address, [paid], 1)).toEqual([
+      { txid: 'd'.repeat(64), vout: 0, amountSats: 9n, confirmations: 0, sources: ['bcrt1qpayer'] },
+    ])
+  })
+
   it('refuses a value that is not whole satoshis', () => {
     const bad = tx('c'.repeat(64), { confirmed: false }, [{ scriptpubkey_address: address, value: 0.5 }])
     expect(() => outputsTo(address, [bad], 1)).toThrow(
