@@ -177,6 +177,7 @@ export async function runRecoveryCheck(deps: RecoveryDeps): Promise<RecoveryChec
   const taken = new Set(adopted.map((a) => `${a.rail}\u0000${a.ref}`))
   const orphans = report.orphans.filter((o) => !(o.ref !== null && taken.has(`${o.rail}\u0000${o.ref}`)))
   const unread: RecoveryCheck['unread'] = [
+    ...(await ethereumSendsUnseen(deps)),
     ...report.unmatched,
     ...report.rails
       .filter((r) => r.status === 'unknown')
@@ -199,6 +200,26 @@ export async function runRecoveryCheck(deps: RecoveryDeps): Promise<RecoveryChec
     )
   }
   return check
+}
+
+/**
+ * Ethereum payouts the restored database holds as not yet submitted. The JSON-RPC adapter keeps
+ * its record of what it sent (nonces, signed transactions) in this database, and lists its payments
+ * from that record, so a restore rolled back the very memory that would show a transfer made after
+ * the backup: the rail cannot say it did not pay them. They keep the period open, named, for an
+ * operator to look at the hot wallet's transfers since the backup before ending it (an explorer, or
+ * the node), as for a Bitcoin send broadcast after the backup.
+ */
+async function ethereumSendsUnseen(deps: RecoveryDeps): Promise<RecoveryCheck['unread']> {
+  const waiting = await txnsInState(deps.db, 'eth_payout', 'srccreated', PENDING_SENDS_MAX)
+  if (waiting.length === 0) return []
+  const ids = waiting.map((t) => t.id).join(', ')
+  return [
+    {
+      rail: 'ethereum',
+      note: `${waiting.length} payout(s) not yet handed to the rail in the restored database (${ids}): check the hot wallet's USDT transfers since the backup before ending recovery`,
+    },
+  ]
 }
 
 /**
