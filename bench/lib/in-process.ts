@@ -22,8 +22,11 @@ export interface InProcessService {
   close(): Promise<void>
 }
 
-/** Build the service on `db` (PGlite in the process when left out), with 1 BTC in a new account. */
-export async function startInProcess(db?: Db): Promise<InProcessService> {
+/**
+ * Build the service on `db` (PGlite in the process when left out), with 1 BTC in a new account;
+ * `env` adds settings (the limits, say).
+ */
+export async function startInProcess(db?: Db, env: Record<string, string> = {}): Promise<InProcessService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcpay-inproc-'))
   const adminToken = 'adm_' + randomBytes(16).toString('hex')
   const config = loadConfig({
@@ -32,6 +35,7 @@ export async function startInProcess(db?: Db): Promise<InProcessService> {
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'silent',
     RATE_LIMITS_ENABLED: 'false',
+    ...env,
   })
   const c = await createContainer(config, createLogger('silent'), db ? { db } : {})
   const app = await buildApp(c)
