@@ -183,6 +183,12 @@ describe('limits: volume and velocity, atomic with the confirm', () => {
     })
     const audit = await h.api('GET', '/admin/audit?action=limits.override', h.adminToken)
     expect(JSON.stringify(audit.body)).toContain('batch payroll today')
+    // The customer sees the override, never the operator's reason nor who set it.
+    const mine = await h.api('GET', `/api/v2/account/${p.accountId}/limits`, p.token)
+    expect(mine.body.data.overrides).toEqual([
+      { limit: 'sends_per_hour', method: null, amount: '10', setAt: expect.any(Number), expiresAt: null },
+    ])
+    expect(JSON.stringify(mine.body)).not.toMatch(/payroll|admin-token|setBy|reason/)
   })
 
   it('holds a new destination in its cool-down, in an operator-assigned tier, and the allow-list mode', async () => {

@@ -137,21 +137,21 @@ const LimitEntry = Type.Object({
   resetsAt: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'epoch ms' })),
 })
 
-const LimitsView = Type.Object(
+export const AccountLimitsSchema = Type.Object(
   {
     accountId: Type.String(),
     tier: Type.String(),
     ccy: Type.String({ description: 'The reference currency of every amount limit (LIMITS_CCY)' }),
     allowListOnly: Type.Boolean(),
     limits: Type.Array(LimitEntry),
+    // An override as the customer sees it: what it is and until when, never the operator's reason
+    // or who set it (the admin API and the audit log have those).
     overrides: Type.Array(
       Type.Object({
         limit: Type.String(),
         method: Type.Union([Type.String(), Type.Null()]),
         amount: Type.String(),
         ccy: Type.Optional(Type.String()),
-        reason: Type.String(),
-        setBy: Type.String(),
         setAt: Type.Integer(),
         expiresAt: Type.Union([Type.Integer(), Type.Null()]),
       }),
@@ -207,7 +207,7 @@ export function limitsRoutes(fastify: FastifyInstance, deps: LimitsRoutesDeps): 
           'Volume limits (per transaction, rolling 24 hours, rolling 30 days) in the reference currency, the sends of the last hour, and the overrides an operator set (docs/limits.md).',
         security: BEARER,
         params: AccountParams,
-        response: { 200: Type.Object({ data: LimitsView }), ...errors(401, 429) },
+        response: { 200: Type.Object({ data: AccountLimitsSchema }), ...errors(401, 429) },
       },
     },
     async (request) => {
@@ -215,7 +215,9 @@ export function limitsRoutes(fastify: FastifyInstance, deps: LimitsRoutesDeps): 
       // As the account routes: an unrelated or unknown account answers 401 alike.
       if (!(await accounts.canAccess(principalOf(request).accountId, accountId)))
         throw new ApiError('unauthorized', 'This token may not read that account')
-      return { data: await accountLimitsView(db, config, accountId, Date.now()) }
+      const view = await accountLimitsView(db, config, accountId, Date.now())
+      const overrides = view.overrides.map(({ reason: _reason, setBy: _setBy, ...shown }) => shown)
+      return { data: { ...view, overrides } }
     },
   )
 

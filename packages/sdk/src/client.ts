@@ -22,6 +22,9 @@ import {
   type WebhookDeliveryList,
   type WebhookInput,
   type WebhookUpdated,
+  type WebhookRotateInput,
+  type WebhookRotated,
+  type AccountLimits,
 } from './types.js'
 
 const enc = encodeURIComponent
@@ -94,6 +97,15 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   async getAccount(accountId?: string): Promise<Account> {
     const id = accountId ?? (await this.accountId())
     return this.data(await this.transport.call('GET', `/api/v2/account/${enc(id)}`, { retry: 'safe' }))
+  }
+
+  /**
+   * `GET /api/v2/account/{accountId}/limits`: the account's limits (per transaction, rolling 24 hours
+   * and 30 days, sends per hour), what it has used of each and when each window frees up.
+   */
+  async getAccountLimits(accountId?: string): Promise<AccountLimits> {
+    const id = accountId ?? (await this.accountId())
+    return this.data(await this.transport.call('GET', `/api/v2/account/${enc(id)}/limits`, { retry: 'safe' }))
   }
 
   /** `GET /api/v2/account/onchain-address`: the account's permanent, reusable on-chain deposit address. */
@@ -277,6 +289,15 @@ export class SvcpayClient<F extends AmountFormat = 'decimal'> {
   /** `PUT /api/v2/webhook/{webhookId}`: changes the callback URL, the secret, or both. */
   async updateWebhook(webhookId: string, input: Partial<WebhookInput>): Promise<WebhookUpdated> {
     return this.transport.call('PUT', `/api/v2/webhook/${enc(webhookId)}`, { body: input, retry: 'safe' })
+  }
+
+  /**
+   * `POST /api/v2/webhook/{webhookId}/rotate-secret`: the new secret signs from now on; the previous
+   * one keeps signing beside it for `overlapS` seconds, so the receiver can switch at any moment.
+   */
+  async rotateWebhookSecret(webhookId: string, input: WebhookRotateInput): Promise<WebhookRotated> {
+    const path = `/api/v2/webhook/${enc(webhookId)}/rotate-secret`
+    return this.transport.call('POST', path, { body: input, retry: 'never' })
   }
 
   /** `DELETE /api/v2/webhook/{webhookId}`: removes the webhook; no further state changes are pushed. */

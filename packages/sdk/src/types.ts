@@ -190,6 +190,15 @@ export type Webhook = Wire.WireWebhook
 /** The webhook after an update. */
 export type WebhookUpdated = Wire.WireWebhookUpdated
 
+/** A new webhook secret, and how long the previous one keeps signing beside it (seconds, at most 7 days). */
+export type WebhookRotateInput = Wire.WireWebhookRotateBody
+
+/** The webhook after a rotation: until `previousSecretUntil` each delivery carries both signatures. */
+export type WebhookRotated = Wire.WireWebhookRotated
+
+/** An account's limits in the reference currency, what it has used of each, and its overrides. */
+export type AccountLimits = Wire.WireAccountLimits
+
 /** The state of one delivery of an event to the webhook. */
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled'
 

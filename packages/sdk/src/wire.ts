@@ -27,8 +27,11 @@ import type {
   StatusEventSchema,
   WebhookBody,
   WebhookOut,
+  WebhookRotateBody,
+  WebhookRotatedOut,
   WebhookUpdatedOut,
 } from '../../../src/events/schemas.js'
+import type { AccountLimitsSchema } from '../../../src/limits/routes.js'
 import type { ErrorBodySchema } from '../../../src/http/schemas.js'
 import type { LightningAddressBody, LightningAddressSchema } from '../../../src/lightning/address/schemas.js'
 import type { ErrorCode } from '../../../src/shared/errors.js'
@@ -46,6 +49,9 @@ export type WireAccount = Static<typeof AccountSchema>
 export type WireWebhookInput = Static<typeof WebhookBody>
 export type WireWebhook = Static<typeof WebhookOut>
 export type WireWebhookUpdated = Static<typeof WebhookUpdatedOut>
+export type WireWebhookRotateBody = Static<typeof WebhookRotateBody>
+export type WireWebhookRotated = Static<typeof WebhookRotatedOut>
+export type WireAccountLimits = Static<typeof AccountLimitsSchema>
 export type WireWebhookDelivery = Static<typeof DeliveryOut>
 export type WireWebhookDeliveryList = Static<typeof DeliveryPageOut>
 export type WireInstitution = Static<typeof InstitutionSchema>
