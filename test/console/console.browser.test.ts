@@ -237,8 +237,9 @@ describe.skipIf(!HAVE_CHROMIUM)(`the console's pages in Chromium (${ENGINE})`, (
     const op = await rig.createOperator('viewer')
     const viewer = await rig.signIn(op)
     const nav = await viewer.page.locator('nav a').allTextContents()
-    // A viewer may read the approvals queue and the reconciliation, but decide nothing in them.
-    expect(nav).toEqual(['Overview', 'Accounts', 'Transactions', 'Approvals', 'Reconciliation'])
+    // A viewer may read the approvals queue, the reconciliation and the screening hits, but decide
+    // nothing in them (screening.test.ts shows the hits' forms only to roles that may decide).
+    expect(nav).toEqual(['Overview', 'Accounts', 'Transactions', 'Approvals', 'Reconciliation', 'Screening'])
     await viewer.page.goto(`${rig.origin}/admin/console/accounts/${shop.accountId}`)
     expect(await viewer.page.getByTestId('keys').textContent()).toContain(shop.apiKey)
     expect(await viewer.page.locator('main button').count()).toBe(0)
