@@ -65,7 +65,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`the approvals queue in Chromium (${ENGINE})`, (
     await page.goto(`${rig.origin}/admin/console/approvals`)
     expect(await row(first, txnId).textContent()).toContain('2,500 USDT > 1,000 USDT')
     expect(await axeViolations(page)).toEqual([])
-    // Past the skip link and the navigation (six sections since Screening joined it) to the first form.
+    // Past the skip link and the navigation (one link longer since Screening joined it) to the first form.
     const focus = await tabThrough(page, 15)
     expect(focus.some((f) => f.tag === 'input')).toBe(true)
 
