@@ -111,7 +111,9 @@ export async function windowUse(
           MIN(u.counted_at) FILTER (WHERE u.counted_at > ${hour}) AS hour_oldest
         FROM limit_usage u
         WHERE u.account_id = ${opts.accountId} AND u.direction = ${opts.direction}
-          AND u.counted_at > ${opts.at - MONTH_MS} AND u.counted_at <= ${opts.at}
+          -- No upper bound: a confirm's time is read before it waits for the account's lock, so one
+          -- that took the lock first may have counted itself at a later instant; it counts all the same.
+          AND u.counted_at > ${opts.at - MONTH_MS}
           AND u.ref_ccy = ${opts.refCcy} AND u.txn_id <> ${opts.except ?? ''}
           AND ${stillCounts(sql`u.txn_id`, { held: true })}
         GROUP BY u.method`,
@@ -155,7 +157,7 @@ export async function railHourUse(
   const { rows } = await q.query<{ sum: string; oldest: unknown }>(
     sql`SELECT COALESCE(SUM(u.rail_minor), 0)::text AS sum, MIN(u.counted_at) AS oldest
         FROM limit_usage u
-        WHERE u.rail = ${rail} AND u.direction = 'out' AND u.counted_at > ${at - HOUR_MS} AND u.counted_at <= ${at}
+        WHERE u.rail = ${rail} AND u.direction = 'out' AND u.counted_at > ${at - HOUR_MS}
           AND u.txn_id <> ${except} AND ${stillCounts(sql`u.txn_id`, { held: false })}`,
   )
   const oldest = rows[0]?.oldest
